@@ -1,0 +1,179 @@
+// CPU feature detection for x86-64, after BoringSSL's crypto/cpu_intel.cc.
+//
+// Intel SDM vol. 1 §13.2 / §15.2: before trusting AVX, AVX2 or AVX-512 CPUID bits, check
+// CPUID.1:ECX.OSXSAVE[bit 27] and read XCR0 with XGETBV; YMM state needs XCR0[2:1] = 11b
+// and ZMM state needs XCR0[7:5] = 111b as well.
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "smcrypt/cpu.h"
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+namespace smcrypt {
+namespace {
+
+constexpr const char* kFeatureNames[kNumCpuFeatures] = {
+    "aesni", "pclmul", "avx",  "avx2", "bmi2", "adx",
+    "avx512", "vaes",  "vpclmulqdq", "gfni", "ifma", "sha"};
+
+#if defined(__x86_64__)
+uint64_t ReadXcr0() {
+  uint32_t eax, edx;
+  __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
+  return (uint64_t{edx} << 32) | eax;
+}
+
+uint32_t Detect() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(0, &a, &b, &c, &d)) return 0;
+  const unsigned max_leaf = a;
+  unsigned ecx1 = 0, edx1 = 0;
+  __cpuid(1, a, b, ecx1, edx1);
+  unsigned ebx7 = 0, ecx7 = 0, edx7 = 0;
+  if (max_leaf >= 7) __cpuid_count(7, 0, a, ebx7, ecx7, edx7);
+
+  uint32_t f = 0;
+  if (ecx1 & (1u << 25)) f |= kCpuAesni;
+  if (ecx1 & (1u << 1)) f |= kCpuPclmul;
+  // BMI1 (leaf 7 EBX bit 3) and BMI2 (bit 8) together; ADX is bit 19; SHA is bit 29.
+  if ((ebx7 & (1u << 3)) && (ebx7 & (1u << 8))) f |= kCpuBmi2;
+  if (ebx7 & (1u << 19)) f |= kCpuAdx;
+  if (ebx7 & (1u << 29)) f |= kCpuSha;
+  const bool gfni = ecx7 & (1u << 8);
+
+  const bool osxsave = ecx1 & (1u << 27);
+  const uint64_t xcr0 = osxsave ? ReadXcr0() : 0;
+  const bool ymm_state = (xcr0 & 0x6) == 0x6;
+  const bool zmm_state = ymm_state && (xcr0 & 0xe0) == 0xe0;
+  // GFNI's SSE form needs no OS state; smcrypt only uses its VEX/EVEX forms.
+  if (ymm_state && (ecx1 & (1u << 28))) {
+    f |= kCpuAvx;
+    if (ebx7 & (1u << 5)) f |= kCpuAvx2;
+    if (ecx7 & (1u << 9)) f |= kCpuVaes;
+    if (ecx7 & (1u << 10)) f |= kCpuVpclmulqdq;
+    if (gfni) f |= kCpuGfni;
+  }
+  // AVX-512 F (EBX bit 16), DQ (17), BW (30), VL (31); IFMA is EBX bit 21.
+  constexpr unsigned kAvx512Bits = (1u << 16) | (1u << 17) | (1u << 30) | (1u << 31);
+  if (zmm_state && (f & kCpuAvx2) && (ebx7 & kAvx512Bits) == kAvx512Bits) {
+    f |= kCpuAvx512;
+    if (ebx7 & (1u << 21)) f |= kCpuIfma;
+  }
+  return f;
+}
+#else
+uint32_t Detect() { return 0; }
+#endif
+
+struct MaskState {
+  std::mutex mu;
+  uint32_t extra_disabled = 0;  // from SetCpuDisable
+  bool fixed = false;
+};
+MaskState& State() {
+  static MaskState* s = new MaskState;
+  return *s;
+}
+
+absl::StatusOr<uint32_t>& EnvMask() {
+  static auto* m = new absl::StatusOr<uint32_t>([] {
+    const char* env = std::getenv("SMCRYPT_CPU_DISABLE");
+    return ParseCpuFeatureList(env ? env : "");
+  }());
+  return *m;
+}
+
+// Valid names only, so a bad env var still hides what it can name correctly.
+uint32_t EnvMaskBestEffort() {
+  const char* env = std::getenv("SMCRYPT_CPU_DISABLE");
+  if (env == nullptr) return 0;
+  uint32_t mask = 0;
+  for (absl::string_view item : absl::StrSplit(env, ',')) {
+    auto bits = ParseCpuFeatureList(item);
+    if (bits.ok()) mask |= *bits;
+  }
+  return mask;
+}
+
+}  // namespace
+
+absl::string_view CpuFeatureName(uint32_t f) {
+  for (int i = 0; i < kNumCpuFeatures; ++i) {
+    if (f == (1u << i)) return kFeatureNames[i];
+  }
+  return "";
+}
+
+uint32_t DetectCpuFeatures() {
+  static const uint32_t features = Detect();
+  return features;
+}
+
+absl::StatusOr<uint32_t> ParseCpuFeatureList(absl::string_view list) {
+  uint32_t mask = 0;
+  for (absl::string_view item : absl::StrSplit(list, ',')) {
+    std::string name = absl::AsciiStrToLower(absl::StripAsciiWhitespace(item));
+    if (name.empty()) continue;
+    bool found = false;
+    for (int i = 0; i < kNumCpuFeatures; ++i) {
+      if (name == kFeatureNames[i]) {
+        mask |= 1u << i;
+        found = true;
+      }
+    }
+    if (!found) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown CPU feature \"", name, "\"; valid names: ",
+          absl::StrJoin(kFeatureNames, kFeatureNames + kNumCpuFeatures, ",")));
+    }
+  }
+  return mask;
+}
+
+std::string FormatCpuFeatureList(uint32_t features) {
+  std::string out;
+  for (int i = 0; i < kNumCpuFeatures; ++i) {
+    if (features & (1u << i)) {
+      if (!out.empty()) out += ',';
+      out += kFeatureNames[i];
+    }
+  }
+  return out;
+}
+
+absl::Status CpuFeatureEnvStatus() { return EnvMask().status(); }
+
+absl::Status SetCpuDisable(absl::string_view list) {
+  auto bits = ParseCpuFeatureList(list);
+  if (!bits.ok()) return bits.status();
+  MaskState& s = State();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.fixed) {
+    return absl::FailedPreconditionError(
+        "SetCpuDisable called after the CPU feature set was fixed by a first use");
+  }
+  s.extra_disabled |= *bits;
+  return absl::OkStatus();
+}
+
+uint32_t GetCpuFeatures() {
+  static const uint32_t features = [] {
+    MaskState& s = State();
+    std::lock_guard<std::mutex> lock(s.mu);
+    s.fixed = true;
+    return DetectCpuFeatures() & ~(EnvMaskBestEffort() | s.extra_disabled);
+  }();
+  return features;
+}
+
+}  // namespace smcrypt

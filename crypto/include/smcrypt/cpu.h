@@ -1,0 +1,84 @@
+// cpu.h — CPU feature detection, the feature mask, and the back end chosen per algorithm.
+//
+// Features are detected once (CPUID leaves 1 and 7 plus XGETBV on x86-64) and then
+// masked by SMCRYPT_CPU_DISABLE and by SetCpuDisable(); each algorithm picks its back
+// end from the masked set the first time it is used, and keeps it for the life of the
+// process (DESIGN.md, "Dispatch").
+#ifndef SMCRYPT_CPU_H_
+#define SMCRYPT_CPU_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace smcrypt {
+
+// CpuFeature is one bit of a feature set. Names (for masks, logs and GetServerInfo)
+// come from CpuFeatureName(): aesni, pclmul, avx, avx2, bmi2, adx, avx512, vaes,
+// vpclmulqdq, gfni, ifma, sha. `kBmi2` means BMI1 and BMI2 together; `kAvx512`
+// means AVX-512 F, BW, VL and DQ together, with the OS saving ZMM state.
+enum CpuFeature : uint32_t {
+  kCpuAesni = 1u << 0,
+  kCpuPclmul = 1u << 1,
+  kCpuAvx = 1u << 2,
+  kCpuAvx2 = 1u << 3,
+  kCpuBmi2 = 1u << 4,
+  kCpuAdx = 1u << 5,
+  kCpuAvx512 = 1u << 6,
+  kCpuVaes = 1u << 7,
+  kCpuVpclmulqdq = 1u << 8,
+  kCpuGfni = 1u << 9,
+  kCpuIfma = 1u << 10,
+  kCpuSha = 1u << 11,
+};
+inline constexpr int kNumCpuFeatures = 12;
+
+// CpuFeatureName returns the mask name of the single feature bit `f` ("" if unknown).
+absl::string_view CpuFeatureName(uint32_t f);
+
+// DetectCpuFeatures returns what this CPU and OS support, before any mask.
+// AVX/AVX2/VAES/VPCLMULQDQ/GFNI-on-YMM need XCR0 bits 1–2 (SSE, YMM state); AVX-512
+// needs XCR0 bits 5–7 too. Computed once; thread-safe. 0 on non-x86-64 builds.
+uint32_t DetectCpuFeatures();
+
+// ParseCpuFeatureList parses a comma-separated list of feature names ("gfni,avx512";
+// spaces and empty items are ignored, names are case-insensitive) into a bit set.
+// Errors: InvalidArgument naming the unknown feature and listing the valid names.
+absl::StatusOr<uint32_t> ParseCpuFeatureList(absl::string_view list);
+
+// FormatCpuFeatureList is the inverse of ParseCpuFeatureList ("aesni,pclmul,...").
+std::string FormatCpuFeatureList(uint32_t features);
+
+// SetCpuDisable hides the features in `list` (the server's --cpu_disable), in addition
+// to those of the SMCRYPT_CPU_DISABLE environment variable. It must be called before
+// the first use of any algorithm.
+// Errors: InvalidArgument for an unknown name; FailedPrecondition when the feature set
+// was already fixed by an earlier use.
+absl::Status SetCpuDisable(absl::string_view list);
+
+// CpuFeatureEnvStatus reports whether SMCRYPT_CPU_DISABLE parsed; an unknown name there
+// is an InvalidArgument that a server must treat as a start-up error. (A library user
+// that ignores it gets the valid names applied.)
+absl::Status CpuFeatureEnvStatus();
+
+// GetCpuFeatures returns DetectCpuFeatures() minus the disabled features. The first
+// call fixes the set for the life of the process. Thread-safe.
+uint32_t GetCpuFeatures();
+
+// KernelChoice names the back end dispatch chose for one algorithm.
+struct KernelChoice {
+  std::string algorithm;  // "SM2", "SM3", "SM4"
+  std::string kernel;     // "generic", "gfni_avx512", ... (DESIGN.md, "Names used everywhere")
+};
+
+// ActiveKernels lists the back end in use for each SM algorithm, choosing them now if
+// no algorithm has been used yet.
+std::vector<KernelChoice> ActiveKernels();
+
+}  // namespace smcrypt
+
+#endif  // SMCRYPT_CPU_H_

@@ -1,0 +1,75 @@
+// registry.h — factories keyed by Algorithm: the one entry point the service uses.
+#ifndef SMCRYPT_REGISTRY_H_
+#define SMCRYPT_REGISTRY_H_
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "smcrypt/algorithm.h"
+#include "smcrypt/primitives/aead.h"
+#include "smcrypt/primitives/cipher.h"
+#include "smcrypt/primitives/hash.h"
+#include "smcrypt/primitives/public_key_encrypt.h"
+#include "smcrypt/primitives/public_key_sign.h"
+#include "smcrypt/primitives/public_key_verify.h"
+#include "smcrypt/secret_data.h"
+#include "smcrypt/sm2.h"
+
+namespace smcrypt {
+
+// SignatureOptions fixes what a signer or verifier takes and produces.
+struct SignatureOptions {
+  // SM2 only: the signer's identity, hashed into Z (GB/T 32918.2 §5.5). 0–8191 bytes.
+  std::string user_id = std::string(kSm2DefaultUserId);
+  // DER SEQUENCE { r, s } (default) or raw r‖s (64 bytes for SM2/ECDSA). Not for RSA.
+  SignatureEncoding encoding = SignatureEncoding::kDer;
+  // When true, `data` is already the digest: SM2's e (32 bytes, = SM3(Z ‖ M)), or the
+  // SHA-256 digest for ECDSA and RSA-PSS. When false, `data` is the message.
+  bool prehashed = false;
+};
+
+// PublicKeyEncryptionOptions: the SM2 ciphertext layout (C1‖C3‖C2 by default). RSA
+// ignores it (OAEP with SHA-256 and MGF1-SHA-256, empty label).
+struct PublicKeyEncryptionOptions {
+  Sm2CiphertextFormat sm2_format = Sm2CiphertextFormat::kC1C3C2;
+};
+
+// KeyPair is a freshly generated key: PKCS#8 DER private key (wiped when freed) and
+// SubjectPublicKeyInfo DER public key, both readable by `openssl pkey`.
+struct KeyPair {
+  SecretData private_key_der;
+  std::string public_key_der;
+};
+
+// Each factory checks that `alg` is of the right kind (InvalidArgument otherwise) and
+// that the key fits (InvalidArgument with expected and actual sizes).
+absl::StatusOr<std::unique_ptr<Hash>> NewHash(Algorithm alg);
+absl::StatusOr<std::unique_ptr<Mac>> NewMac(Algorithm alg, absl::string_view key);
+absl::StatusOr<std::unique_ptr<Cipher>> NewCipher(Algorithm alg, absl::string_view key,
+                                                  Padding padding = Padding::kPkcs7);
+// tag_size 0 means the algorithm's default (16).
+absl::StatusOr<std::unique_ptr<Aead>> NewAead(Algorithm alg, absl::string_view key,
+                                              size_t tag_size = 0);
+
+// Keys for the asymmetric factories are DER or PEM: PKCS#8 private keys and
+// SubjectPublicKeyInfo public keys. SM2 and the EC algorithms also take a raw 32-byte
+// private scalar and a 65-byte (04‖x‖y) or 33-byte compressed public point. A key for
+// another algorithm family is FailedPrecondition.
+absl::StatusOr<KeyPair> GenerateKeyPair(Algorithm alg);
+absl::StatusOr<std::unique_ptr<PublicKeySign>> NewPublicKeySign(
+    Algorithm alg, absl::string_view private_key, const SignatureOptions& options = {});
+absl::StatusOr<std::unique_ptr<PublicKeyVerify>> NewPublicKeyVerify(
+    Algorithm alg, absl::string_view public_key, const SignatureOptions& options = {});
+absl::StatusOr<std::unique_ptr<PublicKeyEncrypt>> NewPublicKeyEncrypt(
+    Algorithm alg, absl::string_view public_key, const PublicKeyEncryptionOptions& options = {});
+absl::StatusOr<std::unique_ptr<PublicKeyDecrypt>> NewPublicKeyDecrypt(
+    Algorithm alg, absl::string_view private_key, const PublicKeyEncryptionOptions& options = {});
+// PublicKeyFromPrivate returns the SubjectPublicKeyInfo DER of a private key.
+absl::StatusOr<std::string> PublicKeyFromPrivate(Algorithm alg, absl::string_view private_key);
+
+}  // namespace smcrypt
+
+#endif  // SMCRYPT_REGISTRY_H_

@@ -1,0 +1,73 @@
+// sm3.h — the SM3 hash function (GB/T 32905-2016), HMAC-SM3 (RFC 2104 over SM3), batches.
+#ifndef SMCRYPT_SM3_H_
+#define SMCRYPT_SM3_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "smcrypt/primitives/hash.h"
+
+namespace smcrypt {
+
+inline constexpr size_t kSm3DigestSize = 32;  // bytes
+inline constexpr size_t kSm3BlockSize = 64;   // bytes
+
+// Sm3 is one incremental SM3 computation (GB/T 32905-2016 §5: padding §5.2, iteration
+// §5.3, CF §5.3.3). It runs on the back end that dispatch chose for SM3. Any split of the
+// input into Update calls gives the same digest. Messages up to 2^64 − 1 bits.
+// Not thread-safe; cheap to copy (copying forks the computation, e.g. for HMAC midstates).
+class Sm3 final : public Hash {
+ public:
+  Sm3() { Reset(); }
+  void Update(absl::string_view data) override;
+  void Update(const uint8_t* data, size_t len);
+  // Finish returns the 32-byte digest and resets to the empty-message state.
+  std::string Finish() override;
+  // FinishTo writes the 32-byte digest to `out` and resets.
+  void FinishTo(uint8_t out[kSm3DigestSize]);
+  void Reset();
+  size_t digest_size() const override { return kSm3DigestSize; }
+  size_t block_size() const override { return kSm3BlockSize; }
+
+ private:
+  uint32_t state_[8];
+  uint8_t buffer_[kSm3BlockSize];
+  size_t buffer_len_;
+  uint64_t total_len_;  // bytes
+};
+
+// Sm3Digest returns SM3(`data`), 32 bytes.
+std::array<uint8_t, kSm3DigestSize> Sm3Digest(absl::string_view data);
+
+// Sm3Batch hashes `messages[i]` into `out[32*i .. 32*i+31]` for every i. `out` must hold
+// 32 × messages.size() bytes and not overlap any message. Messages may differ in length
+// and be empty. Multi-buffer back ends serve this call; results equal Sm3Digest's.
+void Sm3Batch(absl::Span<const absl::string_view> messages, uint8_t* out);
+
+// HmacSm3 is HMAC (RFC 2104) over SM3: a 32-byte MAC. Keys of any length (longer than
+// 64 bytes are hashed first, as RFC 2104 §2 says). The key's inner and outer midstates
+// are computed once at construction and the key is wiped. Constant-time VerifyMac.
+class HmacSm3 final : public Mac {
+ public:
+  // New fails with InvalidArgument for an empty key.
+  static absl::StatusOr<std::unique_ptr<HmacSm3>> New(absl::string_view key);
+  ~HmacSm3() override;
+  absl::StatusOr<std::string> ComputeMac(absl::string_view data) const override;
+  absl::Status VerifyMac(absl::string_view mac, absl::string_view data) const override;
+  size_t mac_size() const override { return kSm3DigestSize; }
+
+ private:
+  HmacSm3() = default;
+  Sm3 inner_;  // state after absorbing key ⊕ ipad
+  Sm3 outer_;  // state after absorbing key ⊕ opad
+};
+
+}  // namespace smcrypt
+
+#endif  // SMCRYPT_SM3_H_

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# install-deps.sh — installs every Debian 12 package smcrypt needs to build, test and benchmark.
+# Idempotent: packages already present are left alone, and apt is asked only when something is missing.
+# Usage (as root, or with sudo available): deploy/local/install-deps.sh
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git ca-certificates openssl
+  libssl-dev libabsl-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libgrpc++-dev libgrpc-dev protobuf-compiler protobuf-compiler-grpc libprotobuf-dev
+  prometheus-cpp-dev
+  libbotan-2-dev
+  curl
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
