@@ -25,6 +25,10 @@ inline constexpr size_t kSm3BlockSize = 64;   // bytes
 class Sm3 final : public Hash {
  public:
   Sm3() { Reset(); }
+  Sm3(const Sm3&) = default;
+  Sm3& operator=(const Sm3&) = default;
+  // The destructor wipes the chaining state and the buffered input.
+  ~Sm3() override;
   void Update(absl::string_view data) override;
   void Update(const uint8_t* data, size_t len);
   // Finish returns the 32-byte digest and resets to the empty-message state.

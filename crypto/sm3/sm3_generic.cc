@@ -1,0 +1,77 @@
+// sm3_generic.cc — portable SM3 compression function CF (GB/T 32905-2016 §5.3).
+//
+// Instructions: plain C++ on 32-bit words (add, xor, and/or/not, rotate); no CPU
+// features required. Technique: the message expansion of §5.3.2 computes W_0..W_67 and
+// W'_0..W'_63 for each block, then the 64 rounds of §5.3.3 run on A..H. Batch width: one
+// block at a time. Constant time: there are no tables and no data-dependent branches or
+// memory indices; the only branches depend on the round number and the block count.
+#include <cstddef>
+#include <cstdint>
+
+#include "crypto/common/bytes.h"
+#include "crypto/sm3/sm3_internal.h"
+#include "smcrypt/secure_zero.h"
+
+namespace smcrypt {
+namespace {
+
+// P0 and P1 are the permutations of §4.4.
+inline uint32_t P0(uint32_t x) { return x ^ Rotl32(x, 9) ^ Rotl32(x, 17); }
+inline uint32_t P1(uint32_t x) { return x ^ Rotl32(x, 15) ^ Rotl32(x, 23); }
+
+// FF_j and GG_j are the boolean functions of §4.3: XOR for rounds 0..15, majority and
+// choice for rounds 16..63.
+inline uint32_t FF0(uint32_t x, uint32_t y, uint32_t z) { return x ^ y ^ z; }
+inline uint32_t FF1(uint32_t x, uint32_t y, uint32_t z) { return (x & y) | (x & z) | (y & z); }
+inline uint32_t GG0(uint32_t x, uint32_t y, uint32_t z) { return x ^ y ^ z; }
+inline uint32_t GG1(uint32_t x, uint32_t y, uint32_t z) { return (x & y) | (~x & z); }
+
+// The round constants T_j of §4.2.
+constexpr uint32_t kT0 = 0x79cc4519;  // 0 <= j <= 15
+constexpr uint32_t kT1 = 0x7a879d8a;  // 16 <= j <= 63
+
+}  // namespace
+
+void Sm3GenericCompressBlocks(uint32_t state[8], const uint8_t* data, size_t num_blocks) {
+  uint32_t w[68];
+  for (size_t blk = 0; blk < num_blocks; ++blk, data += 64) {
+    // §5.3.2 message expansion.
+    for (int j = 0; j < 16; ++j) w[j] = LoadBe32(data + 4 * j);
+    for (int j = 16; j < 68; ++j) {
+      w[j] = P1(w[j - 16] ^ w[j - 9] ^ Rotl32(w[j - 3], 15)) ^ Rotl32(w[j - 13], 7) ^ w[j - 6];
+    }
+    uint32_t a = state[0], b = state[1], c = state[2], d = state[3];
+    uint32_t e = state[4], f = state[5], g = state[6], h = state[7];
+    // §5.3.3 the 64 rounds of CF; W'_j = W_j ⊕ W_{j+4}.
+    for (int j = 0; j < 64; ++j) {
+      const uint32_t tj = Rotl32(j < 16 ? kT0 : kT1, static_cast<unsigned>(j % 32));
+      const uint32_t a12 = Rotl32(a, 12);
+      const uint32_t ss1 = Rotl32(a12 + e + tj, 7);
+      const uint32_t ss2 = ss1 ^ a12;
+      const uint32_t ff = j < 16 ? FF0(a, b, c) : FF1(a, b, c);
+      const uint32_t gg = j < 16 ? GG0(e, f, g) : GG1(e, f, g);
+      const uint32_t tt1 = ff + d + ss2 + (w[j] ^ w[j + 4]);
+      const uint32_t tt2 = gg + h + ss1 + w[j];
+      d = c;
+      c = Rotl32(b, 9);
+      b = a;
+      a = tt1;
+      h = g;
+      g = Rotl32(f, 19);
+      f = e;
+      e = P0(tt2);
+    }
+    state[0] ^= a;
+    state[1] ^= b;
+    state[2] ^= c;
+    state[3] ^= d;
+    state[4] ^= e;
+    state[5] ^= f;
+    state[6] ^= g;
+    state[7] ^= h;
+  }
+  // The expanded message words derive from possibly secret input (HMAC keys, KDF input).
+  SecureZero(w, sizeof(w));
+}
+
+}  // namespace smcrypt
