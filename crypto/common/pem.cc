@@ -1,0 +1,238 @@
+// pem.cc — RFC 7468 PEM with a constant-time base64 codec (RFC 4648 §4).
+#include "smcrypt/pem.h"
+
+#include <cstdint>
+#include <optional>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "crypto/common/constant_time.h"
+
+namespace smcrypt {
+namespace {
+
+constexpr absl::string_view kBegin = "-----BEGIN ";
+constexpr absl::string_view kEnd = "-----END ";
+constexpr absl::string_view kDashes = "-----";
+constexpr size_t kLineChars = 64;
+
+absl::Status PemError(absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat("PEM: ", what));
+}
+
+// Masks over small non-negative values (< 2^31): all-ones or zero.
+inline uint32_t LtMask(uint32_t a, uint32_t b) { return ValueBarrier(0u - ((a - b) >> 31)); }
+inline uint32_t InRangeMask(uint32_t c, uint32_t lo, uint32_t hi) {
+  return ~LtMask(c, lo) & ~LtMask(hi, c);
+}
+inline uint32_t EqMask(uint32_t a, uint32_t b) { return CtEq32(a, b); }
+
+// Base64Value maps a base64 character to 0..63, or returns 0x100 when it is not one.
+inline uint32_t Base64Value(uint8_t ch) {
+  const uint32_t c = ch;
+  const uint32_t upper = InRangeMask(c, 'A', 'Z');
+  const uint32_t lower = InRangeMask(c, 'a', 'z');
+  const uint32_t digit = InRangeMask(c, '0', '9');
+  const uint32_t plus = EqMask(c, '+');
+  const uint32_t slash = EqMask(c, '/');
+  const uint32_t value = (upper & (c - 'A')) | (lower & (c - 'a' + 26)) |
+                         (digit & (c - '0' + 52)) | (plus & 62) | (slash & 63);
+  const uint32_t valid = upper | lower | digit | plus | slash;
+  return (valid & value) | (~valid & 0x100);
+}
+
+// Base64Char maps 0..63 to its character.
+inline char Base64Char(uint32_t v) {
+  const uint32_t c = (LtMask(v, 26) & (v + 'A')) | (InRangeMask(v, 26, 51) & (v - 26 + 'a')) |
+                     (InRangeMask(v, 52, 61) & (v - 52 + '0')) | (EqMask(v, 62) & '+') |
+                     (EqMask(v, 63) & '/');
+  return static_cast<char>(c);
+}
+
+// ValidLabel checks RFC 7468 §3's label grammar: labelchar *( ["-" / SP] labelchar ),
+// labelchar = %x21-2C / %x2E-7E. The empty label is allowed by the grammar.
+bool ValidLabel(absl::string_view label) {
+  for (size_t i = 0; i < label.size(); ++i) {
+    const char c = label[i];
+    const bool labelchar = c >= 0x21 && c <= 0x7e && c != '-';
+    if (labelchar) continue;
+    if ((c == '-' || c == ' ') && i > 0 && i + 1 < label.size()) {
+      const char prev = label[i - 1];
+      if (prev != '-' && prev != ' ') continue;
+    }
+    return false;
+  }
+  return true;
+}
+
+// NextLine returns the line at `*pos` (without its LF) and advances past it.
+absl::string_view NextLine(absl::string_view text, size_t* pos) {
+  const size_t start = *pos;
+  size_t end = text.find('\n', start);
+  if (end == absl::string_view::npos) end = text.size();
+  *pos = end < text.size() ? end + 1 : end;
+  return text.substr(start, end - start);
+}
+
+// DecodeBase64 decodes canonical base64 text (whitespace already removed).
+absl::StatusOr<SecretData> DecodeBase64(const SecretData& b64) {
+  if (b64.empty()) return PemError("empty body");
+  if (b64.size() % 4 != 0) {
+    return PemError(absl::StrCat("base64 length ", b64.size(), " is not a multiple of 4"));
+  }
+  size_t pad = 0;
+  if (b64[b64.size() - 1] == '=') pad = (b64[b64.size() - 2] == '=') ? 2 : 1;
+  const size_t data_chars = b64.size() - pad;
+  SecretData out;
+  out.reserve(b64.size() / 4 * 3);
+  uint32_t invalid = 0;
+  for (size_t i = 0; i < b64.size(); i += 4) {
+    uint32_t v[4];
+    for (size_t j = 0; j < 4; ++j) {
+      v[j] = i + j < data_chars ? Base64Value(b64[i + j]) : 0;
+    }
+    invalid |= (v[0] | v[1] | v[2] | v[3]) & 0x100;
+    const uint32_t group = (v[0] << 18) | (v[1] << 12) | (v[2] << 6) | v[3];
+    const size_t bytes = i + 4 <= data_chars ? 3 : 3 - pad;
+    out.push_back(static_cast<uint8_t>(group >> 16));
+    if (bytes > 1) out.push_back(static_cast<uint8_t>(group >> 8));
+    if (bytes > 2) out.push_back(static_cast<uint8_t>(group));
+    if (bytes < 3) {
+      // Canonical encoding: the bits below the last byte must be zero (RFC 4648 §3.5).
+      const uint32_t unused = bytes == 1 ? (group & 0xffff) : (group & 0xff);
+      invalid |= ~CtIsZero32(unused) & 0x200;
+    }
+  }
+  if (invalid & 0x100) {
+    // Find the offending character for the message; invalid input is not secret.
+    for (size_t i = 0; i < data_chars; ++i) {
+      if (Base64Value(b64[i]) & 0x100) {
+        const uint8_t c = b64[i];
+        if (c == '=') return PemError("base64 padding '=' before the end of the body");
+        return PemError(absl::StrFormat("invalid base64 character 0x%02x", c));
+      }
+    }
+  }
+  if (invalid & 0x200) return PemError("non-canonical base64 (non-zero unused bits)");
+  return out;
+}
+
+// ParseBlock decodes the block whose BEGIN line is the first at or after `*pos`.
+// Returns nullopt when there is no BEGIN line; advances `*pos` past the END line.
+absl::StatusOr<std::optional<PemBlock>> ParseBlock(absl::string_view text, size_t* pos) {
+  std::string label;
+  bool found = false;
+  while (*pos < text.size()) {
+    absl::string_view line = absl::StripAsciiWhitespace(NextLine(text, pos));
+    if (!absl::StartsWith(line, kBegin)) continue;
+    line.remove_prefix(kBegin.size());
+    if (!absl::EndsWith(line, kDashes)) return PemError("BEGIN line does not end in \"-----\"");
+    line.remove_suffix(kDashes.size());
+    if (!ValidLabel(line)) return PemError(absl::StrCat("malformed label \"", line, "\""));
+    label = std::string(line);
+    found = true;
+    break;
+  }
+  if (!found) return std::optional<PemBlock>();
+
+  SecretData b64;
+  bool seen_padding = false;
+  while (true) {
+    if (*pos >= text.size()) return PemError(absl::StrCat("missing END line for \"", label, "\""));
+    absl::string_view line = absl::StripAsciiWhitespace(NextLine(text, pos));
+    if (absl::StartsWith(line, kEnd)) {
+      line.remove_prefix(kEnd.size());
+      if (!absl::EndsWith(line, kDashes)) return PemError("END line does not end in \"-----\"");
+      line.remove_suffix(kDashes.size());
+      if (line != label) {
+        return PemError(absl::StrCat("END label \"", line, "\" does not match BEGIN label \"",
+                                     label, "\""));
+      }
+      break;
+    }
+    if (absl::StartsWith(line, kDashes)) {
+      return PemError(absl::StrCat("missing END line for \"", label, "\""));
+    }
+    if (line.find(':') != absl::string_view::npos) {
+      return PemError("encapsulated headers (RFC 1421, encrypted PEM) are not supported");
+    }
+    for (char c : line) {
+      if (absl::ascii_isspace(static_cast<unsigned char>(c))) continue;
+      if (seen_padding && c != '=') return PemError("base64 data after '=' padding");
+      if (c == '=') seen_padding = true;
+      b64.push_back(static_cast<uint8_t>(c));
+    }
+  }
+  // At most two '=' and only at the very end; DecodeBase64 checks their placement.
+  size_t pads = 0;
+  for (size_t i = b64.size(); i > 0 && b64[i - 1] == '='; --i) ++pads;
+  if (pads > 2) return PemError("more than two '=' padding characters");
+  auto der = DecodeBase64(b64);
+  if (!der.ok()) return der.status();
+  PemBlock block{std::move(label), *std::move(der)};
+  return std::optional<PemBlock>(std::move(block));
+}
+
+}  // namespace
+
+std::string PemEncode(absl::string_view label, absl::string_view der) {
+  std::string out;
+  const size_t b64_size = (der.size() + 2) / 3 * 4;
+  out.reserve(2 * (label.size() + 17) + b64_size + b64_size / kLineChars + 2);
+  absl::StrAppend(&out, kBegin, label, kDashes, "\n");
+  size_t column = 0;
+  auto put = [&](char c) {
+    out.push_back(c);
+    if (++column == kLineChars) {
+      out.push_back('\n');
+      column = 0;
+    }
+  };
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(der.data());
+  size_t i = 0;
+  for (; i + 3 <= der.size(); i += 3) {
+    const uint32_t g = (uint32_t{p[i]} << 16) | (uint32_t{p[i + 1]} << 8) | p[i + 2];
+    put(Base64Char(g >> 18));
+    put(Base64Char((g >> 12) & 63));
+    put(Base64Char((g >> 6) & 63));
+    put(Base64Char(g & 63));
+  }
+  const size_t rest = der.size() - i;
+  if (rest > 0) {
+    uint32_t g = uint32_t{p[i]} << 16;
+    if (rest == 2) g |= uint32_t{p[i + 1]} << 8;
+    put(Base64Char(g >> 18));
+    put(Base64Char((g >> 12) & 63));
+    put(rest == 2 ? Base64Char((g >> 6) & 63) : '=');
+    put('=');
+  }
+  if (column != 0) out.push_back('\n');
+  absl::StrAppend(&out, kEnd, label, kDashes, "\n");
+  return out;
+}
+
+absl::StatusOr<PemBlock> PemDecode(absl::string_view text) {
+  size_t pos = 0;
+  auto block = ParseBlock(text, &pos);
+  if (!block.ok()) return block.status();
+  if (!block->has_value()) return PemError("no BEGIN line");
+  return std::move(**block);
+}
+
+absl::StatusOr<std::vector<PemBlock>> PemDecodeAll(absl::string_view text) {
+  std::vector<PemBlock> blocks;
+  size_t pos = 0;
+  while (true) {
+    auto block = ParseBlock(text, &pos);
+    if (!block.ok()) return block.status();
+    if (!block->has_value()) break;
+    blocks.push_back(std::move(**block));
+  }
+  if (blocks.empty()) return PemError("no BEGIN line");
+  return blocks;
+}
+
+}  // namespace smcrypt
