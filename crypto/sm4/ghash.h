@@ -1,0 +1,67 @@
+// ghash.h — GHASH, the universal hash of GCM (NIST SP 800-38D §6.4), as a small table
+// of back ends chosen once per process.
+//
+// GHASH_H(X_1 ‖ … ‖ X_m) = Y_m with Y_0 = 0 and Y_i = (Y_{i−1} ⊕ X_i) · H in GF(2^128)
+// modulo x^128 + x^7 + x^2 + x + 1, in GCM's bit order: bit 0 of a 16-byte block (the
+// most significant bit of byte 0) is the coefficient of x^0 (SP 800-38D §6.3).
+//
+// H = E(K, 0^128) and the hashed data are both secret: every back end is constant time
+// (no branch and no memory index depends on H, the state or the data).
+//
+// Back ends, in priority order (the first whose CPU features are present wins):
+//   generic — portable C++, 64-bit integer multiplies with holes (ghash_generic.cc).
+// A carry-less-multiply back end (PCLMULQDQ on xmm, VPCLMULQDQ on ymm/zmm) is one more
+// file defining a GhashKernels value and one more entry, ahead of generic, in the
+// priority table in sm4_gcm.cc. GhashKey reserves room for the powers H, H^2, …, H^16
+// that such back ends aggregate with.
+#ifndef SMCRYPT_CRYPTO_SM4_GHASH_H_
+#define SMCRYPT_CRYPTO_SM4_GHASH_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "absl/types/span.h"
+
+namespace smcrypt::internal {
+
+inline constexpr size_t kGhashBlockSize = 16;  // bytes
+inline constexpr size_t kGhashMaxPowers = 16;  // H^1 … H^16, for wide back ends
+
+// GhashKey is a back end's precomputed form of H. Each back end defines the layout of
+// `words`; the generic one keeps H only, as two big-endian 64-bit halves in words[0..1].
+// Destruction wipes it.
+struct GhashKey {
+  alignas(64) uint64_t words[2 * kGhashMaxPowers] = {};
+  GhashKey() = default;
+  GhashKey(const GhashKey&) = default;
+  GhashKey& operator=(const GhashKey&) = default;
+  ~GhashKey();
+};
+
+// GhashKernels is one GHASH back end.
+//   init(key, h): fills `key` from the 16-byte hash subkey `h` = E(K, 0^128).
+//   update(y, key, data, num_blocks): y ← GHASH step over `num_blocks` 16-byte blocks
+//     of `data`, i.e. for each block X: y ← (y ⊕ X) · H. `y` is the 16-byte state in
+//     GCM's byte order. `data` may be unaligned; num_blocks may be 0.
+// Both are constant time.
+struct GhashKernels {
+  const char* name;            // "generic", … (the metric label and test name)
+  uint32_t required_features;  // CpuFeature bits
+  void (*init)(GhashKey* key, const uint8_t h[kGhashBlockSize]);
+  void (*update)(uint8_t y[kGhashBlockSize], const GhashKey& key, const uint8_t* data,
+                 size_t num_blocks);
+};
+
+// GhashActiveKernels returns the back end chosen from GetCpuFeatures(), once, thread-safe.
+const GhashKernels& GhashActiveKernels();
+
+// GhashAllKernelsForTesting returns every compiled back end, supported here or not,
+// in priority order (generic last). Callers check required_features themselves.
+absl::Span<const GhashKernels* const> GhashAllKernelsForTesting();
+
+// kGhashGeneric is the portable, constant-time reference back end (ghash_generic.cc).
+extern const GhashKernels kGhashGeneric;
+
+}  // namespace smcrypt::internal
+
+#endif  // SMCRYPT_CRYPTO_SM4_GHASH_H_
