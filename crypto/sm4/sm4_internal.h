@@ -1,0 +1,62 @@
+// sm4_internal.h — the SM4 back-end table and generic helpers (not part of the public API).
+//
+// Each back end is one Sm4Kernels entry: a name (DESIGN.md "Names used everywhere"), the
+// CpuFeature bits it needs, its batch width and plain function pointers (no virtual
+// calls, no heap). sm4_dispatch.cc holds the priority-ordered table; the first entry
+// whose features are all present is chosen once for the life of the process. The modes
+// (sm4_modes.cc, GCM, CCM) are written once over these "N blocks" functions.
+#ifndef SMCRYPT_CRYPTO_SM4_SM4_INTERNAL_H_
+#define SMCRYPT_CRYPTO_SM4_SM4_INTERNAL_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace smcrypt {
+
+struct Sm4Kernels {
+  // name is the back-end name: "generic", "aesni_avx2", "gfni_avx2", ...
+  const char* name;
+  // required_features is the set of CpuFeature bits the back end needs.
+  uint32_t required_features;
+  // parallel_blocks is the widest number of blocks one internal batch processes; a
+  // caller gains nothing from passing more per call than a multiple of it.
+  size_t parallel_blocks;
+  // encrypt_blocks runs the 32 rounds of GB/T 32907-2016 §7.1 with round keys `rk` on
+  // `num_blocks` 16-byte blocks from `in` to `out` (ECB). With the decryption-order
+  // round keys it decrypts (§7.2). `in == out` is allowed; partial overlap is not.
+  // `num_blocks` may be 0; no alignment is required.
+  void (*encrypt_blocks)(const uint32_t rk[32], const uint8_t* in, uint8_t* out,
+                         size_t num_blocks);
+  // ctr32_encrypt_blocks XORs E(rk, counter_block + i) into block i of `in`, writing
+  // `out`, where "+ i" adds i modulo 2^32 to the last four bytes read as a big-endian
+  // word (GCM's inc32). Same aliasing rules as encrypt_blocks.
+  void (*ctr32_encrypt_blocks)(const uint32_t rk[32], const uint8_t counter_block[16],
+                               const uint8_t* in, uint8_t* out, size_t num_blocks);
+};
+
+// Sm4ActiveKernels returns the back end chosen for this process: the first entry of the
+// priority-ordered table whose required_features ⊆ GetCpuFeatures(). Thread-safe; the
+// choice is made once.
+const Sm4Kernels& Sm4ActiveKernels();
+
+// Sm4AllKernelsForTesting returns every compiled back end, whether or not this CPU has
+// its features (tests skip those it lacks, naming the missing features). Generic is last.
+std::vector<const Sm4Kernels*> Sm4AllKernelsForTesting();
+
+// The generic back end (sm4_generic.cc), constant time.
+void Sm4GenericEncryptBlocks(const uint32_t rk[32], const uint8_t* in, uint8_t* out,
+                             size_t num_blocks);
+void Sm4GenericCtr32EncryptBlocks(const uint32_t rk[32], const uint8_t counter_block[16],
+                                  const uint8_t* in, uint8_t* out, size_t num_blocks);
+
+// Sm4GenericTau applies the non-linear transform τ (§6.2.1: the S-box on each of the
+// four bytes of `a`) in constant time. Used by the key schedule and by tests.
+uint32_t Sm4GenericTau(uint32_t a);
+// Sm4GenericTau16 applies τ to each of the 16 words `w[0..15]` at once, as the generic
+// block function does (the 64-lane bitsliced path). For tests.
+void Sm4GenericTau16(uint32_t w[16]);
+
+}  // namespace smcrypt
+
+#endif  // SMCRYPT_CRYPTO_SM4_SM4_INTERNAL_H_
