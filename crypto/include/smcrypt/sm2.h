@@ -55,6 +55,7 @@ class Sm2PublicKey {
   bool operator==(const Sm2PublicKey& o) const;
 
  private:
+  friend class Sm2PrivateKey;  // holds one as a member
   Sm2PublicKey() = default;
   uint8_t point_[kSm2PointSize] = {};
 };

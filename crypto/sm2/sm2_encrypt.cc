@@ -1,0 +1,237 @@
+// sm2_encrypt.cc — SM2 public-key encryption (GB/T 32918.4-2016): encryption (§6.1),
+// decryption (§7.1) and the SM3 key derivation function (§5.4.3).
+//
+// Constant time: k, d, the shared point (x2, y2), t and the plaintext never steer a
+// branch or an index; C3 is compared with CtMemEq. The all-zero test on t (A5/B4) only
+// decides whether to draw a new k or to fail, as the standard requires.
+//
+// Empty messages: klen = 0 gives an empty t, and the all-zero test of A5/B4 does not
+// apply (there is no derived key to be weak); C2 is empty and C3 = SM3(x2 ‖ y2). This
+// matches GmSSL and gmsm; OpenSSL 3.0 refuses to encrypt or decrypt an empty message
+// (its KDF rejects a zero output length), so that case cannot be cross-checked there.
+//
+// Output formats: C1 ‖ C3 ‖ C2 (2016 standard), C1 ‖ C2 ‖ C3 (2010 draft), or DER
+// SM2Cipher via Sm2CiphertextConvert. DER carries C1 as two INTEGERs, so `compress_c1`
+// has no effect there.
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "crypto/common/bytes.h"
+#include "crypto/common/constant_time.h"
+#include "crypto/common/status_macros.h"
+#include "crypto/sm2/sm2_field.h"
+#include "crypto/sm2/sm2_internal.h"
+#include "crypto/sm2/sm2_point.h"
+#include "smcrypt/secure_zero.h"
+#include "smcrypt/sm2.h"
+#include "smcrypt/sm3.h"
+
+namespace smcrypt {
+namespace {
+
+using internal::Sm2Affine;
+using internal::Sm2Jacobian;
+using internal::Sm2Kernels;
+
+absl::Status DecryptionFailed() { return absl::InvalidArgumentError("decryption failed"); }
+
+// KdfXor sets out[i] = in[i] ⊕ t[i] for t = KDF(x2 ‖ y2, len) (§5.4.3: SM3 over Z ‖ ct,
+// ct a 32-bit big-endian counter from 1). Returns ~0 if t is all zero (len > 0), 0 if
+// not or if len = 0. `in` may equal `out`.
+uint64_t KdfXor(const uint8_t x2y2[64], const uint8_t* in, uint8_t* out, size_t len) {
+  Sm3 base;
+  base.Update(x2y2, 64);
+  uint8_t block[kSm3DigestSize];
+  uint8_t acc = 0;
+  uint32_t ct = 1;
+  for (size_t off = 0; off < len; off += kSm3DigestSize, ++ct) {
+    Sm3 h = base;
+    uint8_t ctr[4];
+    StoreBe32(ctr, ct);
+    h.Update(ctr, 4);
+    h.FinishTo(block);
+    const size_t n = len - off < kSm3DigestSize ? len - off : kSm3DigestSize;
+    for (size_t i = 0; i < n; ++i) {
+      acc |= block[i];
+      out[off + i] = in[off + i] ^ block[i];
+    }
+  }
+  base.Reset();
+  SecureZero(block, sizeof(block));
+  if (len == 0) return 0;
+  return CtIsZero32(acc);
+}
+
+void ComputeC3(const uint8_t x2y2[64], const uint8_t* m, size_t len, uint8_t c3[32]) {
+  Sm3 h;
+  h.Update(x2y2, 32);
+  h.Update(m, len);
+  h.Update(x2y2 + 32, 32);
+  h.FinishTo(c3);
+}
+
+// SharedPoint writes x2 ‖ y2 of [scalar]P (affine, big-endian). Returns ~0 at infinity.
+uint64_t SharedPoint(const Sm2Kernels& kern, const Sm2Affine& p, const uint64_t scalar[4],
+                     uint8_t x2y2[64]) {
+  Sm2Jacobian j;
+  Sm2Affine a;
+  internal::ScalarMulPoint(kern, &j, p, scalar);
+  const uint64_t inf = internal::PointToAffine(kern, &a, j);
+  internal::FeToBytes(kern, x2y2, a.x);
+  internal::FeToBytes(kern, x2y2 + 32, a.y);
+  SecureZero(&j, sizeof(j));
+  SecureZero(&a, sizeof(a));
+  return inf;
+}
+
+constexpr uint64_t kMaxMessageSize = uint64_t{0xFFFFFFFF} * kSm3DigestSize;
+
+}  // namespace
+
+namespace internal {
+
+absl::StatusOr<std::string> Sm2EncryptCore(const Sm2PublicKey& key, absl::string_view message,
+                                           Sm2CiphertextFormat format, bool compress_c1,
+                                           Sm2NonceSource next_k) {
+  if (message.size() > kMaxMessageSize) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "SM2 message: at most ", kMaxMessageSize, " bytes, got ", message.size()));
+  }
+  if (format == Sm2CiphertextFormat::kDer) compress_c1 = false;
+  const Sm2Kernels& kern = Sm2ActiveKernels();
+  const size_t c1_len = compress_c1 ? kSm2CompressedPointSize : kSm2PointSize;
+  const size_t mlen = message.size();
+  std::string out(c1_len + kSm2C3Size + mlen, '\0');
+  uint8_t* c1 = BytePtr(&out[0]);
+  uint8_t* c3;
+  uint8_t* c2;
+  if (format == Sm2CiphertextFormat::kC1C2C3) {
+    c2 = c1 + c1_len;
+    c3 = c2 + mlen;
+  } else {
+    c3 = c1 + c1_len;
+    c2 = c3 + kSm2C3Size;
+  }
+  Sm2Affine p;
+  Sm2PublicKeyToAffine(kern, key, &p);
+  uint64_t k[4];
+  uint8_t x2y2[64];
+  Sm2Jacobian kg;
+  Sm2Affine kga;
+  absl::Status status;
+  for (;;) {
+    status = next_k(k);  // A1
+    if (!status.ok()) break;
+    if (!(LtN(k) & ~ScIsZero(k))) {
+      status = absl::InvalidArgumentError("SM2 nonce k out of range [1, n-1]");
+      break;
+    }
+    ScalarMulBase(kern, &kg, k);  // A2: C1 = [k]G
+    PointToAffine(kern, &kga, kg);
+    // A3: h = 1, so S = [h]P_B is P_B itself, which is not at infinity (validated).
+    SharedPoint(kern, p, k, x2y2);  // A4: (x2, y2) = [k]P_B
+    // A5, A6: t = KDF(x2 ‖ y2, klen); C2 = M ⊕ t. An all-zero t means a new k.
+    const uint64_t t_zero = KdfXor(x2y2, BytePtr(message.data()), c2, mlen);
+    if (!ValueBarrier(t_zero)) break;
+  }
+  if (status.ok()) {
+    uint8_t y[32];
+    FeToBytes(kern, c1 + 1, kga.x);
+    FeToBytes(kern, y, kga.y);
+    if (compress_c1) {
+      c1[0] = static_cast<uint8_t>(0x02 | (y[31] & 1));
+    } else {
+      c1[0] = 0x04;
+      std::memcpy(c1 + 33, y, 32);
+    }
+    ComputeC3(x2y2, BytePtr(message.data()), mlen, c3);  // A7: C3 = SM3(x2 ‖ M ‖ y2)
+  }
+  SecureZero(k, sizeof(k));
+  SecureZero(x2y2, sizeof(x2y2));
+  SecureZero(&kg, sizeof(kg));
+  SecureZero(&kga, sizeof(kga));
+  if (!status.ok()) return status;
+  if (format == Sm2CiphertextFormat::kDer) {
+    return Sm2CiphertextConvert(out, Sm2CiphertextFormat::kC1C3C2, Sm2CiphertextFormat::kDer);
+  }
+  return out;
+}
+
+}  // namespace internal
+
+absl::StatusOr<std::string> Sm2Encrypt(const Sm2PublicKey& key, absl::string_view message,
+                                       Sm2CiphertextFormat format, bool compress_c1) {
+  return internal::Sm2EncryptCore(key, message, format, compress_c1, internal::Sm2RandomNonce);
+}
+
+absl::StatusOr<std::string> Sm2Decrypt(const Sm2PrivateKey& key, absl::string_view ciphertext,
+                                       Sm2CiphertextFormat format) {
+  std::string converted;
+  if (format == Sm2CiphertextFormat::kDer) {
+    SMCRYPT_ASSIGN_OR_RETURN(converted, Sm2CiphertextConvert(ciphertext, Sm2CiphertextFormat::kDer,
+                                                             Sm2CiphertextFormat::kC1C3C2));
+    ciphertext = converted;
+    format = Sm2CiphertextFormat::kC1C3C2;
+  }
+  if (ciphertext.empty()) {
+    return absl::InvalidArgumentError("SM2 ciphertext: empty");
+  }
+  const uint8_t prefix = static_cast<uint8_t>(ciphertext[0]);
+  size_t c1_len;
+  if (prefix == 0x04) {
+    c1_len = kSm2PointSize;
+  } else if (prefix == 0x02 || prefix == 0x03) {
+    c1_len = kSm2CompressedPointSize;
+  } else {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "SM2 ciphertext: bad C1 prefix byte 0x%02x (expected 0x02, 0x03 or 0x04)", prefix));
+  }
+  if (ciphertext.size() < c1_len + kSm2C3Size) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("SM2 ciphertext: expected at least ", c1_len + kSm2C3Size, " bytes, got ",
+                     ciphertext.size()));
+  }
+  const size_t mlen = ciphertext.size() - c1_len - kSm2C3Size;
+  const uint8_t* c1 = BytePtr(ciphertext.data());
+  const uint8_t* c2;
+  const uint8_t* c3;
+  if (format == Sm2CiphertextFormat::kC1C2C3) {
+    c2 = c1 + c1_len;
+    c3 = c2 + mlen;
+  } else {
+    c3 = c1 + c1_len;
+    c2 = c3 + kSm2C3Size;
+  }
+  // B1: C1 must be a point on the curve; h = 1, so B2 (S = [h]C1 ≠ O) is implied.
+  auto c1_point = Sm2PublicKey::FromPoint(ciphertext.substr(0, c1_len));
+  if (!c1_point.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("SM2 ciphertext: C1 is not a valid point (", c1_point.status().message(),
+                     ")"));
+  }
+  const Sm2Kernels& kern = internal::Sm2ActiveKernels();
+  Sm2Affine c1a;
+  internal::Sm2PublicKeyToAffine(kern, *c1_point, &c1a);
+  uint64_t d[4];
+  internal::LimbsFromBytes(d, Sm2PrivateKeyAccess::d(key).data());
+  uint8_t x2y2[64];
+  SharedPoint(kern, c1a, d, x2y2);  // B3: (x2, y2) = [d]C1
+  SecureZero(d, sizeof(d));
+  std::string m(mlen, '\0');
+  // B4, B5: t = KDF(x2 ‖ y2, klen), M' = C2 ⊕ t.
+  const uint64_t t_zero = KdfXor(x2y2, c2, BytePtr(&m[0]), mlen);
+  // B6: u = SM3(x2 ‖ M' ‖ y2) must equal C3.
+  uint8_t u[kSm2C3Size];
+  ComputeC3(x2y2, BytePtr(m.data()), mlen, u);
+  const bool c3_ok = CtMemEq(u, c3, kSm2C3Size);
+  SecureZero(x2y2, sizeof(x2y2));
+  SecureZero(u, sizeof(u));
+  if (t_zero | static_cast<uint64_t>(!c3_ok)) {
+    SecureZero(&m[0], m.size());
+    return DecryptionFailed();
+  }
+  return m;
+}
+
+}  // namespace smcrypt

@@ -1,0 +1,56 @@
+// sm2_internal.h — the SM2 signing and encryption cores with an injectable nonce source,
+// and access to private-key internals. Not part of the public API.
+//
+// The public entry points (Sm2SignDigest, Sm2Encrypt) call these cores with a source that
+// draws k uniformly from [1, n − 1] with the CSPRNG. The only other caller is
+// crypto/sm2/sm2_testing.cc, which passes a fixed k for the GB/T 32918.5 examples; that
+// file is built into the test-only library smcrypt_testing, never into libsmcrypt, so no
+// production code path can choose k.
+#ifndef SMCRYPT_CRYPTO_SM2_SM2_INTERNAL_H_
+#define SMCRYPT_CRYPTO_SM2_SM2_INTERNAL_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "crypto/sm2/sm2_point.h"
+#include "smcrypt/secret_data.h"
+#include "smcrypt/sm2.h"
+
+namespace smcrypt {
+
+// Sm2PrivateKeyAccess exposes the stored scalars (32 big-endian bytes each).
+struct Sm2PrivateKeyAccess {
+  static const SecretData& d(const Sm2PrivateKey& key) { return key.d_; }
+  static const SecretData& d1_inv(const Sm2PrivateKey& key) { return key.d1_inv_; }
+};
+
+namespace internal {
+
+// Sm2NonceSource writes one candidate k (plain little-endian limbs) per call. The cores
+// call it again whenever the standard says to choose a new k. A candidate outside
+// [1, n − 1] makes the core fail with InvalidArgument.
+using Sm2NonceSource = absl::FunctionRef<absl::Status(uint64_t k[4])>;
+
+// Sm2RandomNonce draws k uniformly from [1, n − 1] (rejection sampling on 32 random bytes).
+absl::Status Sm2RandomNonce(uint64_t k[4]);
+
+// Sm2SignDigestCore: GB/T 32918.2 §6.1 A3–A7 over the 32-byte digest e; raw r ‖ s.
+absl::StatusOr<std::string> Sm2SignDigestCore(const Sm2PrivateKey& key, absl::string_view e,
+                                              Sm2NonceSource next_k);
+
+// Sm2EncryptCore: GB/T 32918.4 §6.1 A1–A8.
+absl::StatusOr<std::string> Sm2EncryptCore(const Sm2PublicKey& key, absl::string_view message,
+                                           Sm2CiphertextFormat format, bool compress_c1,
+                                           Sm2NonceSource next_k);
+
+// Sm2PublicKeyToAffine loads the (already validated) public point in Montgomery form.
+void Sm2PublicKeyToAffine(const Sm2Kernels& k, const Sm2PublicKey& key, Sm2Affine* out);
+
+}  // namespace internal
+}  // namespace smcrypt
+
+#endif  // SMCRYPT_CRYPTO_SM2_SM2_INTERNAL_H_

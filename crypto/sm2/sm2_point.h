@@ -1,0 +1,71 @@
+// sm2_point.h — points on sm2p256v1 (y² = x³ − 3x + b over GF(p), prime order n, h = 1)
+// and scalar multiplication.
+//
+// Coordinates are field elements in Montgomery form (sm2_field.h). Jacobian (X, Y, Z)
+// stands for (X/Z², Y/Z³); Z = 0 is the point at infinity.
+//
+// Special cases: PointAdd and PointAddMixed are complete. They always compute both the
+// generic sum (add-2007-bl / madd-2007-bl) and the doubling of the first input
+// (dbl-2001-b, a = −3), then pick the right result with masks for each case (either
+// input at infinity, P = Q, P = −Q gives Z = 0 by itself), so they are correct and
+// constant time on every input, including inputs derived from secrets.
+//
+// Constant time: ScalarMulBase and ScalarMulPoint take a secret scalar; they use signed
+// fixed windows (Booth recoding without branches) and read every table entry with masks
+// for each digit. ScalarMulTwoVartime is for public scalars (verification) only.
+#ifndef SMCRYPT_CRYPTO_SM2_SM2_POINT_H_
+#define SMCRYPT_CRYPTO_SM2_SM2_POINT_H_
+
+#include <cstdint>
+
+#include "crypto/sm2/sm2_field.h"
+
+namespace smcrypt::internal {
+
+struct Sm2Jacobian {
+  uint64_t X[4], Y[4], Z[4];
+};
+
+struct Sm2Affine {
+  uint64_t x[4], y[4];
+};
+
+// Sm2CurveB and the generator, Montgomery form (computed once).
+const uint64_t* Sm2CurveB();
+const Sm2Affine& Sm2Generator();
+
+// PointDouble sets r = 2a (r may alias a).
+void PointDouble(const Sm2Kernels& k, Sm2Jacobian* r, const Sm2Jacobian& a);
+// PointAdd sets r = a + b for any inputs (complete, constant time). r may alias.
+void PointAdd(const Sm2Kernels& k, Sm2Jacobian* r, const Sm2Jacobian& a, const Sm2Jacobian& b);
+// PointAddMixed sets r = a + b where b is affine, or the point at infinity when
+// b_is_inf = ~0 (complete, constant time). r may alias a.
+void PointAddMixed(const Sm2Kernels& k, Sm2Jacobian* r, const Sm2Jacobian& a, const Sm2Affine& b,
+                   uint64_t b_is_inf);
+// PointToAffine converts a; returns ~0 (and zero coordinates) when a is infinity.
+uint64_t PointToAffine(const Sm2Kernels& k, Sm2Affine* r, const Sm2Jacobian& a);
+// PointFromAffine sets Z = 1.
+void PointFromAffine(Sm2Jacobian* r, const Sm2Affine& a);
+// AffineIsOnCurve returns ~0 if y² = x³ − 3x + b.
+uint64_t AffineIsOnCurve(const Sm2Kernels& k, const Sm2Affine& a);
+
+// ScalarMulBase sets r = scalar·G for a 256-bit scalar (plain limbs, any value < 2^256).
+// Signed 6-bit windows over a table of j·2^(6i)·G (43 × 32 affine points, built once),
+// one complete mixed addition per window, no doublings. Constant time in `scalar`.
+void ScalarMulBase(const Sm2Kernels& k, Sm2Jacobian* r, const uint64_t scalar[4]);
+// ScalarMulPoint sets r = scalar·p: signed 5-bit windows over 1p … 16p (Jacobian),
+// 5 doublings and one complete addition per window. Constant time in `scalar`.
+void ScalarMulPoint(const Sm2Kernels& k, Sm2Jacobian* r, const Sm2Affine& p,
+                    const uint64_t scalar[4]);
+// ScalarMulTwoVartime sets r = s·G + t·p for PUBLIC s, t (verification only).
+void ScalarMulTwoVartime(const Sm2Kernels& k, Sm2Jacobian* r, const uint64_t s[4],
+                         const Sm2Affine& p, const uint64_t t[4]);
+
+// Booth recoding of one window of w+1 bits (BoringSSL's ec_GFp_nistp_recode_scalar_bits):
+// returns the digit magnitude in [0, 2^(w−1)] and sets *neg to ~0 for a negative digit.
+// Branch-free.
+uint64_t BoothRecode(uint64_t window, int w, uint64_t* neg);
+
+}  // namespace smcrypt::internal
+
+#endif  // SMCRYPT_CRYPTO_SM2_SM2_POINT_H_

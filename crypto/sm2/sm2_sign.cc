@@ -1,0 +1,177 @@
+// sm2_sign.cc — SM2 digital signatures (GB/T 32918.2-2016): Z (§5.5), e = SM3(Z ‖ M),
+// signing (§6.1) and verification (§7.1).
+//
+// Signing is constant time in d and k: scalar arithmetic mod n with masks, k·G by the
+// constant-time fixed-base multiplication. The only branches are on the rejection
+// conditions of §6.1 (r = 0, r + k = n, s = 0), which lead to a fresh k and reveal
+// nothing about the accepted one. Verification handles public data only.
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "crypto/common/bytes.h"
+#include "crypto/common/constant_time.h"
+#include "crypto/common/status_macros.h"
+#include "crypto/sm2/sm2_field.h"
+#include "crypto/sm2/sm2_internal.h"
+#include "crypto/sm2/sm2_montgomery.h"
+#include "crypto/sm2/sm2_point.h"
+#include "smcrypt/secure_zero.h"
+#include "smcrypt/sm2.h"
+#include "smcrypt/sm3.h"
+
+namespace smcrypt {
+namespace {
+
+using internal::Sm2Affine;
+using internal::Sm2Jacobian;
+using internal::Sm2Kernels;
+
+absl::Status CheckDigestSize(absl::string_view e) {
+  if (e.size() != kSm3DigestSize) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("SM2 digest e: expected ", kSm3DigestSize, " bytes, got ", e.size()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SignatureInvalid() { return absl::UnauthenticatedError("signature invalid"); }
+
+}  // namespace
+
+absl::StatusOr<std::array<uint8_t, 32>> Sm2ComputeZ(const Sm2PublicKey& key,
+                                                     absl::string_view user_id) {
+  if (user_id.size() > kSm2MaxUserIdSize) {
+    return absl::InvalidArgumentError(absl::StrCat("SM2 user ID: at most ", kSm2MaxUserIdSize,
+                                                   " bytes, got ", user_id.size()));
+  }
+  uint8_t buf[32];
+  Sm3 h;
+  const uint32_t entl = static_cast<uint32_t>(user_id.size()) * 8;  // bits, < 2^16
+  const uint8_t entl_bytes[2] = {static_cast<uint8_t>(entl >> 8), static_cast<uint8_t>(entl)};
+  h.Update(entl_bytes, 2);
+  h.Update(user_id);
+  uint64_t a[4];
+  const uint64_t three[4] = {3, 0, 0, 0};
+  internal::ModSub(a, internal::kSm2P, three, internal::kSm2P);  // a = p − 3 (< p)
+  internal::LimbsToBytes(buf, a);
+  h.Update(buf, 32);
+  internal::LimbsToBytes(buf, internal::kSm2B);
+  h.Update(buf, 32);
+  internal::LimbsToBytes(buf, internal::kSm2Gx);
+  h.Update(buf, 32);
+  internal::LimbsToBytes(buf, internal::kSm2Gy);
+  h.Update(buf, 32);
+  h.Update(key.x(), kSm2ScalarSize);
+  h.Update(key.y(), kSm2ScalarSize);
+  std::array<uint8_t, 32> z;
+  h.FinishTo(z.data());
+  return z;
+}
+
+absl::StatusOr<std::array<uint8_t, 32>> Sm2ComputeE(const Sm2PublicKey& key,
+                                                     absl::string_view user_id,
+                                                     absl::string_view message) {
+  using Digest = std::array<uint8_t, 32>;
+  SMCRYPT_ASSIGN_OR_RETURN(Digest z, Sm2ComputeZ(key, user_id));
+  Sm3 h;
+  h.Update(z.data(), z.size());
+  h.Update(message);
+  std::array<uint8_t, 32> e;
+  h.FinishTo(e.data());
+  return e;
+}
+
+namespace internal {
+
+absl::StatusOr<std::string> Sm2SignDigestCore(const Sm2PrivateKey& key, absl::string_view e,
+                                              Sm2NonceSource next_k) {
+  SMCRYPT_RETURN_IF_ERROR(CheckDigestSize(e));
+  const Sm2Kernels& kern = Sm2ActiveKernels();
+  uint64_t el[4], d[4], d1_inv[4], k[4], x1[4], r[4], s[4], t[4];
+  Sm2Jacobian kg;
+  Sm2Affine kga;
+  LimbsFromBytes(el, BytePtr(e.data()));
+  ScReduceOnce(el, el);
+  LimbsFromBytes(d, Sm2PrivateKeyAccess::d(key).data());
+  LimbsFromBytes(d1_inv, Sm2PrivateKeyAccess::d1_inv(key).data());
+  absl::Status status;
+  for (;;) {
+    status = next_k(k);  // A3
+    if (!status.ok()) break;
+    if (!(LtN(k) & ~ScIsZero(k))) {
+      status = absl::InvalidArgumentError("SM2 nonce k out of range [1, n-1]");
+      break;
+    }
+    ScalarMulBase(kern, &kg, k);  // A4: (x1, y1) = [k]G
+    PointToAffine(kern, &kga, kg);
+    FeToPlain(kern, x1, kga.x);
+    ScReduceOnce(x1, x1);
+    ScAdd(r, el, x1);  // A5: r = (e + x1) mod n
+    ScAdd(t, r, k);
+    const uint64_t reject_r = ScIsZero(r) | ScIsZero(t);  // r = 0 or r + k = n
+    ScMul(t, r, d);
+    ScSub(t, k, t);
+    ScMul(s, d1_inv, t);  // A6: s = (1 + d)⁻¹·(k − r·d) mod n
+    const uint64_t reject = ValueBarrier(reject_r | ScIsZero(s));
+    if (!reject) break;
+  }
+  std::string sig;
+  if (status.ok()) {
+    sig.resize(kSm2RawSignatureSize);
+    LimbsToBytes(BytePtr(&sig[0]), r);
+    LimbsToBytes(BytePtr(&sig[32]), s);
+  }
+  SecureZero(d, sizeof(d));
+  SecureZero(d1_inv, sizeof(d1_inv));
+  SecureZero(k, sizeof(k));
+  SecureZero(x1, sizeof(x1));
+  SecureZero(t, sizeof(t));
+  SecureZero(s, sizeof(s));
+  SecureZero(&kg, sizeof(kg));
+  SecureZero(&kga, sizeof(kga));
+  if (!status.ok()) return status;
+  return sig;
+}
+
+}  // namespace internal
+
+absl::StatusOr<std::string> Sm2SignDigest(const Sm2PrivateKey& key, absl::string_view e) {
+  return internal::Sm2SignDigestCore(key, e, internal::Sm2RandomNonce);
+}
+
+absl::Status Sm2VerifyDigest(const Sm2PublicKey& key, absl::string_view e,
+                             absl::string_view signature) {
+  SMCRYPT_RETURN_IF_ERROR(CheckDigestSize(e));
+  if (signature.size() != kSm2RawSignatureSize) {
+    return absl::InvalidArgumentError(absl::StrCat("SM2 signature: expected ",
+                                                   kSm2RawSignatureSize, " bytes (r ‖ s), got ",
+                                                   signature.size()));
+  }
+  const Sm2Kernels& kern = internal::Sm2ActiveKernels();
+  uint64_t r[4], s[4], t[4], el[4], x1[4], rr[4];
+  internal::LimbsFromBytes(r, BytePtr(signature.data()));
+  internal::LimbsFromBytes(s, BytePtr(signature.data() + 32));
+  // B1, B2: r, s ∈ [1, n − 1].
+  if (internal::ScIsZero(r) || !internal::LtN(r)) return SignatureInvalid();
+  if (internal::ScIsZero(s) || !internal::LtN(s)) return SignatureInvalid();
+  // B5: t = (r + s) mod n, t ≠ 0.
+  internal::ScAdd(t, r, s);
+  if (internal::ScIsZero(t)) return SignatureInvalid();
+  // B6: (x1', y1') = [s]G + [t]P_A.
+  Sm2Affine p;
+  internal::Sm2PublicKeyToAffine(kern, key, &p);
+  Sm2Jacobian sum;
+  internal::ScalarMulTwoVartime(kern, &sum, s, p, t);
+  Sm2Affine q;
+  if (internal::PointToAffine(kern, &q, sum)) return SignatureInvalid();
+  // B7: R = (e' + x1') mod n, R = r.
+  internal::FeToPlain(kern, x1, q.x);
+  internal::ScReduceOnce(x1, x1);
+  internal::LimbsFromBytes(el, BytePtr(e.data()));
+  internal::ScReduceOnce(el, el);
+  internal::ScAdd(rr, el, x1);
+  if (!internal::FeEqual(rr, r)) return SignatureInvalid();
+  return absl::OkStatus();
+}
+
+}  // namespace smcrypt
