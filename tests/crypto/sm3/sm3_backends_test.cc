@@ -1,5 +1,6 @@
 // sm3_backends_test.cc — every compiled SM3 back end against generic and the standard,
 // and the dispatch choice for this CPU (STYLE.md items 19–20).
+#include <cstdio>
 #include <random>
 #include <string>
 #include <vector>
@@ -53,6 +54,9 @@ TEST_P(Sm3BackendTest, StandardExample) {
 TEST_P(Sm3BackendTest, MatchesGenericOnEveryLength) {
   const uint64_t seed = TestSeed();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  std::printf("%s: seed %llu (set SMCRYPT_TEST_SEED to replay)\n",
+              ::testing::UnitTest::GetInstance()->current_test_info()->name(),
+              static_cast<unsigned long long>(seed));
   std::mt19937_64 rng(seed);
   const std::string data = RandomBytes(rng, 1024 + 16);
   for (size_t len = 0; len <= 1024; ++len) {
@@ -67,6 +71,9 @@ TEST_P(Sm3BackendTest, MatchesGenericOnEveryLength) {
 TEST_P(Sm3BackendTest, CompressBlocksMatchesGeneric) {
   const uint64_t seed = TestSeed();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  std::printf("%s: seed %llu (set SMCRYPT_TEST_SEED to replay)\n",
+              ::testing::UnitTest::GetInstance()->current_test_info()->name(),
+              static_cast<unsigned long long>(seed));
   std::mt19937_64 rng(seed + 1);
   for (size_t num_blocks = 0; num_blocks <= 33; ++num_blocks) {
     const std::string data = RandomBytes(rng, 64 * num_blocks);
@@ -82,6 +89,9 @@ TEST_P(Sm3BackendTest, BatchMatchesGeneric) {
   if (GetParam()->batch == nullptr) GTEST_SKIP() << GetParam()->name << " has no batch kernel";
   const uint64_t seed = TestSeed();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  std::printf("%s: seed %llu (set SMCRYPT_TEST_SEED to replay)\n",
+              ::testing::UnitTest::GetInstance()->current_test_info()->name(),
+              static_cast<unsigned long long>(seed));
   std::mt19937_64 rng(seed + 2);
   for (size_t n = 0; n <= 40; ++n) {
     std::vector<std::string> storage;

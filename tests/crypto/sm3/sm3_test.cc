@@ -3,6 +3,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include <cstdio>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -98,6 +99,9 @@ TEST(Sm3Test, CopyForksTheComputation) {
 TEST(Sm3Test, IncrementalEverySplitPoint) {
   const uint64_t seed = TestSeed();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  std::printf("%s: seed %llu (set SMCRYPT_TEST_SEED to replay)\n",
+              ::testing::UnitTest::GetInstance()->current_test_info()->name(),
+              static_cast<unsigned long long>(seed));
   std::mt19937_64 rng(seed);
   const std::string msg = RandomBytes(rng, 300);
   for (size_t len : {size_t{0}, size_t{1}, size_t{55}, size_t{56}, size_t{63}, size_t{64},
@@ -127,6 +131,9 @@ TEST(Sm3Test, IncrementalEverySplitPoint) {
 TEST(Sm3Test, OddChunkings) {
   const uint64_t seed = TestSeed();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  std::printf("%s: seed %llu (set SMCRYPT_TEST_SEED to replay)\n",
+              ::testing::UnitTest::GetInstance()->current_test_info()->name(),
+              static_cast<unsigned long long>(seed));
   std::mt19937_64 rng(seed + 1);
   const std::string msg = RandomBytes(rng, 5000);
   const std::string want = OpenSslSm3(msg);
@@ -150,6 +157,9 @@ TEST(Sm3Test, OddChunkings) {
 TEST(Sm3Test, MatchesOpenSslOnRandomInputs) {
   const uint64_t seed = TestSeed();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  std::printf("%s: seed %llu (set SMCRYPT_TEST_SEED to replay)\n",
+              ::testing::UnitTest::GetInstance()->current_test_info()->name(),
+              static_cast<unsigned long long>(seed));
   std::mt19937_64 rng(seed + 2);
   for (int i = 0; i < 1200; ++i) {
     const size_t len = i <= 200 ? static_cast<size_t>(i) : rng() % 4097;
@@ -178,6 +188,9 @@ TEST(Sm3Test, Sizes) {
 TEST(Sm3BatchTest, MixedLengthsEqualOneShot) {
   const uint64_t seed = TestSeed();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  std::printf("%s: seed %llu (set SMCRYPT_TEST_SEED to replay)\n",
+              ::testing::UnitTest::GetInstance()->current_test_info()->name(),
+              static_cast<unsigned long long>(seed));
   std::mt19937_64 rng(seed + 3);
   std::vector<std::string> storage;
   for (size_t len : {0, 1, 55, 56, 64, 0, 65, 200, 1000, 3, 4096, 0}) {
@@ -214,6 +227,9 @@ TEST(Sm3BatchTest, ZeroMessagesWritesNothing) {
 TEST(HmacSm3Test, MatchesOpenSslOnRandomKeysAndMessages) {
   const uint64_t seed = TestSeed();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  std::printf("%s: seed %llu (set SMCRYPT_TEST_SEED to replay)\n",
+              ::testing::UnitTest::GetInstance()->current_test_info()->name(),
+              static_cast<unsigned long long>(seed));
   std::mt19937_64 rng(seed + 4);
   for (int i = 0; i < 400; ++i) {
     const size_t key_len = i < 200 ? static_cast<size_t>(i + 1) : 1 + rng() % 200;

@@ -2,6 +2,7 @@
 // the block API against OpenSSL 3's SM4-ECB.
 #include <openssl/evp.h>
 
+#include <cstdio>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -86,6 +87,9 @@ std::string OpenSslEcb(const std::string& key, const std::string& in, bool encry
 TEST(Sm4KatTest, BlockFunctionsMatchOpenSslEcb) {
   const uint64_t seed = TestSeed();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  std::printf("%s: seed %llu (set SMCRYPT_TEST_SEED to replay)\n",
+              ::testing::UnitTest::GetInstance()->current_test_info()->name(),
+              static_cast<unsigned long long>(seed));
   std::mt19937_64 rng(seed);
   for (int iter = 0; iter < 300; ++iter) {
     const std::string key = RandomBytes(rng, 16);
@@ -105,6 +109,9 @@ TEST(Sm4KatTest, BlockFunctionsMatchOpenSslEcb) {
 TEST(Sm4KatTest, Ctr32IncrementsOnlyTheLastWord) {
   const uint64_t seed = TestSeed();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  std::printf("%s: seed %llu (set SMCRYPT_TEST_SEED to replay)\n",
+              ::testing::UnitTest::GetInstance()->current_test_info()->name(),
+              static_cast<unsigned long long>(seed));
   std::mt19937_64 rng(seed + 1);
   const std::string key = RandomBytes(rng, 16);
   Sm4Key k;

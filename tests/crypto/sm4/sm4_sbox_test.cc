@@ -1,5 +1,6 @@
 // sm4_sbox_test.cc — the constant-time S-box circuit of the generic back end against
 // the S-box table printed in GB/T 32907-2016 §6.2.1 (the table exists only here).
+#include <cstdio>
 #include <cstdint>
 #include <random>
 
@@ -64,6 +65,9 @@ TEST(Sm4SboxTest, SixteenWordPathEqualsStandardTableOnEveryByteInEveryLane) {
 TEST(Sm4SboxTest, RandomWords) {
   const uint64_t seed = testing::TestSeed();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  std::printf("%s: seed %llu (set SMCRYPT_TEST_SEED to replay)\n",
+              ::testing::UnitTest::GetInstance()->current_test_info()->name(),
+              static_cast<unsigned long long>(seed));
   std::mt19937_64 rng(seed);
   for (int iter = 0; iter < 2000; ++iter) {
     uint32_t w[16], want[16];
