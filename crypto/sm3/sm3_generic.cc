@@ -5,6 +5,7 @@
 // W'_0..W'_63 for each block, then the 64 rounds of §5.3.3 run on A..H. Batch width: one
 // block at a time. Constant time: there are no tables and no data-dependent branches or
 // memory indices; the only branches depend on the round number and the block count.
+#include <array>
 #include <cstddef>
 #include <cstdint>
 
@@ -26,9 +27,34 @@ inline uint32_t FF1(uint32_t x, uint32_t y, uint32_t z) { return (x & y) | (x & 
 inline uint32_t GG0(uint32_t x, uint32_t y, uint32_t z) { return x ^ y ^ z; }
 inline uint32_t GG1(uint32_t x, uint32_t y, uint32_t z) { return (x & y) | (~x & z); }
 
-// The round constants T_j of §4.2.
-constexpr uint32_t kT0 = 0x79cc4519;  // 0 <= j <= 15
-constexpr uint32_t kT1 = 0x7a879d8a;  // 16 <= j <= 63
+// Tj returns T_j <<< (j mod 32), the rotated round constant of §4.2 and §5.3.3
+// (T_j = 79cc4519 for 0 <= j <= 15, 7a879d8a for 16 <= j <= 63).
+constexpr uint32_t Tj(int j) { return Rotl32(j < 16 ? 0x79cc4519u : 0x7a879d8au, j % 32); }
+constexpr std::array<uint32_t, 64> kTj = [] {
+  std::array<uint32_t, 64> t{};
+  for (int j = 0; j < 64; ++j) t[j] = Tj(j);
+  return t;
+}();
+
+// Round is one iteration of §5.3.3 with FF_j/GG_j given as FF and GG.
+template <uint32_t (*FF)(uint32_t, uint32_t, uint32_t),
+          uint32_t (*GG)(uint32_t, uint32_t, uint32_t)>
+inline void Round(uint32_t& a, uint32_t& b, uint32_t& c, uint32_t& d, uint32_t& e, uint32_t& f,
+                  uint32_t& g, uint32_t& h, uint32_t tj, uint32_t wj, uint32_t wj4) {
+  const uint32_t a12 = Rotl32(a, 12);
+  const uint32_t ss1 = Rotl32(a12 + e + tj, 7);
+  const uint32_t ss2 = ss1 ^ a12;
+  const uint32_t tt1 = FF(a, b, c) + d + ss2 + (wj ^ wj4);  // W'_j = W_j ⊕ W_{j+4}
+  const uint32_t tt2 = GG(e, f, g) + h + ss1 + wj;
+  d = c;
+  c = Rotl32(b, 9);
+  b = a;
+  a = tt1;
+  h = g;
+  g = Rotl32(f, 19);
+  f = e;
+  e = P0(tt2);
+}
 
 }  // namespace
 
@@ -42,25 +68,9 @@ void Sm3GenericCompressBlocks(uint32_t state[8], const uint8_t* data, size_t num
     }
     uint32_t a = state[0], b = state[1], c = state[2], d = state[3];
     uint32_t e = state[4], f = state[5], g = state[6], h = state[7];
-    // §5.3.3 the 64 rounds of CF; W'_j = W_j ⊕ W_{j+4}.
-    for (int j = 0; j < 64; ++j) {
-      const uint32_t tj = Rotl32(j < 16 ? kT0 : kT1, static_cast<unsigned>(j % 32));
-      const uint32_t a12 = Rotl32(a, 12);
-      const uint32_t ss1 = Rotl32(a12 + e + tj, 7);
-      const uint32_t ss2 = ss1 ^ a12;
-      const uint32_t ff = j < 16 ? FF0(a, b, c) : FF1(a, b, c);
-      const uint32_t gg = j < 16 ? GG0(e, f, g) : GG1(e, f, g);
-      const uint32_t tt1 = ff + d + ss2 + (w[j] ^ w[j + 4]);
-      const uint32_t tt2 = gg + h + ss1 + w[j];
-      d = c;
-      c = Rotl32(b, 9);
-      b = a;
-      a = tt1;
-      h = g;
-      g = Rotl32(f, 19);
-      f = e;
-      e = P0(tt2);
-    }
+    // §5.3.3 the 64 rounds of CF.
+    for (int j = 0; j < 16; ++j) Round<FF0, GG0>(a, b, c, d, e, f, g, h, kTj[j], w[j], w[j + 4]);
+    for (int j = 16; j < 64; ++j) Round<FF1, GG1>(a, b, c, d, e, f, g, h, kTj[j], w[j], w[j + 4]);
     state[0] ^= a;
     state[1] ^= b;
     state[2] ^= c;
