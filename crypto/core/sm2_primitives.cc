@@ -1,0 +1,81 @@
+#include "crypto/core/sm2_primitives.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "crypto/common/status_macros.h"
+#include "smcrypt/sm3.h"
+
+namespace smcrypt {
+namespace {
+
+// DigestFor returns e: the given 32 bytes when prehashed, else SM3(Z ‖ M) (§6.1 A1–A2).
+absl::StatusOr<std::array<uint8_t, 32>> DigestFor(const std::array<uint8_t, 32>& z,
+                                                  bool prehashed, absl::string_view data) {
+  std::array<uint8_t, 32> e;
+  if (prehashed) {
+    if (data.size() != e.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "SM2 digest must be 32 bytes (e = SM3(Z || M)), got ", data.size()));
+    }
+    std::copy(data.begin(), data.end(), e.begin());
+    return e;
+  }
+  Sm3 h;
+  h.Update(z.data(), z.size());
+  h.Update(data);
+  h.FinishTo(e.data());
+  return e;
+}
+
+absl::string_view View(const std::array<uint8_t, 32>& a) {
+  return absl::string_view(reinterpret_cast<const char*>(a.data()), a.size());
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<PublicKeySign>> Sm2Sign::New(Sm2PrivateKey key,
+                                                            const SignatureOptions& options) {
+  SMCRYPT_ASSIGN_OR_RETURN(auto z, Sm2ComputeZ(key.public_key(), options.user_id));
+  return std::unique_ptr<PublicKeySign>(
+      new Sm2Sign(std::move(key), z, options.encoding, options.prehashed));
+}
+
+absl::StatusOr<std::string> Sm2Sign::Sign(absl::string_view data) const {
+  SMCRYPT_ASSIGN_OR_RETURN(auto e, DigestFor(z_, prehashed_, data));
+  SMCRYPT_ASSIGN_OR_RETURN(std::string raw, Sm2SignDigest(key_, View(e)));
+  if (encoding_ == SignatureEncoding::kRaw) return raw;
+  return Sm2SignatureToDer(raw);
+}
+
+absl::StatusOr<std::unique_ptr<PublicKeyVerify>> Sm2Verify::New(
+    Sm2PublicKey key, const SignatureOptions& options) {
+  SMCRYPT_ASSIGN_OR_RETURN(auto z, Sm2ComputeZ(key, options.user_id));
+  return std::unique_ptr<PublicKeyVerify>(
+      new Sm2Verify(std::move(key), z, options.encoding, options.prehashed));
+}
+
+absl::Status Sm2Verify::Verify(absl::string_view signature, absl::string_view data) const {
+  std::string raw;
+  if (encoding_ == SignatureEncoding::kRaw) {
+    if (signature.size() != kSm2RawSignatureSize) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "raw SM2 signature must be 64 bytes (r || s), got ", signature.size()));
+    }
+    raw = std::string(signature);
+  } else {
+    SMCRYPT_ASSIGN_OR_RETURN(raw, Sm2SignatureFromDer(signature));
+  }
+  SMCRYPT_ASSIGN_OR_RETURN(auto e, DigestFor(z_, prehashed_, data));
+  return Sm2VerifyDigest(key_, View(e), raw);
+}
+
+absl::StatusOr<std::string> Sm2PublicKeyEncrypt::Encrypt(absl::string_view plaintext) const {
+  return Sm2Encrypt(key_, plaintext, format_);
+}
+
+absl::StatusOr<std::string> Sm2PublicKeyDecrypt::Decrypt(absl::string_view ciphertext) const {
+  return Sm2Decrypt(key_, ciphertext, format_);
+}
+
+}  // namespace smcrypt

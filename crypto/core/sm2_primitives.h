@@ -1,0 +1,81 @@
+// sm2_primitives.h — SM2 behind the primitive interfaces (PublicKeySign, PublicKeyVerify,
+// PublicKeyEncrypt, PublicKeyDecrypt), with the options of smcrypt/registry.h.
+#ifndef SMCRYPT_CRYPTO_CORE_SM2_PRIMITIVES_H_
+#define SMCRYPT_CRYPTO_CORE_SM2_PRIMITIVES_H_
+
+#include <array>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "smcrypt/primitives/public_key_encrypt.h"
+#include "smcrypt/primitives/public_key_sign.h"
+#include "smcrypt/primitives/public_key_verify.h"
+#include "smcrypt/registry.h"
+#include "smcrypt/sm2.h"
+
+namespace smcrypt {
+
+// Sm2Sign signs with SM2 (GB/T 32918.2 §6.1). Z for the key and user ID is computed once
+// at construction (§5.5), so each Sign hashes only Z ‖ M. With `prehashed`, `data` is e.
+class Sm2Sign final : public PublicKeySign {
+ public:
+  // Errors: InvalidArgument for a user ID over 8191 bytes.
+  static absl::StatusOr<std::unique_ptr<PublicKeySign>> New(Sm2PrivateKey key,
+                                                            const SignatureOptions& options);
+  absl::StatusOr<std::string> Sign(absl::string_view data) const override;
+
+ private:
+  Sm2Sign(Sm2PrivateKey key, std::array<uint8_t, 32> z, SignatureEncoding encoding,
+          bool prehashed)
+      : key_(std::move(key)), z_(z), encoding_(encoding), prehashed_(prehashed) {}
+  Sm2PrivateKey key_;
+  std::array<uint8_t, 32> z_;
+  SignatureEncoding encoding_;
+  bool prehashed_;
+};
+
+// Sm2Verify verifies SM2 signatures (§7.1); Z is precomputed as in Sm2Sign.
+class Sm2Verify final : public PublicKeyVerify {
+ public:
+  static absl::StatusOr<std::unique_ptr<PublicKeyVerify>> New(Sm2PublicKey key,
+                                                              const SignatureOptions& options);
+  absl::Status Verify(absl::string_view signature, absl::string_view data) const override;
+
+ private:
+  Sm2Verify(Sm2PublicKey key, std::array<uint8_t, 32> z, SignatureEncoding encoding,
+            bool prehashed)
+      : key_(std::move(key)), z_(z), encoding_(encoding), prehashed_(prehashed) {}
+  Sm2PublicKey key_;
+  std::array<uint8_t, 32> z_;
+  SignatureEncoding encoding_;
+  bool prehashed_;
+};
+
+// Sm2PublicKeyEncrypt / Sm2PublicKeyDecrypt: GB/T 32918.4 in the chosen format.
+class Sm2PublicKeyEncrypt final : public PublicKeyEncrypt {
+ public:
+  Sm2PublicKeyEncrypt(Sm2PublicKey key, Sm2CiphertextFormat format)
+      : key_(std::move(key)), format_(format) {}
+  absl::StatusOr<std::string> Encrypt(absl::string_view plaintext) const override;
+
+ private:
+  Sm2PublicKey key_;
+  Sm2CiphertextFormat format_;
+};
+
+class Sm2PublicKeyDecrypt final : public PublicKeyDecrypt {
+ public:
+  Sm2PublicKeyDecrypt(Sm2PrivateKey key, Sm2CiphertextFormat format)
+      : key_(std::move(key)), format_(format) {}
+  absl::StatusOr<std::string> Decrypt(absl::string_view ciphertext) const override;
+
+ private:
+  Sm2PrivateKey key_;
+  Sm2CiphertextFormat format_;
+};
+
+}  // namespace smcrypt
+
+#endif  // SMCRYPT_CRYPTO_CORE_SM2_PRIMITIVES_H_
