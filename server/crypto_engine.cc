@@ -1,0 +1,893 @@
+#include "server/crypto_engine.h"
+
+#include <algorithm>
+#include <functional>
+#include <array>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "crypto/common/random.h"
+#include "smcrypt/sm3.h"
+
+namespace smcrypt::server {
+namespace {
+
+constexpr size_t kBlockSize = 16;
+constexpr size_t kStreamNonceSize = 12;
+
+constexpr Algorithm kAllAlgorithms[] = {
+    Algorithm::kSm3,        Algorithm::kSha256,         Algorithm::kHmacSm3,
+    Algorithm::kHmacSha256, Algorithm::kSm4Ecb,         Algorithm::kSm4Cbc,
+    Algorithm::kSm4Ctr,     Algorithm::kSm4Gcm,         Algorithm::kSm4Ccm,
+    Algorithm::kAes128Ecb,  Algorithm::kAes128Cbc,      Algorithm::kAes128Ctr,
+    Algorithm::kAes128Gcm,  Algorithm::kAes256Ecb,      Algorithm::kAes256Cbc,
+    Algorithm::kAes256Ctr,  Algorithm::kAes256Gcm,      Algorithm::kSm2,
+    Algorithm::kEcdsaP256,  Algorithm::kEcdsaSecp256k1, Algorithm::kRsa2048Pss,
+    Algorithm::kRsa3072Pss, Algorithm::kRsa2048Oaep,    Algorithm::kRsa3072Oaep,
+    Algorithm::kHpkeSm2Sm3Sm4Gcm, Algorithm::kHpkeP256Sha256Aes128Gcm,
+};
+
+enum class BlockMode { kEcb, kCbc, kCtr };
+
+BlockMode BlockModeOf(Algorithm alg) {
+  switch (alg) {
+    case Algorithm::kSm4Ecb:
+    case Algorithm::kAes128Ecb:
+    case Algorithm::kAes256Ecb:
+      return BlockMode::kEcb;
+    case Algorithm::kSm4Cbc:
+    case Algorithm::kAes128Cbc:
+    case Algorithm::kAes256Cbc:
+      return BlockMode::kCbc;
+    default:
+      return BlockMode::kCtr;
+  }
+}
+
+absl::Status WrongAlgorithm(Algorithm alg, absl::string_view what) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("algorithm ", AlgorithmName(alg), " cannot be used here: expected ", what));
+}
+
+absl::StatusOr<std::string> DrawRandom(size_t len) {
+  std::string out(len, '\0');
+  if (len > 0) {
+    absl::Status s = RandomBytes(reinterpret_cast<uint8_t*>(out.data()), len);
+    if (!s.ok()) return s;
+  }
+  return out;
+}
+
+// AddToCounter adds `blocks` to the 128-bit big-endian counter `ctr` (CTR mode: the
+// whole block is one counter, as OpenSSL does).
+void AddToCounter(std::string& ctr, uint64_t blocks) {
+  uint64_t carry = blocks;
+  for (size_t i = ctr.size(); i-- > 0 && carry != 0;) {
+    uint64_t v = static_cast<uint8_t>(ctr[i]) + (carry & 0xFF);
+    ctr[i] = static_cast<char>(v & 0xFF);
+    carry = (carry >> 8) + (v >> 8);
+  }
+}
+
+// SegmentNonce: N_i = nonce XOR (0^7 ‖ BE32(i) ‖ last) for a 12-byte stream nonce.
+std::string SegmentNonce(absl::string_view nonce, uint32_t index, bool last) {
+  std::string n(nonce);
+  n[7] ^= static_cast<char>(index >> 24);
+  n[8] ^= static_cast<char>(index >> 16);
+  n[9] ^= static_cast<char>(index >> 8);
+  n[10] ^= static_cast<char>(index);
+  n[11] ^= static_cast<char>(last ? 1 : 0);
+  return n;
+}
+
+// ---- Block-mode streams (ECB, CBC, CTR) -----------------------------------------------
+
+class BlockStreamEncryptor final : public StreamEncryptor {
+ public:
+  BlockStreamEncryptor(BlockMode mode, std::unique_ptr<Cipher> bulk, std::unique_ptr<Cipher> last,
+                       std::string iv, bool padded)
+      : mode_(mode), bulk_(std::move(bulk)), last_(std::move(last)), nonce_(iv),
+        iv_(std::move(iv)), padded_(padded) {}
+
+  absl::string_view nonce() const override { return nonce_; }
+
+  absl::StatusOr<std::optional<StreamChunk>> Update(absl::string_view plaintext) override {
+    buffer_.append(plaintext.data(), plaintext.size());
+    const size_t n = buffer_.size() / kBlockSize * kBlockSize;
+    if (n == 0) return std::nullopt;
+    absl::StatusOr<std::string> out = Process(absl::string_view(buffer_).substr(0, n));
+    SecureZero(buffer_.data(), n);
+    buffer_.erase(0, n);
+    if (!out.ok()) return out.status();
+    return StreamChunk{*std::move(out), ""};
+  }
+
+  absl::StatusOr<StreamChunk> Finish() override {
+    StreamChunk chunk;
+    if (mode_ == BlockMode::kCtr) {
+      absl::StatusOr<std::string> out = Process(buffer_);
+      if (!out.ok()) return out.status();
+      chunk.data = *std::move(out);
+    } else if (padded_) {
+      absl::StatusOr<std::string> out = last_->Encrypt(mode_ == BlockMode::kCbc ? iv_ : "", buffer_);
+      if (!out.ok()) return out.status();
+      chunk.data = *std::move(out);
+    } else if (!buffer_.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "plaintext length must be a multiple of 16 bytes without padding; ", buffer_.size(),
+          " bytes are left over"));
+    }
+    SecureZero(buffer_.data(), buffer_.size());
+    buffer_.clear();
+    return chunk;
+  }
+
+  ~BlockStreamEncryptor() override { SecureZero(buffer_.data(), buffer_.size()); }
+
+ private:
+  // Process encrypts whole blocks (or, for CTR at the end, a final partial block).
+  absl::StatusOr<std::string> Process(absl::string_view in) {
+    if (in.empty()) return std::string();
+    absl::StatusOr<std::string> out = bulk_->Encrypt(mode_ == BlockMode::kEcb ? "" : iv_, in);
+    if (!out.ok()) return out.status();
+    if (mode_ == BlockMode::kCbc) {
+      iv_ = out->substr(out->size() - kBlockSize);
+    } else if (mode_ == BlockMode::kCtr) {
+      AddToCounter(iv_, in.size() / kBlockSize);
+    }
+    return out;
+  }
+
+  BlockMode mode_;
+  std::unique_ptr<Cipher> bulk_;  // Padding::kNone
+  std::unique_ptr<Cipher> last_;  // PKCS#7, for the final block of padded ECB/CBC
+  std::string nonce_;
+  std::string iv_;  // CBC: previous ciphertext block; CTR: current counter
+  bool padded_;
+  std::string buffer_;  // < 16 bytes between calls
+};
+
+class BlockStreamDecryptor final : public StreamDecryptor {
+ public:
+  BlockStreamDecryptor(BlockMode mode, std::unique_ptr<Cipher> bulk, std::unique_ptr<Cipher> last,
+                       std::string iv, bool padded)
+      : mode_(mode), bulk_(std::move(bulk)), last_(std::move(last)), iv_(std::move(iv)),
+        padded_(padded) {}
+
+  absl::StatusOr<std::optional<StreamChunk>> Update(absl::string_view ciphertext,
+                                                    absl::string_view tag) override {
+    if (!tag.empty()) {
+      return absl::InvalidArgumentError("tag must be empty for ECB, CBC and CTR streams");
+    }
+    total_ += ciphertext.size();
+    buffer_.append(ciphertext.data(), ciphertext.size());
+    size_t n = buffer_.size() / kBlockSize * kBlockSize;
+    // Padded ECB/CBC: keep the last whole block back; it carries the padding.
+    if (padded_ && mode_ != BlockMode::kCtr && n == buffer_.size() && n > 0) n -= kBlockSize;
+    if (n == 0) return std::nullopt;
+    absl::StatusOr<std::string> out = Process(absl::string_view(buffer_).substr(0, n));
+    buffer_.erase(0, n);
+    if (!out.ok()) return out.status();
+    return StreamChunk{*std::move(out), ""};
+  }
+
+  absl::StatusOr<StreamChunk> Finish() override {
+    StreamChunk chunk;
+    if (mode_ == BlockMode::kCtr) {
+      absl::StatusOr<std::string> out = Process(buffer_);
+      if (!out.ok()) return out.status();
+      chunk.data = *std::move(out);
+      return chunk;
+    }
+    if (total_ % kBlockSize != 0 || (padded_ && total_ == 0)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "ciphertext length must be a ", padded_ ? "non-zero " : "",
+          "multiple of 16 bytes, got ", total_));
+    }
+    if (padded_) {
+      absl::StatusOr<std::string> out = last_->Decrypt(mode_ == BlockMode::kCbc ? iv_ : "", buffer_);
+      if (!out.ok()) return out.status();
+      chunk.data = *std::move(out);
+    }
+    return chunk;
+  }
+
+ private:
+  absl::StatusOr<std::string> Process(absl::string_view in) {
+    if (in.empty()) return std::string();
+    absl::StatusOr<std::string> out = bulk_->Decrypt(mode_ == BlockMode::kEcb ? "" : iv_, in);
+    if (!out.ok()) return out.status();
+    if (mode_ == BlockMode::kCbc) {
+      iv_ = std::string(in.substr(in.size() - kBlockSize));
+    } else if (mode_ == BlockMode::kCtr) {
+      AddToCounter(iv_, in.size() / kBlockSize);
+    }
+    return out;
+  }
+
+  BlockMode mode_;
+  std::unique_ptr<Cipher> bulk_;
+  std::unique_ptr<Cipher> last_;
+  std::string iv_;
+  bool padded_;
+  std::string buffer_;
+  uint64_t total_ = 0;
+};
+
+// ---- AEAD streams (GCM, CCM): STREAM construction -----------------------------------
+
+class AeadStreamEncryptor final : public StreamEncryptor {
+ public:
+  AeadStreamEncryptor(std::unique_ptr<Aead> aead, std::string nonce, std::string aad)
+      : aead_(std::move(aead)), nonce_(std::move(nonce)), aad_(std::move(aad)) {}
+
+  absl::string_view nonce() const override { return nonce_; }
+
+  absl::StatusOr<std::optional<StreamChunk>> Update(absl::string_view plaintext) override {
+    if (plaintext.empty()) return std::nullopt;
+    std::optional<StreamChunk> out;
+    if (pending_.has_value()) {
+      absl::StatusOr<StreamChunk> sealed = Seal(*pending_, /*last=*/false);
+      SecureZero(pending_->data(), pending_->size());
+      if (!sealed.ok()) return sealed.status();
+      out = *std::move(sealed);
+    }
+    pending_ = std::string(plaintext);
+    return out;
+  }
+
+  absl::StatusOr<StreamChunk> Finish() override {
+    std::string last = pending_.has_value() ? *std::move(pending_) : std::string();
+    pending_.reset();
+    absl::StatusOr<StreamChunk> sealed = Seal(last, /*last=*/true);
+    SecureZero(last.data(), last.size());
+    return sealed;
+  }
+
+  ~AeadStreamEncryptor() override {
+    if (pending_.has_value()) SecureZero(pending_->data(), pending_->size());
+  }
+
+ private:
+  absl::StatusOr<StreamChunk> Seal(absl::string_view plaintext, bool last) {
+    if (index_ == UINT32_MAX) {
+      return absl::InvalidArgumentError("stream has more than 2^32 - 1 segments");
+    }
+    absl::StatusOr<std::string> ct = aead_->Seal(SegmentNonce(nonce_, index_, last), plaintext, aad_);
+    if (!ct.ok()) return ct.status();
+    ++index_;
+    const size_t t = aead_->tag_size();
+    StreamChunk chunk;
+    chunk.tag = ct->substr(ct->size() - t);
+    ct->resize(ct->size() - t);
+    chunk.data = *std::move(ct);
+    return chunk;
+  }
+
+  std::unique_ptr<Aead> aead_;
+  std::string nonce_;
+  std::string aad_;
+  std::optional<std::string> pending_;
+  uint32_t index_ = 0;
+};
+
+// AeadFactory makes the Aead once the tag length is known (from the first segment).
+using AeadFactory = std::function<absl::StatusOr<std::unique_ptr<Aead>>(size_t tag_size)>;
+
+class AeadStreamDecryptor final : public StreamDecryptor {
+ public:
+  AeadStreamDecryptor(AeadFactory factory, std::string nonce, std::string aad)
+      : factory_(std::move(factory)), nonce_(std::move(nonce)), aad_(std::move(aad)) {}
+
+  absl::StatusOr<std::optional<StreamChunk>> Update(absl::string_view ciphertext,
+                                                    absl::string_view tag) override {
+    if (ciphertext.empty() && tag.empty()) return std::nullopt;
+    if (tag.empty()) {
+      return absl::InvalidArgumentError("every GCM/CCM stream segment needs its tag");
+    }
+    if (aead_ == nullptr) {
+      absl::StatusOr<std::unique_ptr<Aead>> aead = factory_(tag.size());
+      if (!aead.ok()) return aead.status();
+      aead_ = *std::move(aead);
+    } else if (tag.size() != aead_->tag_size()) {
+      return absl::InvalidArgumentError(absl::StrCat("segment tag must be ", aead_->tag_size(),
+                                                     " bytes like the first, got ", tag.size()));
+    }
+    std::optional<StreamChunk> out;
+    if (pending_.has_value()) {
+      absl::StatusOr<StreamChunk> opened = Open(*pending_, /*last=*/false);
+      if (!opened.ok()) return opened.status();
+      out = *std::move(opened);
+    }
+    pending_ = absl::StrCat(ciphertext, tag);
+    return out;
+  }
+
+  absl::StatusOr<StreamChunk> Finish() override {
+    if (!pending_.has_value()) {
+      return absl::InvalidArgumentError("GCM/CCM stream has no segment (at least the final one)");
+    }
+    std::string last = *std::move(pending_);
+    pending_.reset();
+    return Open(last, /*last=*/true);
+  }
+
+ private:
+  absl::StatusOr<StreamChunk> Open(absl::string_view segment, bool last) {
+    if (index_ == UINT32_MAX) {
+      return absl::InvalidArgumentError("stream has more than 2^32 - 1 segments");
+    }
+    absl::StatusOr<std::string> pt = aead_->Open(SegmentNonce(nonce_, index_, last), segment, aad_);
+    if (!pt.ok()) return pt.status();
+    ++index_;
+    return StreamChunk{*std::move(pt), ""};
+  }
+
+  AeadFactory factory_;
+  std::unique_ptr<Aead> aead_;
+  std::string nonce_;
+  std::string aad_;
+  std::optional<std::string> pending_;
+  uint32_t index_ = 0;
+};
+
+class CountingHashStream final : public HashStream {
+ public:
+  CountingHashStream(std::unique_ptr<smcrypt::Hash> hash, Algorithm alg, const CryptoEngine* engine,
+                     EngineObserver* observer)
+      : hash_(std::move(hash)), alg_(alg), observer_(observer) {}
+  void Update(absl::string_view data) override {
+    hash_->Update(data);
+    if (observer_ != nullptr) observer_->OnBytesProcessed(alg_, Operation::kHash, data.size());
+  }
+  std::string Finish() override { return hash_->Finish(); }
+
+ private:
+  std::unique_ptr<smcrypt::Hash> hash_;
+  Algorithm alg_;
+  EngineObserver* observer_;
+};
+
+absl::Status CheckSignatureOptions(Algorithm alg, const SignatureOptions& options,
+                                   bool user_id_set) {
+  if (!IsSignatureAlgorithm(alg)) {
+    return WrongAlgorithm(alg, "SM2, ECDSA-P256, ECDSA-SECP256K1, RSA-2048-PSS or RSA-3072-PSS");
+  }
+  if (user_id_set && alg != Algorithm::kSm2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("options.user_id is for SM2 only, not ", AlgorithmName(alg)));
+  }
+  if (user_id_set && options.user_id.size() > kSm2MaxUserIdSize) {
+    return absl::InvalidArgumentError(absl::StrCat("options.user_id must be at most ",
+                                                   kSm2MaxUserIdSize, " bytes, got ",
+                                                   options.user_id.size()));
+  }
+  if (options.encoding == SignatureEncoding::kRaw &&
+      (alg == Algorithm::kRsa2048Pss || alg == Algorithm::kRsa3072Pss)) {
+    return absl::InvalidArgumentError("options.encoding RAW is for SM2 and ECDSA, not RSA-PSS");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::string_view OperationName(Operation op) {
+  switch (op) {
+    case Operation::kHash: return "hash";
+    case Operation::kMac: return "mac";
+    case Operation::kSign: return "sign";
+    case Operation::kVerify: return "verify";
+    case Operation::kEncrypt: return "encrypt";
+    case Operation::kDecrypt: return "decrypt";
+  }
+  return "unknown";
+}
+
+absl::Span<const Algorithm> AllAlgorithms() { return kAllAlgorithms; }
+
+bool IsHashAlgorithm(Algorithm alg) { return alg == Algorithm::kSm3 || alg == Algorithm::kSha256; }
+bool IsMacAlgorithm(Algorithm alg) {
+  return alg == Algorithm::kHmacSm3 || alg == Algorithm::kHmacSha256;
+}
+bool IsAeadAlgorithm(Algorithm alg) {
+  switch (alg) {
+    case Algorithm::kSm4Gcm:
+    case Algorithm::kSm4Ccm:
+    case Algorithm::kAes128Gcm:
+    case Algorithm::kAes256Gcm:
+      return true;
+    default:
+      return false;
+  }
+}
+bool IsSymmetricAlgorithm(Algorithm alg) {
+  switch (alg) {
+    case Algorithm::kSm4Ecb:
+    case Algorithm::kSm4Cbc:
+    case Algorithm::kSm4Ctr:
+    case Algorithm::kAes128Ecb:
+    case Algorithm::kAes128Cbc:
+    case Algorithm::kAes128Ctr:
+    case Algorithm::kAes256Ecb:
+    case Algorithm::kAes256Cbc:
+    case Algorithm::kAes256Ctr:
+      return true;
+    default:
+      return IsAeadAlgorithm(alg);
+  }
+}
+bool IsSignatureAlgorithm(Algorithm alg) {
+  switch (alg) {
+    case Algorithm::kSm2:
+    case Algorithm::kEcdsaP256:
+    case Algorithm::kEcdsaSecp256k1:
+    case Algorithm::kRsa2048Pss:
+    case Algorithm::kRsa3072Pss:
+      return true;
+    default:
+      return false;
+  }
+}
+bool IsPublicKeyEncryptionAlgorithm(Algorithm alg) {
+  return alg == Algorithm::kSm2 || alg == Algorithm::kRsa2048Oaep ||
+         alg == Algorithm::kRsa3072Oaep;
+}
+bool IsHybridAlgorithm(Algorithm alg) {
+  return alg == Algorithm::kHpkeSm2Sm3Sm4Gcm || alg == Algorithm::kHpkeP256Sha256Aes128Gcm;
+}
+
+CryptoEngine::CryptoEngine(const KeyStore* keys, EngineOptions options, EngineObserver* observer)
+    : keys_(keys), options_(options), observer_(observer) {}
+
+void CryptoEngine::Record(Algorithm alg, Operation op, size_t bytes) const {
+  if (observer_ != nullptr) observer_->OnBytesProcessed(alg, op, bytes);
+}
+
+// ---- Keys --------------------------------------------------------------------------
+
+absl::StatusOr<const StoredKey*> CryptoEngine::KeyringEntry(Algorithm alg,
+                                                            absl::string_view key_id) const {
+  absl::StatusOr<const StoredKey*> entry = keys_->Find(key_id);
+  if (!entry.ok()) return entry.status();
+  if (!FamilyServes((*entry)->family, alg)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "key '", key_id, "' is a ", KeyFamilyName((*entry)->family), " key; ",
+        AlgorithmName(alg), " needs a ", KeyFamilyName(KeyFamilyForAlgorithm(alg)), " key"));
+  }
+  return entry;
+}
+
+absl::StatusOr<absl::string_view> CryptoEngine::SymmetricKey(Algorithm alg,
+                                                             const KeyInput& key) const {
+  switch (key.kind) {
+    case KeyInput::Kind::kNone:
+      return absl::InvalidArgumentError("key is required (key_id or inline_key)");
+    case KeyInput::Kind::kInline:
+      return key.value;
+    case KeyInput::Kind::kKeyId: {
+      absl::StatusOr<const StoredKey*> entry = KeyringEntry(alg, key.value);
+      if (!entry.ok()) return entry.status();
+      return SecretDataAsStringView((*entry)->material);
+    }
+  }
+  return absl::InternalError("bad key kind");
+}
+
+absl::StatusOr<absl::string_view> CryptoEngine::PrivateKey(Algorithm alg,
+                                                           const KeyInput& key) const {
+  switch (key.kind) {
+    case KeyInput::Kind::kNone:
+      return absl::InvalidArgumentError("key is required (key_id or inline_key)");
+    case KeyInput::Kind::kInline:
+      if (!options_.allow_inline_private_keys) {
+        return absl::PermissionDeniedError(
+            "inline private keys are denied on this server (--inline_private_keys=deny); "
+            "use a key_id from the keyring");
+      }
+      return key.value;
+    case KeyInput::Kind::kKeyId: {
+      absl::StatusOr<const StoredKey*> entry = KeyringEntry(alg, key.value);
+      if (!entry.ok()) return entry.status();
+      if (!(*entry)->is_private) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "key '", key.value, "' is a public key; this operation needs a private key"));
+      }
+      return SecretDataAsStringView((*entry)->material);
+    }
+  }
+  return absl::InternalError("bad key kind");
+}
+
+absl::StatusOr<absl::string_view> CryptoEngine::PublicKey(Algorithm alg,
+                                                          const KeyInput& key) const {
+  switch (key.kind) {
+    case KeyInput::Kind::kNone:
+      return absl::InvalidArgumentError("key is required (key_id or inline_key)");
+    case KeyInput::Kind::kInline:
+      return key.value;
+    case KeyInput::Kind::kKeyId: {
+      absl::StatusOr<const StoredKey*> entry = KeyringEntry(alg, key.value);
+      if (!entry.ok()) return entry.status();
+      return absl::string_view((*entry)->public_key_der);
+    }
+  }
+  return absl::InternalError("bad key kind");
+}
+
+// ---- Hashing -----------------------------------------------------------------------
+
+absl::StatusOr<std::string> CryptoEngine::Hash(Algorithm alg, absl::string_view data) const {
+  if (!IsHashAlgorithm(alg)) return WrongAlgorithm(alg, "SM3 or SHA-256");
+  absl::StatusOr<std::unique_ptr<smcrypt::Hash>> h = NewHash(alg);
+  if (!h.ok()) return h.status();
+  (*h)->Update(data);
+  Record(alg, Operation::kHash, data.size());
+  return (*h)->Finish();
+}
+
+absl::StatusOr<std::unique_ptr<HashStream>> CryptoEngine::NewHashStream(Algorithm alg) const {
+  if (!IsHashAlgorithm(alg)) return WrongAlgorithm(alg, "SM3 or SHA-256");
+  absl::StatusOr<std::unique_ptr<smcrypt::Hash>> h = NewHash(alg);
+  if (!h.ok()) return h.status();
+  return std::unique_ptr<HashStream>(
+      new CountingHashStream(*std::move(h), alg, this, observer_));
+}
+
+std::vector<absl::StatusOr<std::string>> CryptoEngine::HashBatch(
+    absl::Span<const HashItem> items) const {
+  std::vector<absl::StatusOr<std::string>> results(items.size(), std::string());
+  std::vector<size_t> sm3_index;
+  std::vector<absl::string_view> sm3_messages;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (items[i].algorithm == Algorithm::kSm3) {
+      sm3_index.push_back(i);
+      sm3_messages.push_back(items[i].data);
+    } else {
+      results[i] = Hash(items[i].algorithm, items[i].data);
+    }
+  }
+  if (!sm3_messages.empty()) {
+    std::string out(kSm3DigestSize * sm3_messages.size(), '\0');
+    Sm3Batch(sm3_messages, reinterpret_cast<uint8_t*>(out.data()));
+    size_t total = 0;
+    for (size_t j = 0; j < sm3_index.size(); ++j) {
+      results[sm3_index[j]] = out.substr(j * kSm3DigestSize, kSm3DigestSize);
+      total += sm3_messages[j].size();
+    }
+    Record(Algorithm::kSm3, Operation::kHash, total);
+  }
+  return results;
+}
+
+absl::StatusOr<std::string> CryptoEngine::Hmac(Algorithm alg, const KeyInput& key,
+                                               absl::string_view data) const {
+  if (!IsMacAlgorithm(alg)) return WrongAlgorithm(alg, "HMAC-SM3 or HMAC-SHA-256");
+  absl::StatusOr<absl::string_view> k = SymmetricKey(alg, key);
+  if (!k.ok()) return k.status();
+  absl::StatusOr<std::unique_ptr<Mac>> mac = NewMac(alg, *k);
+  if (!mac.ok()) return mac.status();
+  absl::StatusOr<std::string> tag = (*mac)->ComputeMac(data);
+  if (tag.ok()) Record(alg, Operation::kMac, data.size());
+  return tag;
+}
+
+absl::StatusOr<bool> CryptoEngine::VerifyHmac(Algorithm alg, const KeyInput& key,
+                                              absl::string_view data,
+                                              absl::string_view expected) const {
+  if (!IsMacAlgorithm(alg)) return WrongAlgorithm(alg, "HMAC-SM3 or HMAC-SHA-256");
+  absl::StatusOr<absl::string_view> k = SymmetricKey(alg, key);
+  if (!k.ok()) return k.status();
+  absl::StatusOr<std::unique_ptr<Mac>> mac = NewMac(alg, *k);
+  if (!mac.ok()) return mac.status();
+  absl::Status s = (*mac)->VerifyMac(expected, data);
+  Record(alg, Operation::kMac, data.size());
+  // Mac::VerifyMac: OK for a correct MAC, InvalidArgument for a wrong one.
+  return s.ok();
+}
+
+// ---- Signatures --------------------------------------------------------------------
+
+absl::StatusOr<std::string> CryptoEngine::Sign(Algorithm alg, const KeyInput& key,
+                                               absl::string_view data,
+                                               const SignatureOptions& options,
+                                               bool user_id_set) const {
+  absl::Status s = CheckSignatureOptions(alg, options, user_id_set);
+  if (!s.ok()) return s;
+  absl::StatusOr<absl::string_view> k = PrivateKey(alg, key);
+  if (!k.ok()) return k.status();
+  absl::StatusOr<std::unique_ptr<PublicKeySign>> signer = NewPublicKeySign(alg, *k, options);
+  if (!signer.ok()) return signer.status();
+  absl::StatusOr<std::string> sig = (*signer)->Sign(data);
+  if (sig.ok()) Record(alg, Operation::kSign, data.size());
+  return sig;
+}
+
+absl::StatusOr<bool> CryptoEngine::Verify(Algorithm alg, const KeyInput& key,
+                                          absl::string_view data, absl::string_view signature,
+                                          const SignatureOptions& options,
+                                          bool user_id_set) const {
+  absl::Status s = CheckSignatureOptions(alg, options, user_id_set);
+  if (!s.ok()) return s;
+  absl::StatusOr<absl::string_view> k = PublicKey(alg, key);
+  if (!k.ok()) return k.status();
+  absl::StatusOr<std::unique_ptr<PublicKeyVerify>> verifier = NewPublicKeyVerify(alg, *k, options);
+  if (!verifier.ok()) return verifier.status();
+  absl::Status v = (*verifier)->Verify(signature, data);
+  if (v.ok() || v.code() == absl::StatusCode::kUnauthenticated) {
+    Record(alg, Operation::kVerify, data.size());
+    return v.ok();
+  }
+  return v;
+}
+
+// ---- Symmetric encryption ----------------------------------------------------------
+
+namespace {
+
+absl::Status CheckSymmetricParams(const SymmetricParams& p) {
+  if (!IsSymmetricAlgorithm(p.algorithm)) {
+    return WrongAlgorithm(p.algorithm, "an SM4 or AES mode (ECB, CBC, CTR, GCM, CCM)");
+  }
+  const bool aead = IsAeadAlgorithm(p.algorithm);
+  if (!aead) {
+    if (!p.aad.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("aad is for GCM and CCM only, not ", AlgorithmName(p.algorithm)));
+    }
+    if (p.tag_length != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tag_length is for GCM and CCM only, not ", AlgorithmName(p.algorithm)));
+    }
+    if (BlockModeOf(p.algorithm) == BlockMode::kEcb && p.nonce.has_value() && !p.nonce->empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("ECB takes no nonce/IV, got ", p.nonce->size(), " bytes"));
+    }
+    if (BlockModeOf(p.algorithm) == BlockMode::kCtr && p.padding.has_value()) {
+      return absl::InvalidArgumentError("padding is for ECB and CBC only, not CTR");
+    }
+  } else if (p.padding.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("padding is for ECB and CBC only, not ", AlgorithmName(p.algorithm)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<SymmetricCiphertext> CryptoEngine::Encrypt(const SymmetricParams& p,
+                                                          absl::string_view plaintext) const {
+  absl::Status s = CheckSymmetricParams(p);
+  if (!s.ok()) return s;
+  absl::StatusOr<absl::string_view> key = SymmetricKey(p.algorithm, p.key);
+  if (!key.ok()) return key.status();
+  SymmetricCiphertext out;
+  if (IsAeadAlgorithm(p.algorithm)) {
+    absl::StatusOr<std::unique_ptr<Aead>> aead = NewAead(p.algorithm, *key, p.tag_length);
+    if (!aead.ok()) return aead.status();
+    if (p.nonce.has_value()) {
+      out.nonce = std::string(*p.nonce);
+    } else {
+      absl::StatusOr<std::string> n = DrawRandom((*aead)->nonce_size());
+      if (!n.ok()) return n.status();
+      out.nonce = *std::move(n);
+    }
+    absl::StatusOr<std::string> ct = (*aead)->Seal(out.nonce, plaintext, p.aad);
+    if (!ct.ok()) return ct.status();
+    const size_t t = (*aead)->tag_size();
+    out.tag = ct->substr(ct->size() - t);
+    ct->resize(ct->size() - t);
+    out.ciphertext = *std::move(ct);
+  } else {
+    absl::StatusOr<std::unique_ptr<Cipher>> cipher =
+        NewCipher(p.algorithm, *key, p.padding.value_or(Padding::kPkcs7));
+    if (!cipher.ok()) return cipher.status();
+    if (p.nonce.has_value()) {
+      out.nonce = std::string(*p.nonce);
+    } else {
+      absl::StatusOr<std::string> n = DrawRandom((*cipher)->iv_size());
+      if (!n.ok()) return n.status();
+      out.nonce = *std::move(n);
+    }
+    absl::StatusOr<std::string> ct = (*cipher)->Encrypt(out.nonce, plaintext);
+    if (!ct.ok()) return ct.status();
+    out.ciphertext = *std::move(ct);
+  }
+  Record(p.algorithm, Operation::kEncrypt, plaintext.size());
+  return out;
+}
+
+absl::StatusOr<std::string> CryptoEngine::Decrypt(const SymmetricParams& p,
+                                                  absl::string_view ciphertext,
+                                                  absl::string_view tag) const {
+  absl::Status s = CheckSymmetricParams(p);
+  if (!s.ok()) return s;
+  absl::StatusOr<absl::string_view> key = SymmetricKey(p.algorithm, p.key);
+  if (!key.ok()) return key.status();
+  const absl::string_view nonce = p.nonce.value_or("");
+  absl::StatusOr<std::string> pt;
+  if (IsAeadAlgorithm(p.algorithm)) {
+    if (tag.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tag is required for ", AlgorithmName(p.algorithm)));
+    }
+    absl::StatusOr<std::unique_ptr<Aead>> aead = NewAead(p.algorithm, *key, tag.size());
+    if (!aead.ok()) return aead.status();
+    pt = (*aead)->Open(nonce, absl::StrCat(ciphertext, tag), p.aad);
+  } else {
+    if (!tag.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tag must be empty for ", AlgorithmName(p.algorithm)));
+    }
+    absl::StatusOr<std::unique_ptr<Cipher>> cipher =
+        NewCipher(p.algorithm, *key, p.padding.value_or(Padding::kPkcs7));
+    if (!cipher.ok()) return cipher.status();
+    pt = (*cipher)->Decrypt(nonce, ciphertext);
+  }
+  if (pt.ok()) Record(p.algorithm, Operation::kDecrypt, ciphertext.size());
+  return pt;
+}
+
+absl::StatusOr<std::unique_ptr<StreamEncryptor>> CryptoEngine::NewStreamEncryptor(
+    const SymmetricParams& p) const {
+  absl::Status s = CheckSymmetricParams(p);
+  if (!s.ok()) return s;
+  absl::StatusOr<absl::string_view> key = SymmetricKey(p.algorithm, p.key);
+  if (!key.ok()) return key.status();
+  if (IsAeadAlgorithm(p.algorithm)) {
+    if (p.nonce.has_value() && p.nonce->size() != kStreamNonceSize) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "GCM/CCM stream nonce must be 12 bytes, got ", p.nonce->size()));
+    }
+    absl::StatusOr<std::unique_ptr<Aead>> aead = NewAead(p.algorithm, *key, p.tag_length);
+    if (!aead.ok()) return aead.status();
+    std::string nonce;
+    if (p.nonce.has_value()) {
+      nonce = std::string(*p.nonce);
+    } else {
+      absl::StatusOr<std::string> n = DrawRandom(kStreamNonceSize);
+      if (!n.ok()) return n.status();
+      nonce = *std::move(n);
+    }
+    return std::unique_ptr<StreamEncryptor>(
+        new AeadStreamEncryptor(*std::move(aead), std::move(nonce), std::string(p.aad)));
+  }
+  const BlockMode mode = BlockModeOf(p.algorithm);
+  const bool padded = mode != BlockMode::kCtr && p.padding.value_or(Padding::kPkcs7) == Padding::kPkcs7;
+  absl::StatusOr<std::unique_ptr<Cipher>> bulk = NewCipher(p.algorithm, *key, Padding::kNone);
+  if (!bulk.ok()) return bulk.status();
+  absl::StatusOr<std::unique_ptr<Cipher>> last = NewCipher(p.algorithm, *key, Padding::kPkcs7);
+  if (!last.ok()) return last.status();
+  std::string iv;
+  if (p.nonce.has_value()) {
+    iv = std::string(*p.nonce);
+  } else {
+    absl::StatusOr<std::string> n = DrawRandom((*bulk)->iv_size());
+    if (!n.ok()) return n.status();
+    iv = *std::move(n);
+  }
+  if (iv.size() != (*bulk)->iv_size()) {
+    return absl::InvalidArgumentError(absl::StrCat("nonce must be ", (*bulk)->iv_size(),
+                                                   " bytes for ", AlgorithmName(p.algorithm),
+                                                   ", got ", iv.size()));
+  }
+  return std::unique_ptr<StreamEncryptor>(new BlockStreamEncryptor(
+      mode, *std::move(bulk), *std::move(last), std::move(iv), padded));
+}
+
+absl::StatusOr<std::unique_ptr<StreamDecryptor>> CryptoEngine::NewStreamDecryptor(
+    const SymmetricParams& p) const {
+  absl::Status s = CheckSymmetricParams(p);
+  if (!s.ok()) return s;
+  absl::StatusOr<absl::string_view> key = SymmetricKey(p.algorithm, p.key);
+  if (!key.ok()) return key.status();
+  const std::string nonce(p.nonce.value_or(""));
+  if (IsAeadAlgorithm(p.algorithm)) {
+    if (nonce.size() != kStreamNonceSize) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("GCM/CCM stream nonce must be 12 bytes, got ", nonce.size()));
+    }
+    const Algorithm alg = p.algorithm;
+    SecretData key_copy = SecretDataFromStringView(*key);
+    AeadFactory factory = [alg, key_copy = std::move(key_copy)](size_t tag_size) {
+      return NewAead(alg, SecretDataAsStringView(key_copy), tag_size);
+    };
+    return std::unique_ptr<StreamDecryptor>(
+        new AeadStreamDecryptor(std::move(factory), nonce, std::string(p.aad)));
+  }
+  const BlockMode mode = BlockModeOf(p.algorithm);
+  const bool padded = mode != BlockMode::kCtr && p.padding.value_or(Padding::kPkcs7) == Padding::kPkcs7;
+  absl::StatusOr<std::unique_ptr<Cipher>> bulk = NewCipher(p.algorithm, *key, Padding::kNone);
+  if (!bulk.ok()) return bulk.status();
+  absl::StatusOr<std::unique_ptr<Cipher>> last = NewCipher(p.algorithm, *key, Padding::kPkcs7);
+  if (!last.ok()) return last.status();
+  if (nonce.size() != (*bulk)->iv_size()) {
+    return absl::InvalidArgumentError(absl::StrCat("nonce must be ", (*bulk)->iv_size(),
+                                                   " bytes for ", AlgorithmName(p.algorithm),
+                                                   ", got ", nonce.size()));
+  }
+  return std::unique_ptr<StreamDecryptor>(
+      new BlockStreamDecryptor(mode, *std::move(bulk), *std::move(last), nonce, padded));
+}
+
+// ---- Public-key encryption ---------------------------------------------------------
+
+absl::StatusOr<std::string> CryptoEngine::PublicKeyEncrypt(Algorithm alg, const KeyInput& key,
+                                                           absl::string_view plaintext,
+                                                           Sm2CiphertextFormat format) const {
+  if (!IsPublicKeyEncryptionAlgorithm(alg)) {
+    return WrongAlgorithm(alg, "SM2, RSA-2048-OAEP or RSA-3072-OAEP");
+  }
+  absl::StatusOr<absl::string_view> k = PublicKey(alg, key);
+  if (!k.ok()) return k.status();
+  PublicKeyEncryptionOptions options;
+  options.sm2_format = format;
+  absl::StatusOr<std::unique_ptr<smcrypt::PublicKeyEncrypt>> enc =
+      NewPublicKeyEncrypt(alg, *k, options);
+  if (!enc.ok()) return enc.status();
+  absl::StatusOr<std::string> ct = (*enc)->Encrypt(plaintext);
+  if (ct.ok()) Record(alg, Operation::kEncrypt, plaintext.size());
+  return ct;
+}
+
+absl::StatusOr<std::string> CryptoEngine::PublicKeyDecrypt(Algorithm alg, const KeyInput& key,
+                                                           absl::string_view ciphertext,
+                                                           Sm2CiphertextFormat format) const {
+  if (!IsPublicKeyEncryptionAlgorithm(alg)) {
+    return WrongAlgorithm(alg, "SM2, RSA-2048-OAEP or RSA-3072-OAEP");
+  }
+  absl::StatusOr<absl::string_view> k = PrivateKey(alg, key);
+  if (!k.ok()) return k.status();
+  PublicKeyEncryptionOptions options;
+  options.sm2_format = format;
+  absl::StatusOr<std::unique_ptr<smcrypt::PublicKeyDecrypt>> dec =
+      NewPublicKeyDecrypt(alg, *k, options);
+  if (!dec.ok()) return dec.status();
+  absl::StatusOr<std::string> pt = (*dec)->Decrypt(ciphertext);
+  if (pt.ok()) Record(alg, Operation::kDecrypt, ciphertext.size());
+  return pt;
+}
+
+// ---- Keys, randomness --------------------------------------------------------------
+
+absl::StatusOr<GeneratedKeyPair> CryptoEngine::GenerateKeyPair(Algorithm alg,
+                                                               bool omit_private_key) const {
+  if (!IsSignatureAlgorithm(alg) && !IsPublicKeyEncryptionAlgorithm(alg) &&
+      !IsHybridAlgorithm(alg)) {
+    return WrongAlgorithm(alg, "a public-key algorithm (SM2, ECDSA-*, RSA-*, HPKE-*)");
+  }
+  absl::StatusOr<KeyPair> pair = smcrypt::GenerateKeyPair(alg);
+  if (!pair.ok()) return pair.status();
+  GeneratedKeyPair out;
+  out.public_key_der = std::move(pair->public_key_der);
+  if (!options_.allow_inline_private_keys) {
+    out.private_key_withheld = true;
+  } else if (!omit_private_key) {
+    out.private_key_der = std::move(pair->private_key_der);
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> CryptoEngine::GetPublicKey(Algorithm alg, const KeyInput& key) const {
+  if (!IsSignatureAlgorithm(alg) && !IsPublicKeyEncryptionAlgorithm(alg) &&
+      !IsHybridAlgorithm(alg)) {
+    return WrongAlgorithm(alg, "a public-key algorithm (SM2, ECDSA-*, RSA-*, HPKE-*)");
+  }
+  if (key.kind == KeyInput::Kind::kKeyId) {
+    absl::StatusOr<const StoredKey*> entry = KeyringEntry(alg, key.value);
+    if (!entry.ok()) return entry.status();
+    return (*entry)->public_key_der;
+  }
+  absl::StatusOr<absl::string_view> k = PrivateKey(alg, key);
+  if (!k.ok()) return k.status();
+  return PublicKeyFromPrivate(alg, *k);
+}
+
+absl::StatusOr<std::string> CryptoEngine::GenerateRandom(size_t length) const {
+  if (length == 0 || length > kMaxRandomBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("length must be 1 to ", kMaxRandomBytes, " bytes, got ", length));
+  }
+  return DrawRandom(length);
+}
+
+}  // namespace smcrypt::server

@@ -1,0 +1,219 @@
+// crypto_engine.h — smcryptd's business logic, with no gRPC or protobuf types.
+//
+// CryptoEngine resolves keys (keyring or inline, under the inline-private-key policy),
+// checks each request's parameters against its algorithm, calls the crypto core
+// (smcrypt/registry.h) and reports the bytes it processed. The gRPC service only
+// translates messages and statuses (STYLE.md house style 10).
+//
+// Status meanings (DESIGN.md "Status"): InvalidArgument for malformed input, with the
+// field and the expected and actual values; NotFound for an unknown key_id;
+// FailedPrecondition for a key of another algorithm family; PermissionDenied for an
+// inline private key under --inline_private_keys=deny; InvalidArgument "decryption
+// failed" for every authentication failure. A signature that does not verify is not an
+// error: Verify returns false.
+//
+// Thread safety: all methods are const and may run concurrently. Stream objects are
+// used by one RPC at a time.
+#ifndef SMCRYPT_SERVER_CRYPTO_ENGINE_H_
+#define SMCRYPT_SERVER_CRYPTO_ENGINE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "server/key_store.h"
+#include "smcrypt/algorithm.h"
+#include "smcrypt/primitives/cipher.h"
+#include "smcrypt/registry.h"
+#include "smcrypt/secret_data.h"
+
+namespace smcrypt::server {
+
+// Operation is the `operation` label of smcrypt_bytes_processed_total.
+enum class Operation { kHash, kMac, kSign, kVerify, kEncrypt, kDecrypt };
+inline constexpr int kNumOperations = 6;
+absl::string_view OperationName(Operation op);  // "hash", "mac", "sign", ...
+
+// EngineObserver receives the number of input bytes of each completed operation (the
+// metrics layer implements it). Must be thread-safe.
+class EngineObserver {
+ public:
+  virtual ~EngineObserver() = default;
+  virtual void OnBytesProcessed(Algorithm alg, Operation op, uint64_t bytes) = 0;
+};
+
+// KeyInput is a request's KeyRef: nothing, a keyring key_id, or inline key bytes. The
+// views must outlive the call.
+struct KeyInput {
+  enum class Kind { kNone, kKeyId, kInline };
+  Kind kind = Kind::kNone;
+  absl::string_view value;
+
+  static KeyInput Id(absl::string_view id) { return {Kind::kKeyId, id}; }
+  static KeyInput Inline(absl::string_view bytes) { return {Kind::kInline, bytes}; }
+};
+
+struct EngineOptions {
+  // allow_inline_private_keys: --inline_private_keys=allow (true, the default) or deny.
+  bool allow_inline_private_keys = true;
+};
+
+// SymmetricParams: the parameters of Encrypt/Decrypt and their streams.
+struct SymmetricParams {
+  Algorithm algorithm = Algorithm::kSm4Gcm;
+  KeyInput key;
+  // nonce: absent → drawn from the CSPRNG (encryption only).
+  std::optional<absl::string_view> nonce;
+  absl::string_view aad;
+  // tag_length: 0 → 16. AEAD only.
+  uint32_t tag_length = 0;
+  // padding: absent → PKCS#7. ECB/CBC only.
+  std::optional<Padding> padding;
+};
+
+// SymmetricCiphertext: what Encrypt returns, with the tag apart from the ciphertext.
+struct SymmetricCiphertext {
+  std::string nonce;
+  std::string ciphertext;
+  std::string tag;
+};
+
+// StreamChunk is one output of a stream: data and, for AEAD segments, the tag.
+struct StreamChunk {
+  std::string data;
+  std::string tag;
+};
+
+// StreamEncryptor encrypts data of any size chunk by chunk (see EncryptStreamRequest in
+// crypto.proto for the formats: block modes give the one-shot ciphertext; GCM/CCM give
+// one sealed segment per non-empty chunk, STREAM construction).
+class StreamEncryptor {
+ public:
+  virtual ~StreamEncryptor() = default;
+  // nonce is the nonce/IV in use (drawn or given).
+  virtual absl::string_view nonce() const = 0;
+  // Update consumes `plaintext` and returns output when some is ready.
+  virtual absl::StatusOr<std::optional<StreamChunk>> Update(absl::string_view plaintext) = 0;
+  // Finish returns the last output (possibly empty data). No call after it.
+  virtual absl::StatusOr<StreamChunk> Finish() = 0;
+};
+
+// StreamDecryptor is the inverse of StreamEncryptor.
+class StreamDecryptor {
+ public:
+  virtual ~StreamDecryptor() = default;
+  // Update consumes a ciphertext chunk (block modes; `tag` must be empty) or one
+  // segment (GCM/CCM: its ciphertext and tag).
+  virtual absl::StatusOr<std::optional<StreamChunk>> Update(absl::string_view ciphertext,
+                                                            absl::string_view tag) = 0;
+  virtual absl::StatusOr<StreamChunk> Finish() = 0;
+};
+
+// HashStream hashes data of any size.
+class HashStream {
+ public:
+  virtual ~HashStream() = default;
+  virtual void Update(absl::string_view data) = 0;
+  virtual std::string Finish() = 0;
+};
+
+// GeneratedKeyPair: DER keys; private_key_der is empty when withheld or omitted.
+struct GeneratedKeyPair {
+  SecretData private_key_der;
+  std::string public_key_der;
+  bool private_key_withheld = false;
+};
+
+// HashItem is one HashBatch item.
+struct HashItem {
+  Algorithm algorithm;
+  absl::string_view data;
+};
+
+class CryptoEngine {
+ public:
+  // `keys` must outlive the engine; `observer` may be null, else must outlive it.
+  CryptoEngine(const KeyStore* keys, EngineOptions options, EngineObserver* observer);
+
+  // Limits of one call.
+  static constexpr size_t kMaxBatchItems = 65536;
+  static constexpr size_t kMaxRandomBytes = 1 << 20;
+
+  absl::StatusOr<std::string> Hash(Algorithm alg, absl::string_view data) const;
+  absl::StatusOr<std::unique_ptr<HashStream>> NewHashStream(Algorithm alg) const;
+  // HashBatch returns one result per item, in order; SM3 items go through Sm3Batch.
+  std::vector<absl::StatusOr<std::string>> HashBatch(absl::Span<const HashItem> items) const;
+
+  absl::StatusOr<std::string> Hmac(Algorithm alg, const KeyInput& key,
+                                   absl::string_view data) const;
+  // VerifyHmac compares in constant time: true when `mac` is right.
+  absl::StatusOr<bool> VerifyHmac(Algorithm alg, const KeyInput& key, absl::string_view data,
+                                  absl::string_view mac) const;
+
+  // Sign/Verify: `options.user_id` only for SM2 (InvalidArgument otherwise, when
+  // `user_id_set`).
+  absl::StatusOr<std::string> Sign(Algorithm alg, const KeyInput& key, absl::string_view data,
+                                   const SignatureOptions& options, bool user_id_set) const;
+  absl::StatusOr<bool> Verify(Algorithm alg, const KeyInput& key, absl::string_view data,
+                              absl::string_view signature, const SignatureOptions& options,
+                              bool user_id_set) const;
+
+  absl::StatusOr<SymmetricCiphertext> Encrypt(const SymmetricParams& params,
+                                              absl::string_view plaintext) const;
+  absl::StatusOr<std::string> Decrypt(const SymmetricParams& params, absl::string_view ciphertext,
+                                      absl::string_view tag) const;
+  absl::StatusOr<std::unique_ptr<StreamEncryptor>> NewStreamEncryptor(
+      const SymmetricParams& params) const;
+  absl::StatusOr<std::unique_ptr<StreamDecryptor>> NewStreamDecryptor(
+      const SymmetricParams& params) const;
+
+  absl::StatusOr<std::string> PublicKeyEncrypt(Algorithm alg, const KeyInput& key,
+                                               absl::string_view plaintext,
+                                               Sm2CiphertextFormat format) const;
+  absl::StatusOr<std::string> PublicKeyDecrypt(Algorithm alg, const KeyInput& key,
+                                               absl::string_view ciphertext,
+                                               Sm2CiphertextFormat format) const;
+
+  absl::StatusOr<GeneratedKeyPair> GenerateKeyPair(Algorithm alg, bool omit_private_key) const;
+  // GetPublicKey returns the SubjectPublicKeyInfo DER.
+  absl::StatusOr<std::string> GetPublicKey(Algorithm alg, const KeyInput& key) const;
+  absl::StatusOr<std::string> GenerateRandom(size_t length) const;
+
+  bool allow_inline_private_keys() const { return options_.allow_inline_private_keys; }
+  size_t keyring_size() const { return keys_->size(); }
+
+ private:
+  // Key resolution: the bytes to hand to the registry.
+  absl::StatusOr<absl::string_view> SymmetricKey(Algorithm alg, const KeyInput& key) const;
+  absl::StatusOr<absl::string_view> PrivateKey(Algorithm alg, const KeyInput& key) const;
+  absl::StatusOr<absl::string_view> PublicKey(Algorithm alg, const KeyInput& key) const;
+  absl::StatusOr<const StoredKey*> KeyringEntry(Algorithm alg, absl::string_view key_id) const;
+  void Record(Algorithm alg, Operation op, size_t bytes) const;
+
+  const KeyStore* keys_;
+  EngineOptions options_;
+  EngineObserver* observer_;
+};
+
+// Algorithm groups served by each RPC.
+bool IsHashAlgorithm(Algorithm alg);
+bool IsMacAlgorithm(Algorithm alg);
+bool IsSymmetricAlgorithm(Algorithm alg);
+bool IsAeadAlgorithm(Algorithm alg);
+bool IsSignatureAlgorithm(Algorithm alg);
+bool IsPublicKeyEncryptionAlgorithm(Algorithm alg);
+bool IsHybridAlgorithm(Algorithm alg);
+
+// AllAlgorithms lists every Algorithm value in declaration order.
+absl::Span<const Algorithm> AllAlgorithms();
+
+}  // namespace smcrypt::server
+
+#endif  // SMCRYPT_SERVER_CRYPTO_ENGINE_H_

@@ -1,0 +1,774 @@
+#include "server/crypto_service_impl.h"
+
+#include <deque>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "server/status_util.h"
+#include "smcrypt/cpu.h"
+#include "smcrypt/pem.h"
+
+namespace smcrypt::server {
+namespace {
+
+constexpr absl::string_view kHybridUnavailable =
+    "hybrid encryption is not available in this build yet";
+
+// ---- proto → engine ------------------------------------------------------------------
+
+absl::StatusOr<Algorithm> ToAlgorithm(v1::Algorithm alg) {
+  if (alg == v1::ALGORITHM_UNSPECIFIED) {
+    return absl::InvalidArgumentError("algorithm is required");
+  }
+  // Proto values 1..26 follow Algorithm's declaration order (crypto.proto, algorithm.h).
+  absl::Span<const Algorithm> all = AllAlgorithms();
+  const int v = static_cast<int>(alg);
+  if (v < 1 || v > static_cast<int>(all.size())) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown algorithm value ", v));
+  }
+  return all[v - 1];
+}
+
+KeyInput ToKey(const v1::KeyRef& key) {
+  switch (key.ref_case()) {
+    case v1::KeyRef::kKeyId:
+      return KeyInput::Id(key.key_id());
+    case v1::KeyRef::kInlineKey:
+      return KeyInput::Inline(key.inline_key());
+    default:
+      return KeyInput{};
+  }
+}
+
+absl::StatusOr<SignatureOptions> ToSignatureOptions(const v1::SignatureOptions& in,
+                                                    bool* user_id_set) {
+  SignatureOptions out;
+  *user_id_set = in.has_user_id();
+  if (in.has_user_id()) out.user_id = in.user_id();
+  switch (in.encoding()) {
+    case v1::SIGNATURE_ENCODING_UNSPECIFIED:
+    case v1::SIGNATURE_ENCODING_DER:
+      out.encoding = SignatureEncoding::kDer;
+      break;
+    case v1::SIGNATURE_ENCODING_RAW:
+      out.encoding = SignatureEncoding::kRaw;
+      break;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown options.encoding value ", static_cast<int>(in.encoding())));
+  }
+  out.prehashed = in.prehashed();
+  return out;
+}
+
+absl::StatusOr<std::optional<Padding>> ToPadding(v1::Padding p) {
+  switch (p) {
+    case v1::PADDING_UNSPECIFIED: return std::optional<Padding>();
+    case v1::PADDING_PKCS7: return std::optional<Padding>(Padding::kPkcs7);
+    case v1::PADDING_NONE: return std::optional<Padding>(Padding::kNone);
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown padding value ", static_cast<int>(p)));
+  }
+}
+
+absl::StatusOr<Sm2CiphertextFormat> ToSm2Format(Algorithm alg, v1::Sm2CiphertextFormat f) {
+  if (alg != Algorithm::kSm2 && f != v1::SM2_CIPHERTEXT_FORMAT_UNSPECIFIED) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("sm2_format is for SM2 only, not ", AlgorithmName(alg)));
+  }
+  switch (f) {
+    case v1::SM2_CIPHERTEXT_FORMAT_UNSPECIFIED:
+    case v1::SM2_CIPHERTEXT_FORMAT_C1C3C2:
+      return Sm2CiphertextFormat::kC1C3C2;
+    case v1::SM2_CIPHERTEXT_FORMAT_C1C2C3:
+      return Sm2CiphertextFormat::kC1C2C3;
+    case v1::SM2_CIPHERTEXT_FORMAT_DER:
+      return Sm2CiphertextFormat::kDer;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown sm2_format value ", static_cast<int>(f)));
+  }
+}
+
+// SymmetricFrom fills engine parameters from the common fields of a request. The
+// views point into `req`, which must outlive the result.
+template <typename Req>
+absl::StatusOr<SymmetricParams> SymmetricFrom(const Req& req, std::optional<absl::string_view> nonce,
+                                              uint32_t tag_length) {
+  SymmetricParams p;
+  absl::StatusOr<Algorithm> alg = ToAlgorithm(req.algorithm());
+  if (!alg.ok()) return alg.status();
+  p.algorithm = *alg;
+  p.key = ToKey(req.key());
+  p.nonce = nonce;
+  p.aad = req.aad();
+  p.tag_length = tag_length;
+  absl::StatusOr<std::optional<Padding>> padding = ToPadding(req.padding());
+  if (!padding.ok()) return padding.status();
+  p.padding = *padding;
+  return p;
+}
+
+void SetItemStatus(const absl::Status& s, v1::Status* out) {
+  out->set_code(static_cast<int>(s.code()));
+  out->set_message(std::string(TruncateMessage(s.message(), kMaxStatusMessageSize)));
+}
+
+absl::Status CheckBatchSize(size_t n) {
+  if (n > CryptoEngine::kMaxBatchItems) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a batch holds at most ", CryptoEngine::kMaxBatchItems, " items, got ", n));
+  }
+  return absl::OkStatus();
+}
+
+// Unary runs `fn` after admission and finishes the default reactor with its status.
+template <typename Fn>
+grpc::ServerUnaryReactor* Unary(const CryptoServiceImpl* svc, grpc::CallbackServerContext* ctx,
+                                Fn&& fn) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  absl::Status s = svc->Admit(ctx);
+  if (s.ok()) s = fn();
+  reactor->Finish(ToGrpcStatus(s));
+  return reactor;
+}
+
+// ---- Streaming reactors ----------------------------------------------------------------
+
+// BidiStream serializes a bidirectional stream: read one request, queue the responses
+// it produces, write them one by one, then read the next. At half-close, OnEnd queues
+// the final responses and the stream finishes OK. Any error finishes the stream with it.
+template <typename Req, typename Resp>
+class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
+ public:
+  BidiStream(const CryptoServiceImpl* svc, grpc::CallbackServerContext* ctx)
+      : svc_(svc), ctx_(ctx) {}
+
+  // Start admits the call and begins reading; call once right after construction.
+  void Start() {
+    absl::Status s = svc_->Admit(ctx_);
+    if (!s.ok()) {
+      this->Finish(ToGrpcStatus(s));
+      return;
+    }
+    this->StartRead(&req_);
+  }
+
+  void OnReadDone(bool ok) override {
+    absl::Status s;
+    if (!ok) {
+      if (ctx_->IsCancelled()) {
+        this->Finish(grpc::Status::CANCELLED);
+        return;
+      }
+      finishing_ = true;
+      s = OnEnd(&out_);
+    } else {
+      s = OnMessage(req_, first_, &out_);
+      first_ = false;
+    }
+    if (!s.ok()) {
+      out_.clear();
+      this->Finish(ToGrpcStatus(s));
+      return;
+    }
+    Pump();
+  }
+
+  void OnWriteDone(bool ok) override {
+    if (!ok) {
+      this->Finish(grpc::Status(grpc::StatusCode::CANCELLED, "the client went away"));
+      return;
+    }
+    out_.pop_front();
+    Pump();
+  }
+
+  void OnDone() override { delete this; }
+
+ protected:
+  const CryptoEngine& engine() const { return svc_->engine(); }
+  virtual absl::Status OnMessage(const Req& req, bool first, std::deque<Resp>* out) = 0;
+  virtual absl::Status OnEnd(std::deque<Resp>* out) = 0;
+
+ private:
+  void Pump() {
+    if (!out_.empty()) {
+      this->StartWrite(&out_.front());
+    } else if (finishing_) {
+      this->Finish(grpc::Status::OK);
+    } else {
+      this->StartRead(&req_);
+    }
+  }
+
+  const CryptoServiceImpl* svc_;
+  grpc::CallbackServerContext* ctx_;
+  Req req_;
+  std::deque<Resp> out_;
+  bool first_ = true;
+  bool finishing_ = false;
+};
+
+class EncryptStreamReactor final
+    : public BidiStream<v1::EncryptStreamRequest, v1::EncryptStreamResponse> {
+ public:
+  using BidiStream::BidiStream;
+
+ private:
+  absl::Status OnMessage(const v1::EncryptStreamRequest& req, bool first,
+                         std::deque<v1::EncryptStreamResponse>* out) override {
+    if (first) {
+      if (!req.has_params()) {
+        return absl::InvalidArgumentError("the first EncryptStream message must carry params");
+      }
+      const v1::EncryptStreamParams& params = req.params();
+      absl::StatusOr<SymmetricParams> p = SymmetricFrom(
+          params,
+          params.has_nonce() ? std::optional<absl::string_view>(params.nonce()) : std::nullopt,
+          params.tag_length());
+      if (!p.ok()) return p.status();
+      absl::StatusOr<std::unique_ptr<StreamEncryptor>> enc = engine().NewStreamEncryptor(*p);
+      if (!enc.ok()) return enc.status();
+      enc_ = *std::move(enc);
+      algorithm_ = p->algorithm;
+      out->emplace_back().set_nonce(std::string(enc_->nonce()));
+    } else if (req.has_params()) {
+      return absl::InvalidArgumentError("params may only be sent in the first message");
+    }
+    absl::StatusOr<std::optional<StreamChunk>> chunk = enc_->Update(req.plaintext());
+    if (!chunk.ok()) return chunk.status();
+    if (chunk->has_value()) Emit(**chunk, false, out);
+    return absl::OkStatus();
+  }
+
+  absl::Status OnEnd(std::deque<v1::EncryptStreamResponse>* out) override {
+    if (enc_ == nullptr) {
+      return absl::InvalidArgumentError("EncryptStream ended before its params");
+    }
+    absl::StatusOr<StreamChunk> chunk = enc_->Finish();
+    if (!chunk.ok()) return chunk.status();
+    Emit(*chunk, true, out);
+    return absl::OkStatus();
+  }
+
+  void Emit(StreamChunk& chunk, bool last, std::deque<v1::EncryptStreamResponse>* out) {
+    v1::EncryptStreamResponse& r = out->emplace_back();
+    r.set_ciphertext(std::move(chunk.data));
+    r.set_tag(std::move(chunk.tag));
+    r.set_last(last);
+  }
+
+  std::unique_ptr<StreamEncryptor> enc_;
+  Algorithm algorithm_ = Algorithm::kSm4Gcm;
+};
+
+class DecryptStreamReactor final
+    : public BidiStream<v1::DecryptStreamRequest, v1::DecryptStreamResponse> {
+ public:
+  using BidiStream::BidiStream;
+
+ private:
+  absl::Status OnMessage(const v1::DecryptStreamRequest& req, bool first,
+                         std::deque<v1::DecryptStreamResponse>* out) override {
+    if (first) {
+      if (!req.has_params()) {
+        return absl::InvalidArgumentError("the first DecryptStream message must carry params");
+      }
+      absl::StatusOr<SymmetricParams> p =
+          SymmetricFrom(req.params(), absl::string_view(req.params().nonce()), 0);
+      if (!p.ok()) return p.status();
+      absl::StatusOr<std::unique_ptr<StreamDecryptor>> dec = engine().NewStreamDecryptor(*p);
+      if (!dec.ok()) return dec.status();
+      dec_ = *std::move(dec);
+    } else if (req.has_params()) {
+      return absl::InvalidArgumentError("params may only be sent in the first message");
+    }
+    absl::StatusOr<std::optional<StreamChunk>> chunk = dec_->Update(req.ciphertext(), req.tag());
+    if (!chunk.ok()) return chunk.status();
+    if (chunk->has_value()) {
+      out->emplace_back().set_plaintext(std::move((*chunk)->data));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status OnEnd(std::deque<v1::DecryptStreamResponse>* out) override {
+    if (dec_ == nullptr) {
+      return absl::InvalidArgumentError("DecryptStream ended before its params");
+    }
+    absl::StatusOr<StreamChunk> chunk = dec_->Finish();
+    if (!chunk.ok()) return chunk.status();
+    v1::DecryptStreamResponse& r = out->emplace_back();
+    r.set_plaintext(std::move(chunk->data));
+    r.set_last(true);
+    return absl::OkStatus();
+  }
+
+  std::unique_ptr<StreamDecryptor> dec_;
+};
+
+// UnavailableHybridStream answers UNIMPLEMENTED until hybrid encryption is built in.
+template <typename Req, typename Resp>
+class UnavailableHybridStream final : public BidiStream<Req, Resp> {
+ public:
+  using BidiStream<Req, Resp>::BidiStream;
+
+ private:
+  absl::Status OnMessage(const Req&, bool, std::deque<Resp>*) override {
+    return absl::UnimplementedError(kHybridUnavailable);
+  }
+  absl::Status OnEnd(std::deque<Resp>*) override {
+    return absl::UnimplementedError(kHybridUnavailable);
+  }
+};
+
+class HashStreamReactor final : public grpc::ServerReadReactor<v1::HashStreamRequest> {
+ public:
+  HashStreamReactor(const CryptoServiceImpl* svc, grpc::CallbackServerContext* ctx,
+                    v1::HashStreamResponse* response)
+      : svc_(svc), ctx_(ctx), response_(response) {
+    absl::Status s = svc_->Admit(ctx_);
+    if (!s.ok()) {
+      Finish(ToGrpcStatus(s));
+      return;
+    }
+    StartRead(&req_);
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {
+      if (ctx_->IsCancelled()) {
+        Finish(grpc::Status::CANCELLED);
+      } else if (hash_ == nullptr) {
+        Finish(ToGrpcStatus(absl::InvalidArgumentError(
+            "HashStream needs at least one message, carrying the algorithm")));
+      } else {
+        response_->set_digest(hash_->Finish());
+        response_->set_total_bytes(total_);
+        Finish(grpc::Status::OK);
+      }
+      return;
+    }
+    if (hash_ == nullptr) {
+      absl::StatusOr<Algorithm> alg = ToAlgorithm(req_.algorithm());
+      absl::StatusOr<std::unique_ptr<HashStream>> h =
+          alg.ok() ? svc_->engine().NewHashStream(*alg)
+                   : absl::StatusOr<std::unique_ptr<HashStream>>(alg.status());
+      if (!h.ok()) {
+        Finish(ToGrpcStatus(h.status()));
+        return;
+      }
+      hash_ = *std::move(h);
+      first_algorithm_ = req_.algorithm();
+    } else if (req_.algorithm() != v1::ALGORITHM_UNSPECIFIED &&
+               req_.algorithm() != first_algorithm_) {
+      Finish(ToGrpcStatus(absl::InvalidArgumentError(
+          "algorithm changed within the stream; set it in the first message only")));
+      return;
+    }
+    hash_->Update(req_.data());
+    total_ += req_.data().size();
+    StartRead(&req_);
+  }
+
+  void OnDone() override { delete this; }
+
+ private:
+  const CryptoServiceImpl* svc_;
+  grpc::CallbackServerContext* ctx_;
+  v1::HashStreamResponse* response_;
+  v1::HashStreamRequest req_;
+  std::unique_ptr<HashStream> hash_;
+  v1::Algorithm first_algorithm_ = v1::ALGORITHM_UNSPECIFIED;
+  uint64_t total_ = 0;
+};
+
+}  // namespace
+
+CryptoServiceImpl::CryptoServiceImpl(const CryptoEngine* engine, SelfTests* self_tests,
+                                     const std::atomic<int64_t>* inflight, ServiceInfo info)
+    : engine_(engine), self_tests_(self_tests), inflight_(inflight), info_(std::move(info)) {}
+
+absl::Status CryptoServiceImpl::Admit(grpc::CallbackServerContext* ctx) const {
+  const int64_t n = inflight_->load(std::memory_order_relaxed);
+  if (n > info_.max_inflight) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "more than ", info_.max_inflight, " RPCs in flight (--max_inflight); retry later"));
+  }
+  if (ctx->deadline() < std::chrono::system_clock::now()) {
+    return absl::DeadlineExceededError("the deadline passed before the request was handled");
+  }
+  return absl::OkStatus();
+}
+
+// ---- Hashing -------------------------------------------------------------------------
+
+grpc::ServerUnaryReactor* CryptoServiceImpl::Hash(grpc::CallbackServerContext* ctx,
+                                                  const v1::HashRequest* request,
+                                                  v1::HashResponse* response) {
+  return Unary(this, ctx, [&]() -> absl::Status {
+    absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
+    if (!alg.ok()) return alg.status();
+    absl::StatusOr<std::string> digest = engine_->Hash(*alg, request->data());
+    if (!digest.ok()) return digest.status();
+    response->set_digest(*std::move(digest));
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerReadReactor<v1::HashStreamRequest>* CryptoServiceImpl::HashStream(
+    grpc::CallbackServerContext* ctx, v1::HashStreamResponse* response) {
+  return new HashStreamReactor(this, ctx, response);
+}
+
+grpc::ServerUnaryReactor* CryptoServiceImpl::HashBatch(grpc::CallbackServerContext* ctx,
+                                                       const v1::HashBatchRequest* request,
+                                                       v1::HashBatchResponse* response) {
+  return Unary(this, ctx, [&]() -> absl::Status {
+    absl::Status s = CheckBatchSize(request->items_size());
+    if (!s.ok()) return s;
+    // Items with a bad algorithm get their status here; the others go to the engine.
+    std::vector<HashItem> items;
+    std::vector<int> index;
+    std::vector<absl::Status> bad(request->items_size());
+    for (int i = 0; i < request->items_size(); ++i) {
+      absl::StatusOr<Algorithm> alg = ToAlgorithm(request->items(i).algorithm());
+      if (!alg.ok()) {
+        bad[i] = alg.status();
+        continue;
+      }
+      items.push_back({*alg, request->items(i).data()});
+      index.push_back(i);
+    }
+    std::vector<absl::StatusOr<std::string>> results = engine_->HashBatch(items);
+    for (int i = 0; i < request->items_size(); ++i) response->add_results();
+    for (int i = 0; i < request->items_size(); ++i) {
+      if (!bad[i].ok()) SetItemStatus(bad[i], response->mutable_results(i)->mutable_status());
+    }
+    for (size_t j = 0; j < results.size(); ++j) {
+      v1::HashBatchResult* r = response->mutable_results(index[j]);
+      SetItemStatus(results[j].status(), r->mutable_status());
+      if (results[j].ok()) r->set_digest(*std::move(results[j]));
+    }
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* CryptoServiceImpl::Hmac(grpc::CallbackServerContext* ctx,
+                                                  const v1::HmacRequest* request,
+                                                  v1::HmacResponse* response) {
+  return Unary(this, ctx, [&]() -> absl::Status {
+    absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
+    if (!alg.ok()) return alg.status();
+    const KeyInput key = ToKey(request->key());
+    if (request->has_expected_mac()) {
+      absl::StatusOr<bool> valid =
+          engine_->VerifyHmac(*alg, key, request->data(), request->expected_mac());
+      if (!valid.ok()) return valid.status();
+      response->set_valid(*valid);
+      return absl::OkStatus();
+    }
+    absl::StatusOr<std::string> mac = engine_->Hmac(*alg, key, request->data());
+    if (!mac.ok()) return mac.status();
+    response->set_mac(*std::move(mac));
+    return absl::OkStatus();
+  });
+}
+
+// ---- Signatures ----------------------------------------------------------------------
+
+namespace {
+
+absl::StatusOr<std::string> SignOne(const CryptoEngine& engine, const v1::SignRequest& req) {
+  absl::StatusOr<Algorithm> alg = ToAlgorithm(req.algorithm());
+  if (!alg.ok()) return alg.status();
+  bool user_id_set = false;
+  absl::StatusOr<SignatureOptions> options = ToSignatureOptions(req.options(), &user_id_set);
+  if (!options.ok()) return options.status();
+  return engine.Sign(*alg, ToKey(req.key()), req.data(), *options, user_id_set);
+}
+
+absl::StatusOr<bool> VerifyOne(const CryptoEngine& engine, const v1::VerifyRequest& req) {
+  absl::StatusOr<Algorithm> alg = ToAlgorithm(req.algorithm());
+  if (!alg.ok()) return alg.status();
+  bool user_id_set = false;
+  absl::StatusOr<SignatureOptions> options = ToSignatureOptions(req.options(), &user_id_set);
+  if (!options.ok()) return options.status();
+  return engine.Verify(*alg, ToKey(req.key()), req.data(), req.signature(), *options,
+                       user_id_set);
+}
+
+absl::StatusOr<SymmetricCiphertext> EncryptOne(const CryptoEngine& engine,
+                                               const v1::EncryptRequest& req) {
+  absl::StatusOr<SymmetricParams> p = SymmetricFrom(
+      req, req.has_nonce() ? std::optional<absl::string_view>(req.nonce()) : std::nullopt,
+      req.tag_length());
+  if (!p.ok()) return p.status();
+  return engine.Encrypt(*p, req.plaintext());
+}
+
+}  // namespace
+
+grpc::ServerUnaryReactor* CryptoServiceImpl::Sign(grpc::CallbackServerContext* ctx,
+                                                  const v1::SignRequest* request,
+                                                  v1::SignResponse* response) {
+  return Unary(this, ctx, [&]() -> absl::Status {
+    absl::StatusOr<std::string> sig = SignOne(*engine_, *request);
+    if (!sig.ok()) return sig.status();
+    response->set_signature(*std::move(sig));
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* CryptoServiceImpl::Verify(grpc::CallbackServerContext* ctx,
+                                                    const v1::VerifyRequest* request,
+                                                    v1::VerifyResponse* response) {
+  return Unary(this, ctx, [&]() -> absl::Status {
+    absl::StatusOr<bool> valid = VerifyOne(*engine_, *request);
+    if (!valid.ok()) return valid.status();
+    response->set_valid(*valid);
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* CryptoServiceImpl::SignBatch(grpc::CallbackServerContext* ctx,
+                                                       const v1::SignBatchRequest* request,
+                                                       v1::SignBatchResponse* response) {
+  return Unary(this, ctx, [&]() -> absl::Status {
+    absl::Status s = CheckBatchSize(request->items_size());
+    if (!s.ok()) return s;
+    for (const v1::SignRequest& item : request->items()) {
+      absl::StatusOr<std::string> sig = SignOne(*engine_, item);
+      v1::SignBatchResult* r = response->add_results();
+      SetItemStatus(sig.status(), r->mutable_status());
+      if (sig.ok()) r->set_signature(*std::move(sig));
+    }
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* CryptoServiceImpl::VerifyBatch(grpc::CallbackServerContext* ctx,
+                                                         const v1::VerifyBatchRequest* request,
+                                                         v1::VerifyBatchResponse* response) {
+  return Unary(this, ctx, [&]() -> absl::Status {
+    absl::Status s = CheckBatchSize(request->items_size());
+    if (!s.ok()) return s;
+    for (const v1::VerifyRequest& item : request->items()) {
+      absl::StatusOr<bool> valid = VerifyOne(*engine_, item);
+      v1::VerifyBatchResult* r = response->add_results();
+      SetItemStatus(valid.status(), r->mutable_status());
+      if (valid.ok()) r->set_valid(*valid);
+    }
+    return absl::OkStatus();
+  });
+}
+
+// ---- Symmetric encryption ------------------------------------------------------------
+
+grpc::ServerUnaryReactor* CryptoServiceImpl::Encrypt(grpc::CallbackServerContext* ctx,
+                                                     const v1::EncryptRequest* request,
+                                                     v1::EncryptResponse* response) {
+  return Unary(this, ctx, [&]() -> absl::Status {
+    absl::StatusOr<SymmetricCiphertext> ct = EncryptOne(*engine_, *request);
+    if (!ct.ok()) return ct.status();
+    response->set_nonce(std::move(ct->nonce));
+    response->set_ciphertext(std::move(ct->ciphertext));
+    response->set_tag(std::move(ct->tag));
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* CryptoServiceImpl::Decrypt(grpc::CallbackServerContext* ctx,
+                                                     const v1::DecryptRequest* request,
+                                                     v1::DecryptResponse* response) {
+  return Unary(this, ctx, [&]() -> absl::Status {
+    absl::StatusOr<SymmetricParams> p =
+        SymmetricFrom(*request, absl::string_view(request->nonce()), 0);
+    if (!p.ok()) return p.status();
+    absl::StatusOr<std::string> pt = engine_->Decrypt(*p, request->ciphertext(), request->tag());
+    if (!pt.ok()) return pt.status();
+    response->set_plaintext(*std::move(pt));
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* CryptoServiceImpl::EncryptBatch(grpc::CallbackServerContext* ctx,
+                                                          const v1::EncryptBatchRequest* request,
+                                                          v1::EncryptBatchResponse* response) {
+  return Unary(this, ctx, [&]() -> absl::Status {
+    absl::Status s = CheckBatchSize(request->items_size());
+    if (!s.ok()) return s;
+    for (const v1::EncryptRequest& item : request->items()) {
+      absl::StatusOr<SymmetricCiphertext> ct = EncryptOne(*engine_, item);
+      v1::EncryptBatchResult* r = response->add_results();
+      SetItemStatus(ct.status(), r->mutable_status());
+      if (ct.ok()) {
+        r->set_nonce(std::move(ct->nonce));
+        r->set_ciphertext(std::move(ct->ciphertext));
+        r->set_tag(std::move(ct->tag));
+      }
+    }
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerBidiReactor<v1::EncryptStreamRequest, v1::EncryptStreamResponse>*
+CryptoServiceImpl::EncryptStream(grpc::CallbackServerContext* ctx) {
+  auto* reactor = new EncryptStreamReactor(this, ctx);
+  reactor->Start();
+  return reactor;
+}
+
+grpc::ServerBidiReactor<v1::DecryptStreamRequest, v1::DecryptStreamResponse>*
+CryptoServiceImpl::DecryptStream(grpc::CallbackServerContext* ctx) {
+  auto* reactor = new DecryptStreamReactor(this, ctx);
+  reactor->Start();
+  return reactor;
+}
+
+// ---- Public-key and hybrid encryption --------------------------------------------------
+
+grpc::ServerUnaryReactor* CryptoServiceImpl::PublicKeyEncrypt(
+    grpc::CallbackServerContext* ctx, const v1::PublicKeyEncryptRequest* request,
+    v1::PublicKeyEncryptResponse* response) {
+  return Unary(this, ctx, [&]() -> absl::Status {
+    absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
+    if (!alg.ok()) return alg.status();
+    absl::StatusOr<Sm2CiphertextFormat> format = ToSm2Format(*alg, request->sm2_format());
+    if (!format.ok()) return format.status();
+    absl::StatusOr<std::string> ct =
+        engine_->PublicKeyEncrypt(*alg, ToKey(request->key()), request->plaintext(), *format);
+    if (!ct.ok()) return ct.status();
+    response->set_ciphertext(*std::move(ct));
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* CryptoServiceImpl::PublicKeyDecrypt(
+    grpc::CallbackServerContext* ctx, const v1::PublicKeyDecryptRequest* request,
+    v1::PublicKeyDecryptResponse* response) {
+  return Unary(this, ctx, [&]() -> absl::Status {
+    absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
+    if (!alg.ok()) return alg.status();
+    absl::StatusOr<Sm2CiphertextFormat> format = ToSm2Format(*alg, request->sm2_format());
+    if (!format.ok()) return format.status();
+    absl::StatusOr<std::string> pt =
+        engine_->PublicKeyDecrypt(*alg, ToKey(request->key()), request->ciphertext(), *format);
+    if (!pt.ok()) return pt.status();
+    response->set_plaintext(*std::move(pt));
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* CryptoServiceImpl::HybridEncrypt(grpc::CallbackServerContext* ctx,
+                                                           const v1::HybridEncryptRequest*,
+                                                           v1::HybridEncryptResponse*) {
+  return Unary(this, ctx, [] { return absl::UnimplementedError(kHybridUnavailable); });
+}
+
+grpc::ServerUnaryReactor* CryptoServiceImpl::HybridDecrypt(grpc::CallbackServerContext* ctx,
+                                                           const v1::HybridDecryptRequest*,
+                                                           v1::HybridDecryptResponse*) {
+  return Unary(this, ctx, [] { return absl::UnimplementedError(kHybridUnavailable); });
+}
+
+grpc::ServerBidiReactor<v1::HybridEncryptStreamRequest, v1::HybridEncryptStreamResponse>*
+CryptoServiceImpl::HybridEncryptStream(grpc::CallbackServerContext* ctx) {
+  auto* reactor = new UnavailableHybridStream<v1::HybridEncryptStreamRequest,
+                                              v1::HybridEncryptStreamResponse>(this, ctx);
+  reactor->Start();
+  return reactor;
+}
+
+grpc::ServerBidiReactor<v1::HybridDecryptStreamRequest, v1::HybridDecryptStreamResponse>*
+CryptoServiceImpl::HybridDecryptStream(grpc::CallbackServerContext* ctx) {
+  auto* reactor = new UnavailableHybridStream<v1::HybridDecryptStreamRequest,
+                                              v1::HybridDecryptStreamResponse>(this, ctx);
+  reactor->Start();
+  return reactor;
+}
+
+// ---- Keys, randomness, server information ------------------------------------------------
+
+grpc::ServerUnaryReactor* CryptoServiceImpl::GenerateKeyPair(
+    grpc::CallbackServerContext* ctx, const v1::GenerateKeyPairRequest* request,
+    v1::GenerateKeyPairResponse* response) {
+  return Unary(this, ctx, [&]() -> absl::Status {
+    absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
+    if (!alg.ok()) return alg.status();
+    absl::StatusOr<GeneratedKeyPair> kp =
+        engine_->GenerateKeyPair(*alg, request->omit_private_key());
+    if (!kp.ok()) return kp.status();
+    if (!kp->private_key_der.empty()) {
+      const absl::string_view der = SecretDataAsStringView(kp->private_key_der);
+      response->set_private_key_der(std::string(der));
+      response->set_private_key_pem(PemEncode("PRIVATE KEY", der));
+    }
+    response->set_public_key_pem(PemEncode("PUBLIC KEY", kp->public_key_der));
+    response->set_public_key_der(std::move(kp->public_key_der));
+    response->set_private_key_withheld(kp->private_key_withheld);
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* CryptoServiceImpl::GetPublicKey(grpc::CallbackServerContext* ctx,
+                                                          const v1::GetPublicKeyRequest* request,
+                                                          v1::GetPublicKeyResponse* response) {
+  return Unary(this, ctx, [&]() -> absl::Status {
+    absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
+    if (!alg.ok()) return alg.status();
+    absl::StatusOr<std::string> der = engine_->GetPublicKey(*alg, ToKey(request->key()));
+    if (!der.ok()) return der.status();
+    response->set_public_key_pem(PemEncode("PUBLIC KEY", *der));
+    response->set_public_key_der(*std::move(der));
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* CryptoServiceImpl::GenerateRandom(
+    grpc::CallbackServerContext* ctx, const v1::GenerateRandomRequest* request,
+    v1::GenerateRandomResponse* response) {
+  return Unary(this, ctx, [&]() -> absl::Status {
+    absl::StatusOr<std::string> data = engine_->GenerateRandom(request->length());
+    if (!data.ok()) return data.status();
+    response->set_data(*std::move(data));
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* CryptoServiceImpl::GetServerInfo(
+    grpc::CallbackServerContext* ctx, const v1::GetServerInfoRequest* request,
+    v1::GetServerInfoResponse* response) {
+  return Unary(this, ctx, [&]() -> absl::Status {
+    if (request->run_self_tests()) self_tests_->Run();
+    response->set_version(info_.version);
+    response->set_cpu_features_detected(FormatCpuFeatureList(DetectCpuFeatures()));
+    response->set_cpu_features_active(FormatCpuFeatureList(GetCpuFeatures()));
+    for (const KernelChoice& k : ActiveKernels()) {
+      v1::KernelInfo* ki = response->add_kernels();
+      ki->set_algorithm(k.algorithm);
+      ki->set_kernel(k.kernel);
+    }
+    response->set_max_message_bytes(info_.max_message_bytes);
+    response->set_max_inflight(static_cast<uint64_t>(info_.max_inflight));
+    response->set_inline_private_keys(engine_->allow_inline_private_keys() ? "allow" : "deny");
+    for (const SelfTestResult& r : self_tests_->results()) {
+      v1::SelfTestResult* out = response->add_self_tests();
+      out->set_name(r.name);
+      out->set_passed(r.passed);
+      out->set_message(r.message);
+    }
+    response->set_self_tests_passed(self_tests_->all_passed());
+    for (Algorithm alg : AllAlgorithms()) {
+      if (IsHybridAlgorithm(alg)) continue;  // not built yet
+      response->add_algorithms(std::string(AlgorithmName(alg)));
+    }
+    response->set_keyring_size(static_cast<uint32_t>(engine_->keyring_size()));
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace smcrypt::server

@@ -1,0 +1,102 @@
+// crypto_service_impl.h — smcrypt.v1.CryptoService on gRPC's callback API.
+//
+// A thin final class (STYLE.md §4, house style 10): each handler parses the request,
+// calls CryptoEngine, and converts the absl::Status with ToGrpcStatus. Admission
+// (--max_inflight) and the deadline check happen in one helper, Admit(); metrics are
+// recorded by the server interceptor (metrics.h), not here. Streaming RPCs are small
+// reactors in crypto_service_impl.cc.
+#ifndef SMCRYPT_SERVER_CRYPTO_SERVICE_IMPL_H_
+#define SMCRYPT_SERVER_CRYPTO_SERVICE_IMPL_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "grpcpp/grpcpp.h"
+#include "server/crypto_engine.h"
+#include "server/self_test.h"
+#include "smcrypt/v1/crypto.grpc.pb.h"
+
+namespace smcrypt::server {
+
+namespace v1 = ::smcrypt::v1;
+
+// ServiceInfo is what GetServerInfo reports beyond the engine, and the limits the
+// service enforces.
+struct ServiceInfo {
+  std::string version;
+  uint64_t max_message_bytes = 0;
+  int64_t max_inflight = 0;
+};
+
+class CryptoServiceImpl final : public v1::CryptoService::CallbackService {
+ public:
+  // All pointers must outlive the service. `inflight` is the number of RPCs in flight,
+  // counted by the metrics interceptor (this call included).
+  CryptoServiceImpl(const CryptoEngine* engine, SelfTests* self_tests,
+                    const std::atomic<int64_t>* inflight, ServiceInfo info);
+
+  grpc::ServerUnaryReactor* Hash(grpc::CallbackServerContext* ctx,
+      const v1::HashRequest* request, v1::HashResponse* response) override;
+  grpc::ServerUnaryReactor* HashBatch(grpc::CallbackServerContext* ctx,
+      const v1::HashBatchRequest* request, v1::HashBatchResponse* response) override;
+  grpc::ServerUnaryReactor* Hmac(grpc::CallbackServerContext* ctx,
+      const v1::HmacRequest* request, v1::HmacResponse* response) override;
+  grpc::ServerUnaryReactor* Sign(grpc::CallbackServerContext* ctx,
+      const v1::SignRequest* request, v1::SignResponse* response) override;
+  grpc::ServerUnaryReactor* Verify(grpc::CallbackServerContext* ctx,
+      const v1::VerifyRequest* request, v1::VerifyResponse* response) override;
+  grpc::ServerUnaryReactor* SignBatch(grpc::CallbackServerContext* ctx,
+      const v1::SignBatchRequest* request, v1::SignBatchResponse* response) override;
+  grpc::ServerUnaryReactor* VerifyBatch(grpc::CallbackServerContext* ctx,
+      const v1::VerifyBatchRequest* request, v1::VerifyBatchResponse* response) override;
+  grpc::ServerUnaryReactor* Encrypt(grpc::CallbackServerContext* ctx,
+      const v1::EncryptRequest* request, v1::EncryptResponse* response) override;
+  grpc::ServerUnaryReactor* Decrypt(grpc::CallbackServerContext* ctx,
+      const v1::DecryptRequest* request, v1::DecryptResponse* response) override;
+  grpc::ServerUnaryReactor* EncryptBatch(grpc::CallbackServerContext* ctx,
+      const v1::EncryptBatchRequest* request, v1::EncryptBatchResponse* response) override;
+  grpc::ServerUnaryReactor* PublicKeyEncrypt(grpc::CallbackServerContext* ctx,
+      const v1::PublicKeyEncryptRequest* request, v1::PublicKeyEncryptResponse* response) override;
+  grpc::ServerUnaryReactor* PublicKeyDecrypt(grpc::CallbackServerContext* ctx,
+      const v1::PublicKeyDecryptRequest* request, v1::PublicKeyDecryptResponse* response) override;
+  grpc::ServerUnaryReactor* HybridEncrypt(grpc::CallbackServerContext* ctx,
+      const v1::HybridEncryptRequest* request, v1::HybridEncryptResponse* response) override;
+  grpc::ServerUnaryReactor* HybridDecrypt(grpc::CallbackServerContext* ctx,
+      const v1::HybridDecryptRequest* request, v1::HybridDecryptResponse* response) override;
+  grpc::ServerUnaryReactor* GenerateKeyPair(grpc::CallbackServerContext* ctx,
+      const v1::GenerateKeyPairRequest* request, v1::GenerateKeyPairResponse* response) override;
+  grpc::ServerUnaryReactor* GetPublicKey(grpc::CallbackServerContext* ctx,
+      const v1::GetPublicKeyRequest* request, v1::GetPublicKeyResponse* response) override;
+  grpc::ServerUnaryReactor* GenerateRandom(grpc::CallbackServerContext* ctx,
+      const v1::GenerateRandomRequest* request, v1::GenerateRandomResponse* response) override;
+  grpc::ServerUnaryReactor* GetServerInfo(grpc::CallbackServerContext* ctx,
+      const v1::GetServerInfoRequest* request, v1::GetServerInfoResponse* response) override;
+  grpc::ServerReadReactor<v1::HashStreamRequest>* HashStream(
+      grpc::CallbackServerContext* ctx, v1::HashStreamResponse* response) override;
+  grpc::ServerBidiReactor<v1::EncryptStreamRequest, v1::EncryptStreamResponse>* EncryptStream(
+      grpc::CallbackServerContext* ctx) override;
+  grpc::ServerBidiReactor<v1::DecryptStreamRequest, v1::DecryptStreamResponse>* DecryptStream(
+      grpc::CallbackServerContext* ctx) override;
+  grpc::ServerBidiReactor<v1::HybridEncryptStreamRequest, v1::HybridEncryptStreamResponse>* HybridEncryptStream(
+      grpc::CallbackServerContext* ctx) override;
+  grpc::ServerBidiReactor<v1::HybridDecryptStreamRequest, v1::HybridDecryptStreamResponse>* HybridDecryptStream(
+      grpc::CallbackServerContext* ctx) override;
+
+  // Admit returns OK, or RESOURCE_EXHAUSTED above --max_inflight, or DEADLINE_EXCEEDED
+  // when the client's deadline has already passed.
+  absl::Status Admit(grpc::CallbackServerContext* ctx) const;
+  const CryptoEngine& engine() const { return *engine_; }
+
+ private:
+  const CryptoEngine* engine_;
+  SelfTests* self_tests_;
+  const std::atomic<int64_t>* inflight_;
+  ServiceInfo info_;
+};
+
+}  // namespace smcrypt::server
+
+#endif  // SMCRYPT_SERVER_CRYPTO_SERVICE_IMPL_H_

@@ -1,0 +1,109 @@
+// smcryptd — the smcrypt gRPC service. Flags only; the wiring is in server.cc.
+//
+//   smcryptd --listen=0.0.0.0:50051 --metrics_listen=0.0.0.0:9464 --keys_dir=/etc/smcrypt/keys
+//
+// SIGTERM or SIGINT: health turns NOT_SERVING, the server stops accepting RPCs, drains
+// in-flight RPCs for up to --shutdown_grace, and the process exits 0. Start-up errors
+// (bad flag, bad key file, unknown CPU feature name, address in use) exit 1.
+#include <signal.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "server/logging.h"
+#include "server/server.h"
+#include "smcrypt/cpu.h"
+
+ABSL_FLAG(std::string, listen, "0.0.0.0:50051",
+          "gRPC listen address host:port (port 0 picks a free port and logs it)");
+ABSL_FLAG(std::string, metrics_listen, "0.0.0.0:9464",
+          "Prometheus /metrics listen address host:port; empty disables it");
+ABSL_FLAG(std::string, keys_dir, "",
+          "keyring directory of <key_id>.pem files (a mounted Kubernetes Secret works); "
+          "default: no keyring");
+ABSL_FLAG(std::string, inline_private_keys, "allow",
+          "allow|deny: whether requests may carry private keys inline (deny: "
+          "PERMISSION_DENIED, and GenerateKeyPair returns only the public key)");
+ABSL_FLAG(std::string, tls_cert, "", "server certificate chain (PEM); enables TLS with --tls_key");
+ABSL_FLAG(std::string, tls_key, "", "server private key (PEM)");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "CA bundle (PEM) for client certificates; enables mTLS (clients without a "
+          "certificate signed by it are refused)");
+ABSL_FLAG(uint64_t, max_message_bytes, 4u << 20,
+          "largest request message in bytes (default 4 MiB, gRPC's usual limit); larger "
+          "is RESOURCE_EXHAUSTED. Use the *Stream RPCs for larger data");
+ABSL_FLAG(int64_t, max_inflight, 65536,
+          "RPCs allowed in flight at once; more are RESOURCE_EXHAUSTED");
+ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(20),
+          "on SIGTERM/SIGINT, how long in-flight RPCs may run before they are cancelled");
+ABSL_FLAG(std::string, cpu_disable, "",
+          "comma list of CPU features to hide from dispatch (aesni, pclmul, avx, avx2, "
+          "bmi2, adx, avx512, vaes, vpclmulqdq, gfni, ifma, sha), added to "
+          "SMCRYPT_CPU_DISABLE");
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "smcrypt gRPC service: SM2/SM3/SM4 and international algorithms.\n"
+      "Usage: smcryptd [--listen=HOST:PORT] [--keys_dir=DIR] [--tls_cert=F --tls_key=F] ...");
+  absl::ParseCommandLine(argc, argv);
+  using smcrypt::server::LogError;
+  using smcrypt::server::LogInfo;
+
+  // Block the shutdown signals before any thread starts, so every thread inherits the
+  // mask and main() alone receives them with sigwait.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  // The CPU feature mask must be fixed before any algorithm runs.
+  absl::Status s = smcrypt::CpuFeatureEnvStatus();
+  if (!s.ok()) {
+    LogError(absl::StrCat("SMCRYPT_CPU_DISABLE: ", s.message()));
+    return 1;
+  }
+  if (!absl::GetFlag(FLAGS_cpu_disable).empty()) {
+    s = smcrypt::SetCpuDisable(absl::GetFlag(FLAGS_cpu_disable));
+    if (!s.ok()) {
+      LogError(absl::StrCat("--cpu_disable: ", s.message()));
+      return 1;
+    }
+  }
+
+  smcrypt::server::ServerOptions options;
+  options.listen = absl::GetFlag(FLAGS_listen);
+  options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  options.keys_dir = absl::GetFlag(FLAGS_keys_dir);
+  const std::string inline_keys = absl::GetFlag(FLAGS_inline_private_keys);
+  if (inline_keys != "allow" && inline_keys != "deny") {
+    LogError(absl::StrCat("--inline_private_keys must be allow or deny, got '", inline_keys, "'"));
+    return 1;
+  }
+  options.allow_inline_private_keys = inline_keys == "allow";
+  options.tls_cert = absl::GetFlag(FLAGS_tls_cert);
+  options.tls_key = absl::GetFlag(FLAGS_tls_key);
+  options.tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
+  options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  options.max_inflight = absl::GetFlag(FLAGS_max_inflight);
+  options.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
+
+  smcrypt::server::Server server;
+  s = server.BuildAndStart(options);
+  if (!s.ok()) {
+    LogError(absl::StrCat("start-up failed: ", s.ToString()));
+    return 1;
+  }
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  LogInfo(absl::StrCat("received ", sig == SIGTERM ? "SIGTERM" : "SIGINT"));
+  server.Shutdown();
+  return 0;
+}

@@ -1,0 +1,285 @@
+#include "server/metrics.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "prometheus/collectable.h"
+#include "prometheus/metric_family.h"
+
+namespace smcrypt::server {
+namespace {
+
+constexpr absl::string_view kCryptoService = "smcrypt.v1.CryptoService";
+
+struct MethodDef {
+  absl::string_view service;
+  absl::string_view method;
+  absl::string_view type;  // grpc-ecosystem spelling
+};
+
+// The fixed method set: CryptoService, health and reflection.
+constexpr MethodDef kMethods[] = {
+    {kCryptoService, "Hash", "unary"},
+    {kCryptoService, "HashStream", "client_stream"},
+    {kCryptoService, "HashBatch", "unary"},
+    {kCryptoService, "Hmac", "unary"},
+    {kCryptoService, "Sign", "unary"},
+    {kCryptoService, "Verify", "unary"},
+    {kCryptoService, "SignBatch", "unary"},
+    {kCryptoService, "VerifyBatch", "unary"},
+    {kCryptoService, "Encrypt", "unary"},
+    {kCryptoService, "Decrypt", "unary"},
+    {kCryptoService, "EncryptBatch", "unary"},
+    {kCryptoService, "EncryptStream", "bidi_stream"},
+    {kCryptoService, "DecryptStream", "bidi_stream"},
+    {kCryptoService, "PublicKeyEncrypt", "unary"},
+    {kCryptoService, "PublicKeyDecrypt", "unary"},
+    {kCryptoService, "HybridEncrypt", "unary"},
+    {kCryptoService, "HybridDecrypt", "unary"},
+    {kCryptoService, "HybridEncryptStream", "bidi_stream"},
+    {kCryptoService, "HybridDecryptStream", "bidi_stream"},
+    {kCryptoService, "GenerateKeyPair", "unary"},
+    {kCryptoService, "GetPublicKey", "unary"},
+    {kCryptoService, "GenerateRandom", "unary"},
+    {kCryptoService, "GetServerInfo", "unary"},
+    {"grpc.health.v1.Health", "Check", "unary"},
+    {"grpc.health.v1.Health", "Watch", "server_stream"},
+    {"grpc.reflection.v1alpha.ServerReflection", "ServerReflectionInfo", "bidi_stream"},
+};
+
+std::vector<Operation> OperationsOf(Algorithm alg) {
+  if (IsHashAlgorithm(alg)) return {Operation::kHash};
+  if (IsMacAlgorithm(alg)) return {Operation::kMac};
+  if (alg == Algorithm::kSm2) {
+    return {Operation::kSign, Operation::kVerify, Operation::kEncrypt, Operation::kDecrypt};
+  }
+  if (IsSignatureAlgorithm(alg)) return {Operation::kSign, Operation::kVerify};
+  return {Operation::kEncrypt, Operation::kDecrypt};
+}
+
+size_t AlgorithmIndex(Algorithm alg) {
+  absl::Span<const Algorithm> all = AllAlgorithms();
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (all[i] == alg) return i;
+  }
+  return all.size();
+}
+
+// ProcessCollector reads /proc/self at scrape time (prometheus-cpp 1.0.1 has no
+// process collector).
+class ProcessCollector final : public prometheus::Collectable {
+ public:
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    double cpu = 0, rss = 0;
+    if (!ReadProcessStats(&cpu, &rss)) return {};
+    prometheus::MetricFamily cpu_family;
+    cpu_family.name = "process_cpu_seconds_total";
+    cpu_family.help = "Total user and system CPU time spent in seconds.";
+    cpu_family.type = prometheus::MetricType::Counter;
+    prometheus::ClientMetric cpu_metric;
+    cpu_metric.counter.value = cpu;
+    cpu_family.metric.push_back(cpu_metric);
+    prometheus::MetricFamily rss_family;
+    rss_family.name = "process_resident_memory_bytes";
+    rss_family.help = "Resident memory size in bytes.";
+    rss_family.type = prometheus::MetricType::Gauge;
+    prometheus::ClientMetric rss_metric;
+    rss_metric.gauge.value = rss;
+    rss_family.metric.push_back(rss_metric);
+    return {std::move(cpu_family), std::move(rss_family)};
+  }
+};
+
+class MetricsInterceptor final : public grpc::experimental::Interceptor {
+ public:
+  MetricsInterceptor(Metrics* metrics, const Metrics::MethodMetrics* method)
+      : metrics_(metrics), method_(method), start_(std::chrono::steady_clock::now()) {
+    metrics_->inflight().fetch_add(1, std::memory_order_relaxed);
+    metrics_->inflight_gauge().Increment();
+    if (method_ != nullptr) method_->started->Increment();
+  }
+
+  ~MetricsInterceptor() override {
+    // A call that ended without sending a status (client cancelled, deadline passed
+    // before the handler answered) is counted as Canceled.
+    if (!recorded_) Record(grpc::StatusCode::CANCELLED);
+    metrics_->inflight_gauge().Decrement();
+    metrics_->inflight().fetch_sub(1, std::memory_order_relaxed);
+  }
+
+  void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
+    if (methods->QueryInterceptionHookPoint(
+            grpc::experimental::InterceptionHookPoints::PRE_SEND_STATUS)) {
+      Record(methods->GetSendStatus().error_code());
+    }
+    methods->Proceed();
+  }
+
+ private:
+  void Record(grpc::StatusCode code) {
+    if (recorded_) return;
+    recorded_ = true;
+    if (method_ == nullptr) return;
+    int c = static_cast<int>(code);
+    if (c < 0 || c >= kNumGrpcCodes) c = static_cast<int>(grpc::StatusCode::UNKNOWN);
+    method_->handled[c]->Increment();
+    method_->seconds->Observe(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
+  }
+
+  Metrics* metrics_;
+  const Metrics::MethodMetrics* method_;
+  std::chrono::steady_clock::time_point start_;
+  bool recorded_ = false;
+};
+
+class MetricsInterceptorFactory final
+    : public grpc::experimental::ServerInterceptorFactoryInterface {
+ public:
+  explicit MetricsInterceptorFactory(Metrics* metrics) : metrics_(metrics) {}
+  grpc::experimental::Interceptor* CreateServerInterceptor(
+      grpc::experimental::ServerRpcInfo* info) override {
+    return new MetricsInterceptor(metrics_, metrics_->ForMethod(info->method()));
+  }
+
+ private:
+  Metrics* metrics_;
+};
+
+}  // namespace
+
+bool ReadProcessStats(double* cpu_seconds, double* resident_bytes) {
+  std::ifstream in("/proc/self/stat");
+  std::string line;
+  if (!std::getline(in, line)) return false;
+  // Fields after the command name "(...)": field 3 (state) is the first.
+  const size_t close = line.rfind(')');
+  if (close == std::string::npos) return false;
+  std::vector<std::string> fields = absl::StrSplit(line.substr(close + 2), ' ');
+  // utime = field 14, stime = 15, rss = 24 (proc(5)); index = field - 3.
+  if (fields.size() < 22) return false;
+  const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
+  const double utime = std::strtod(fields[11].c_str(), nullptr);
+  const double stime = std::strtod(fields[12].c_str(), nullptr);
+  const double rss_pages = std::strtod(fields[21].c_str(), nullptr);
+  *cpu_seconds = (utime + stime) / ticks;
+  *resident_bytes = rss_pages * static_cast<double>(sysconf(_SC_PAGESIZE));
+  return true;
+}
+
+std::unique_ptr<Metrics> Metrics::New() {
+  std::unique_ptr<Metrics> m(new Metrics());
+  m->registry_ = std::make_shared<prometheus::Registry>();
+  prometheus::Registry& r = *m->registry_;
+
+  auto& started = prometheus::BuildCounter()
+                      .Name("grpc_server_started_total")
+                      .Help("Total number of RPCs started on the server.")
+                      .Register(r);
+  auto& handled = prometheus::BuildCounter()
+                      .Name("grpc_server_handled_total")
+                      .Help("Total number of RPCs completed on the server, regardless of "
+                            "success or failure.")
+                      .Register(r);
+  auto& seconds = prometheus::BuildHistogram()
+                      .Name("grpc_server_handling_seconds")
+                      .Help("Histogram of response latency (seconds) of gRPC that had been "
+                            "application-level handled by the server.")
+                      .Register(r);
+  // 10 µs to 10 s.
+  const prometheus::Histogram::BucketBoundaries buckets = {
+      1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3,
+      1e-2, 2.5e-2, 5e-2, 0.1,  0.25,   0.5,  1,    2.5,    5,    10};
+  for (const MethodDef& d : kMethods) {
+    MethodMetrics mm;
+    const prometheus::Labels labels = {{"grpc_service", std::string(d.service)},
+                                       {"grpc_method", std::string(d.method)},
+                                       {"grpc_type", std::string(d.type)}};
+    mm.started = &started.Add(labels);
+    mm.seconds = &seconds.Add(labels, buckets);
+    for (int c = 0; c < kNumGrpcCodes; ++c) {
+      prometheus::Labels with_code = labels;
+      with_code["grpc_code"] = std::string(GrpcCodeName(static_cast<grpc::StatusCode>(c)));
+      mm.handled[c] = &handled.Add(with_code);
+    }
+    m->methods_.emplace(absl::StrCat("/", d.service, "/", d.method), mm);
+  }
+
+  auto& bytes = prometheus::BuildCounter()
+                    .Name("smcrypt_bytes_processed_total")
+                    .Help("Input bytes processed by the crypto core, by algorithm and operation.")
+                    .Register(r);
+  absl::Span<const Algorithm> all = AllAlgorithms();
+  m->bytes_.resize(all.size());
+  for (size_t i = 0; i < all.size(); ++i) {
+    m->bytes_[i].fill(nullptr);
+    for (Operation op : OperationsOf(all[i])) {
+      m->bytes_[i][static_cast<int>(op)] =
+          &bytes.Add({{"algorithm", std::string(AlgorithmName(all[i]))},
+                      {"operation", std::string(OperationName(op))}});
+    }
+  }
+  m->kernel_family_ = &prometheus::BuildGauge()
+                           .Name("smcrypt_kernel_info")
+                           .Help("The back end dispatch chose per algorithm (value 1).")
+                           .Register(r);
+  m->selftest_ok_ = &prometheus::BuildGauge()
+                         .Name("smcrypt_selftest_ok")
+                         .Help("1 when every known-answer self-test passed in the last run.")
+                         .Register(r)
+                         .Add({});
+  m->inflight_ = &prometheus::BuildGauge()
+                      .Name("smcrypt_inflight_requests")
+                      .Help("RPCs in flight.")
+                      .Register(r)
+                      .Add({});
+  m->process_collector_ = std::make_shared<ProcessCollector>();
+  return m;
+}
+
+absl::Status Metrics::StartExposer(const std::string& address) {
+  try {
+    exposer_ = std::make_unique<prometheus::Exposer>(address);
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot serve metrics on ", address, ": ", e.what()));
+  }
+  exposer_->RegisterCollectable(registry_);
+  exposer_->RegisterCollectable(process_collector_);
+  std::vector<int> ports = exposer_->GetListeningPorts();
+  metrics_port_ = ports.empty() ? 0 : ports[0];
+  return absl::OkStatus();
+}
+
+const Metrics::MethodMetrics* Metrics::ForMethod(absl::string_view full_method) const {
+  auto it = methods_.find(full_method);
+  return it == methods_.end() ? nullptr : &it->second;
+}
+
+void Metrics::OnBytesProcessed(Algorithm alg, Operation op, uint64_t n) {
+  const size_t i = AlgorithmIndex(alg);
+  if (i >= bytes_.size()) return;
+  prometheus::Counter* c = bytes_[i][static_cast<int>(op)];
+  if (c != nullptr) c->Increment(static_cast<double>(n));
+}
+
+void Metrics::SetKernels(const std::vector<KernelChoice>& kernels) {
+  for (const KernelChoice& k : kernels) {
+    kernel_family_->Add({{"algorithm", k.algorithm}, {"kernel", k.kernel}}).Set(1);
+  }
+}
+
+std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
+NewMetricsInterceptorFactory(Metrics* metrics) {
+  return std::make_unique<MetricsInterceptorFactory>(metrics);
+}
+
+}  // namespace smcrypt::server

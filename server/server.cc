@@ -1,0 +1,198 @@
+#include "server/server.h"
+
+#include <chrono>
+#include <climits>
+#include <fstream>
+#include <iterator>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/security/server_credentials.h"
+#include "server/logging.h"
+#include "smcrypt/cpu.h"
+
+#ifndef SMCRYPT_VERSION
+#define SMCRYPT_VERSION "0.0.0"
+#endif
+
+namespace smcrypt::server {
+namespace {
+
+absl::StatusOr<std::string> ReadPemFile(const std::string& flag, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat(flag, ": cannot read ", path));
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
+    const ServerOptions& o) {
+  if (o.tls_cert.empty() && o.tls_key.empty()) {
+    if (!o.tls_client_ca.empty()) {
+      return absl::InvalidArgumentError("--tls_client_ca needs --tls_cert and --tls_key");
+    }
+    return grpc::InsecureServerCredentials();
+  }
+  if (o.tls_cert.empty() || o.tls_key.empty()) {
+    return absl::InvalidArgumentError("--tls_cert and --tls_key must be given together");
+  }
+  absl::StatusOr<std::string> cert = ReadPemFile("--tls_cert", o.tls_cert);
+  if (!cert.ok()) return cert.status();
+  absl::StatusOr<std::string> key = ReadPemFile("--tls_key", o.tls_key);
+  if (!key.ok()) return key.status();
+  grpc::SslServerCredentialsOptions ssl;
+  ssl.pem_key_cert_pairs.push_back({*key, *cert});
+  if (!o.tls_client_ca.empty()) {
+    absl::StatusOr<std::string> ca = ReadPemFile("--tls_client_ca", o.tls_client_ca);
+    if (!ca.ok()) return ca.status();
+    ssl.pem_root_certs = *ca;
+    ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+  } else {
+    ssl.client_certificate_request = GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE;
+  }
+  return grpc::SslServerCredentials(ssl);
+}
+
+// HostOf returns the host part of "host:port" for log lines.
+std::string HostOf(const std::string& address) {
+  const size_t colon = address.rfind(':');
+  return colon == std::string::npos ? address : address.substr(0, colon);
+}
+
+}  // namespace
+
+Server::Server() = default;
+
+Server::~Server() {
+  if (server_ != nullptr) {
+    server_->Shutdown(std::chrono::system_clock::now());
+    server_->Wait();
+  }
+}
+
+void Server::SetHealth(bool serving) {
+  absl::MutexLock lock(&mu_);
+  if (!started_ || server_ == nullptr) return;
+  if (shutting_down_) serving = false;
+  grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService();
+  if (health == nullptr) return;
+  health->SetServingStatus("", serving);
+  health->SetServingStatus(kCryptoServiceName, serving);
+}
+
+absl::Status Server::BuildAndStart(const ServerOptions& options) {
+  options_ = options;
+  if (options_.max_message_bytes == 0 || options_.max_message_bytes > INT_MAX) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max_message_bytes must be 1 to ", INT_MAX, ", got ", options_.max_message_bytes));
+  }
+  if (options_.max_inflight < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max_inflight must be at least 1, got ", options_.max_inflight));
+  }
+  if (options_.shutdown_grace < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--shutdown_grace must not be negative");
+  }
+
+  // Keyring.
+  if (options_.keys_dir.empty()) {
+    keys_ = KeyStore::Empty();
+  } else {
+    absl::StatusOr<std::unique_ptr<KeyStore>> keys = KeyStore::LoadFromDirectory(options_.keys_dir);
+    if (!keys.ok()) return keys.status();
+    keys_ = *std::move(keys);
+  }
+  LogInfo(absl::StrCat("keyring: ", keys_->size(), " keys",
+                       options_.keys_dir.empty() ? "" : absl::StrCat(" from ", options_.keys_dir)));
+
+  // Metrics, kernels, self-tests (fail closed: health stays NOT_SERVING on failure).
+  metrics_ = Metrics::New();
+  const std::vector<KernelChoice> kernels = ActiveKernels();
+  metrics_->SetKernels(kernels);
+  for (const KernelChoice& k : kernels) {
+    LogInfo(absl::StrCat("kernel ", k.algorithm, ": ", k.kernel));
+  }
+  LogInfo(absl::StrCat("cpu features: detected [", FormatCpuFeatureList(DetectCpuFeatures()),
+                       "], in use [", FormatCpuFeatureList(GetCpuFeatures()), "]"));
+  self_tests_ = std::make_unique<SelfTests>([this](bool ok) {
+    metrics_->SetSelfTestOk(ok);
+    SetHealth(ok);
+  });
+  self_tests_->Run();
+
+  if (!options_.metrics_listen.empty()) {
+    absl::Status s = metrics_->StartExposer(options_.metrics_listen);
+    if (!s.ok()) return s;
+  }
+
+  // gRPC server.
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> creds = MakeCredentials(options_);
+  if (!creds.ok()) return creds.status();
+  EngineOptions engine_options;
+  engine_options.allow_inline_private_keys = options_.allow_inline_private_keys;
+  engine_ = std::make_unique<CryptoEngine>(keys_.get(), engine_options, metrics_.get());
+  ServiceInfo info;
+  info.version = SMCRYPT_VERSION;
+  info.max_message_bytes = options_.max_message_bytes;
+  info.max_inflight = options_.max_inflight;
+  service_ = std::make_unique<CryptoServiceImpl>(engine_.get(), self_tests_.get(),
+                                                 &metrics_->inflight(), info);
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(options_.listen, *creds, &port_);
+  builder.RegisterService(service_.get());
+  builder.SetMaxReceiveMessageSize(static_cast<int>(options_.max_message_bytes));
+  // Responses are bounded by the request limit (plus tags, padding, batch framing).
+  builder.SetMaxSendMessageSize(INT_MAX);
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
+  creators.push_back(NewMetricsInterceptorFactory(metrics_.get()));
+  builder.experimental().SetInterceptorCreators(std::move(creators));
+  server_ = builder.BuildAndStart();
+  if (server_ == nullptr || port_ == 0) {
+    server_.reset();
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", options_.listen, " (address in use or invalid?)"));
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    started_ = true;
+  }
+  SetHealth(self_tests_->all_passed());
+  LogInfo(absl::StrCat("smcryptd ", SMCRYPT_VERSION, " listening on ", HostOf(options_.listen),
+                       ":", port_, options_.tls_cert.empty() ? " (plaintext)"
+                       : options_.tls_client_ca.empty()     ? " (TLS)"
+                                                            : " (mTLS)"));
+  if (!options_.metrics_listen.empty()) {
+    LogInfo(absl::StrCat("metrics on ", HostOf(options_.metrics_listen), ":",
+                         metrics_->metrics_port(), "/metrics"));
+  }
+  if (!self_tests_->all_passed()) {
+    LogError("self-tests failed: health is NOT_SERVING");
+  }
+  return absl::OkStatus();
+}
+
+void Server::Shutdown() {
+  if (server_ == nullptr) return;
+  {
+    absl::MutexLock lock(&mu_);
+    shutting_down_ = true;
+  }
+  SetHealth(false);
+  LogInfo(absl::StrCat("shutting down: draining in-flight RPCs for up to ",
+                       absl::FormatDuration(options_.shutdown_grace)));
+  server_->Shutdown(std::chrono::system_clock::now() +
+                    absl::ToChronoMilliseconds(options_.shutdown_grace));
+  server_->Wait();
+  LogInfo("shut down");
+}
+
+void Server::Wait() {
+  if (server_ != nullptr) server_->Wait();
+}
+
+}  // namespace smcrypt::server

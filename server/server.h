@@ -1,0 +1,88 @@
+// server.h — smcryptd's wiring: keyring, self-tests, metrics, gRPC server with health,
+// reflection, TLS/mTLS, limits and graceful shutdown (DESIGN.md "Service"; STYLE.md
+// §4, house style 10–11).
+#ifndef SMCRYPT_SERVER_SERVER_H_
+#define SMCRYPT_SERVER_SERVER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "grpcpp/grpcpp.h"
+#include "server/crypto_engine.h"
+#include "server/crypto_service_impl.h"
+#include "server/key_store.h"
+#include "server/metrics.h"
+#include "server/self_test.h"
+
+namespace smcrypt::server {
+
+// ServerOptions mirror smcryptd's flags (main.cc documents each default).
+struct ServerOptions {
+  // listen: gRPC address; port 0 picks a free port (see Server::port()).
+  std::string listen = "0.0.0.0:50051";
+  // metrics_listen: Prometheus /metrics address; empty disables it; port 0 picks one.
+  std::string metrics_listen = "0.0.0.0:9464";
+  // keys_dir: the keyring directory; empty means no keyring.
+  std::string keys_dir;
+  bool allow_inline_private_keys = true;
+  // TLS: cert and key (PEM files) enable TLS; tls_client_ca also requires and verifies
+  // client certificates (mTLS).
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_client_ca;
+  // max_message_bytes: largest request message; larger is RESOURCE_EXHAUSTED.
+  uint64_t max_message_bytes = 4 << 20;
+  // max_inflight: concurrent RPCs above this are RESOURCE_EXHAUSTED.
+  int64_t max_inflight = 65536;
+  // shutdown_grace: how long Shutdown waits for in-flight RPCs before cancelling them.
+  absl::Duration shutdown_grace = absl::Seconds(20);
+};
+
+inline constexpr char kCryptoServiceName[] = "smcrypt.v1.CryptoService";
+
+class Server {
+ public:
+  Server();
+  ~Server();
+
+  // BuildAndStart loads the keyring, runs the self-tests, starts /metrics and the gRPC
+  // server, and sets health to SERVING if every self-test passed (NOT_SERVING
+  // otherwise; the server still runs so the failure can be inspected).
+  // Errors: InvalidArgument for bad options or a bad key file (named), NotFound for a
+  // missing file or directory, Unavailable when an address cannot be bound.
+  absl::Status BuildAndStart(const ServerOptions& options);
+
+  // port and metrics_port are the bound ports (after BuildAndStart).
+  int port() const { return port_; }
+  int metrics_port() const { return metrics_ ? metrics_->metrics_port() : 0; }
+
+  // Shutdown turns health NOT_SERVING, stops accepting RPCs, lets in-flight RPCs finish
+  // for up to shutdown_grace and cancels what is left. Returns when the server stopped.
+  void Shutdown();
+  // Wait blocks until the server has shut down.
+  void Wait();
+
+ private:
+  void SetHealth(bool serving);
+
+  ServerOptions options_;
+  std::unique_ptr<KeyStore> keys_;
+  std::unique_ptr<Metrics> metrics_;
+  std::unique_ptr<SelfTests> self_tests_;
+  std::unique_ptr<CryptoEngine> engine_;
+  std::unique_ptr<CryptoServiceImpl> service_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+  absl::Mutex mu_;
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
+  bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace smcrypt::server
+
+#endif  // SMCRYPT_SERVER_SERVER_H_
