@@ -6,9 +6,10 @@
 // decides whether to draw a new k or to fail, as the standard requires.
 //
 // Empty messages: klen = 0 gives an empty t, and the all-zero test of A5/B4 does not
-// apply (there is no derived key to be weak); C2 is empty and C3 = SM3(x2 ‖ y2). This
-// matches GmSSL and gmsm; OpenSSL 3.0 refuses to encrypt or decrypt an empty message
-// (its KDF rejects a zero output length), so that case cannot be cross-checked there.
+// apply (there is no derived key to be weak); C2 is empty and C3 = SM3(x2 ‖ y2).
+// OpenSSL 3.0 refuses to encrypt or decrypt an empty message (pinned in
+// tests/crypto/sm2/sm2_openssl_test.cc), so that case is checked against EC_POINT_mul
+// and EVP SM3 instead (tests/crypto/sm2/sm2_contract_test.cc).
 //
 // Output formats: C1 ‖ C3 ‖ C2 (2016 standard), C1 ‖ C2 ‖ C3 (2010 draft), or DER
 // SM2Cipher via Sm2CiphertextConvert. DER carries C1 as two INTEGERs, so `compress_c1`

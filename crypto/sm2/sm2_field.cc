@@ -77,8 +77,8 @@ void FeSqrN(const Sm2Kernels& k, uint64_t r[4], const uint64_t a[4], int n) {
   for (int i = 1; i < n; ++i) k.fe_sqr(r, r);
 }
 
-// FeChain31 computes a^(2^31 − 1), a^(2^32 − 1) and a^(2^62 − 1), the building blocks
-// of both p − 2 and (p + 1)/4.
+// FeChain computes a^(2^2 − 1), a^(2^31 − 1), a^(2^32 − 1) and a^(2^62 − 1), the
+// building blocks of both p − 2 and (p + 1)/4 (runs of ones in their binary forms).
 void FeChain(const Sm2Kernels& k, const uint64_t a[4], uint64_t x2[4], uint64_t x31[4],
              uint64_t x32[4], uint64_t x62[4]) {
   uint64_t x3[4], x6[4], x12[4], x15[4], x30[4];

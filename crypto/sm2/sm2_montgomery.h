@@ -88,7 +88,7 @@ inline void ModSub(uint64_t r[4], const uint64_t a[4], const uint64_t b[4], cons
   }
 }
 
-// MontInv64 returns −m⁻¹ mod 2^64 for odd m (Newton iteration), usable in constexpr.
+// MontNegInv64 returns −m⁻¹ mod 2^64 for odd m (Newton iteration), usable in constexpr.
 constexpr uint64_t MontNegInv64(uint64_t m) {
   uint64_t x = 1;
   for (int i = 0; i < 7; ++i) x *= 2 - m * x;  // x = m⁻¹ mod 2^(2^(i+1))

@@ -57,7 +57,9 @@ void ScalarMulBase(const Sm2Kernels& k, Sm2Jacobian* r, const uint64_t scalar[4]
 // 5 doublings and one complete addition per window. Constant time in `scalar`.
 void ScalarMulPoint(const Sm2Kernels& k, Sm2Jacobian* r, const Sm2Affine& p,
                     const uint64_t scalar[4]);
-// ScalarMulTwoVartime sets r = s·G + t·p for PUBLIC s, t (verification only).
+// ScalarMulTwoVartime sets r = s·G + t·p for PUBLIC s, t (verification only). Callers
+// may not rely on it being constant time; today it reuses the two constant-time
+// multiplications and one complete addition.
 void ScalarMulTwoVartime(const Sm2Kernels& k, Sm2Jacobian* r, const uint64_t s[4],
                          const Sm2Affine& p, const uint64_t t[4]);
 
