@@ -41,6 +41,18 @@ absl::StatusOr<Sm2CiphertextParts> SplitRaw(absl::string_view in, bool c3_first)
     return absl::InvalidArgumentError(absl::StrCat("SM2 ciphertext too short: expected at least ",
                                                    kSm2PointSize + kSm2C3Size, " bytes, got 0"));
   }
+  // An unprefixed C1 (x1 ‖ y1, 64 bytes), as in Sm2Decrypt.
+  if (in.size() >= 2 * kSm2ScalarSize + kSm2C3Size) {
+    std::string c1 = absl::StrCat("\x04", in.substr(0, 2 * kSm2ScalarSize));
+    if (Sm2PublicKey::FromPoint(c1).ok()) {
+      Sm2CiphertextParts parts;
+      parts.c1 = std::move(c1);
+      absl::string_view rest = in.substr(2 * kSm2ScalarSize);
+      parts.c3 = c3_first ? rest.substr(0, kSm2C3Size) : rest.substr(rest.size() - kSm2C3Size);
+      parts.c2 = c3_first ? rest.substr(kSm2C3Size) : rest.substr(0, rest.size() - kSm2C3Size);
+      return parts;
+    }
+  }
   const uint8_t prefix = static_cast<uint8_t>(in[0]);
   size_t c1_size;
   if (prefix == 0x04) {
@@ -71,14 +83,34 @@ absl::StatusOr<Sm2CiphertextParts> SplitRaw(absl::string_view in, bool c3_first)
   return parts;
 }
 
+// ReadLenientCoordinate reads an SM2Cipher coordinate INTEGER into 32 big-endian bytes.
+// Writers disagree here: OpenSSL and GmSSL write minimal DER INTEGERs, but fixed-width
+// producers write all 32 bytes, with leading zeros or with the top bit set (which strict
+// DER would read as negative). The coordinate is validated as a curve point afterwards,
+// so the decoder takes the INTEGER's contents as an unsigned magnitude of at most 32
+// significant bytes. The encoder stays strict (minimal, non-negative INTEGERs).
+absl::Status ReadLenientCoordinate(der::Reader& seq, uint8_t out[kSm2ScalarSize]) {
+  SMCRYPT_ASSIGN_OR_RETURN(absl::string_view v, seq.ReadElement(der::kInteger));
+  if (v.empty()) return absl::InvalidArgumentError("SM2Cipher: empty coordinate INTEGER");
+  while (v.size() > 1 && v[0] == '\0') v.remove_prefix(1);
+  if (v.size() > kSm2ScalarSize) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "SM2Cipher: coordinate INTEGER has ", v.size(), " significant bytes, at most ",
+        kSm2ScalarSize));
+  }
+  std::memset(out, 0, kSm2ScalarSize);
+  std::memcpy(out + kSm2ScalarSize - v.size(), v.data(), v.size());
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Sm2CiphertextParts> SplitDer(absl::string_view in) {
   der::Reader top(in);
   SMCRYPT_ASSIGN_OR_RETURN(der::Reader seq, top.ReadSequence());
   SMCRYPT_RETURN_IF_ERROR(top.Done());
   uint8_t c1[kSm2PointSize];
   c1[0] = 0x04;
-  SMCRYPT_RETURN_IF_ERROR(seq.ReadUnsignedInteger(c1 + 1, kSm2ScalarSize));
-  SMCRYPT_RETURN_IF_ERROR(seq.ReadUnsignedInteger(c1 + 1 + kSm2ScalarSize, kSm2ScalarSize));
+  SMCRYPT_RETURN_IF_ERROR(ReadLenientCoordinate(seq, c1 + 1));
+  SMCRYPT_RETURN_IF_ERROR(ReadLenientCoordinate(seq, c1 + 1 + kSm2ScalarSize));
   Sm2CiphertextParts parts;
   SMCRYPT_ASSIGN_OR_RETURN(parts.c3, seq.ReadOctetString());
   if (parts.c3.size() != kSm2C3Size) {

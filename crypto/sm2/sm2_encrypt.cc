@@ -178,6 +178,17 @@ absl::StatusOr<std::string> Sm2Decrypt(const Sm2PrivateKey& key, absl::string_vi
   if (ciphertext.empty()) {
     return absl::InvalidArgumentError("SM2 ciphertext: empty");
   }
+  // Some writers drop C1's 04 byte and send x1 ‖ y1 (64 bytes). Such an input is read
+  // as unprefixed when x1 ‖ y1 there is a point on the curve: a prefixed C1 would pass
+  // that check by chance with probability about 2^-256. C1 is public, so trying both
+  // readings reveals nothing.
+  std::string prefixed;
+  if (ciphertext.size() >= 2 * kSm2ScalarSize + kSm2C3Size &&
+      Sm2PublicKey::FromPoint(absl::StrCat("\x04", ciphertext.substr(0, 2 * kSm2ScalarSize)))
+          .ok()) {
+    prefixed = absl::StrCat("\x04", ciphertext);
+    ciphertext = prefixed;
+  }
   const uint8_t prefix = static_cast<uint8_t>(ciphertext[0]);
   size_t c1_len;
   if (prefix == 0x04) {

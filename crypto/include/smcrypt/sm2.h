@@ -111,8 +111,10 @@ absl::StatusOr<std::string> Sm2Encrypt(const Sm2PublicKey& key, absl::string_vie
                                        Sm2CiphertextFormat format = Sm2CiphertextFormat::kC1C3C2,
                                        bool compress_c1 = false);
 
-// Sm2Decrypt decrypts (§7.1 B1–B7). C1 may be compressed or uncompressed in the two raw
-// formats. Errors: InvalidArgument with the reason for a malformed input (too short, C1
+// Sm2Decrypt decrypts (§7.1 B1–B7). In the two raw formats C1 may be uncompressed
+// (65 bytes), compressed (33 bytes) or unprefixed x1 ‖ y1 (64 bytes, as some writers
+// send it); in DER SM2Cipher the coordinates may be minimal INTEGERs or fixed 32-byte
+// fields. Errors: InvalidArgument with the reason for a malformed input (too short, C1
 // not a valid point, bad DER); InvalidArgument "decryption failed" when t is all zero or
 // C3 does not match (compared in constant time).
 absl::StatusOr<std::string> Sm2Decrypt(const Sm2PrivateKey& key, absl::string_view ciphertext,

@@ -543,15 +543,14 @@ TEST(Sm2EncodingCiphertextTest, TooShortAndMalformed) {
        "SM2Cipher: HASH must be 32 bytes, got 31"},
       {"HASH 33 bytes", Tlv(0x30, integer(x) + integer(y) + Tlv(0x04, c3 + "x") + Tlv(0x04, c2)),
        "SM2Cipher: HASH must be 32 bytes, got 33"},
-      {"negative x", Tlv(0x30, Tlv(0x02, "\x80" + x) + integer(y) + Tlv(0x04, c3) +
-                                   Tlv(0x04, c2)),
-       "negative INTEGER"},
-      {"non-minimal x", Tlv(0x30, Tlv(0x02, std::string(2, '\0') + x) + integer(y) +
-                                      Tlv(0x04, c3) + Tlv(0x04, c2)),
-       "non-minimal INTEGER"},
+      {"x with 33 significant bytes, top bit set",
+       Tlv(0x30, Tlv(0x02, "\x80" + x) + integer(y) + Tlv(0x04, c3) + Tlv(0x04, c2)),
+       "coordinate INTEGER has 33 significant bytes, at most 32"},
       {"x too large", Tlv(0x30, Tlv(0x02, "\x01" + x) + integer(y) + Tlv(0x04, c3) +
                                     Tlv(0x04, c2)),
-       "INTEGER too large: 33 bytes, at most 32"},
+       "coordinate INTEGER has 33 significant bytes, at most 32"},
+      {"empty x", Tlv(0x30, Tlv(0x02, "") + integer(y) + Tlv(0x04, c3) + Tlv(0x04, c2)),
+       "empty coordinate INTEGER"},
       {"trailing bytes", good + std::string(1, '\0'), "trailing bytes after SEQUENCE"},
       {"extra element", Tlv(0x30, integer(x) + integer(y) + Tlv(0x04, c3) + Tlv(0x04, c2) +
                                       HexToBytes("0500")),
@@ -569,6 +568,13 @@ TEST(Sm2EncodingCiphertextTest, TooShortAndMalformed) {
                                      Sm2CiphertextFormat::kC1C3C2),
                 StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(row.message)));
   }
+  // Fixed-width producers pad coordinates with zeros (non-minimal DER): read leniently.
+  const std::string padded = Tlv(0x30, Tlv(0x02, std::string(2, '\0') + x) + integer(y) +
+                                           Tlv(0x04, c3) + Tlv(0x04, c2));
+  auto lenient = Sm2CiphertextConvert(padded, Sm2CiphertextFormat::kDer,
+                                      Sm2CiphertextFormat::kC1C3C2);
+  ASSERT_THAT(lenient, IsOk());
+  EXPECT_EQ(BytesToHex(*lenient), BytesToHex(c1c3c2));
   for (size_t n = 0; n < der.size(); ++n) {
     EXPECT_THAT(Sm2CiphertextConvert(der.substr(0, n), Sm2CiphertextFormat::kDer,
                                      Sm2CiphertextFormat::kC1C3C2),
