@@ -21,6 +21,14 @@ for p in "${packages[@]}"; do
   fi
 done
 
+# Node.js and npm lint the proto with buf (deploy/local/lint-proto.sh); many images ship
+# their own, so Debian's are installed only when none is on PATH.
+if ! command -v npm >/dev/null 2>&1; then
+  for p in nodejs npm; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+fi
+
 if [ "${#missing[@]}" -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
   exit 0
