@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "smcrypt/cpu.h"
 #include "tests/testing/status_matchers.h"
 
@@ -55,6 +57,38 @@ TEST(CpuFeaturesTest, SetCpuDisableAfterFirstUseFails) {
   (void)GetCpuFeatures();
   EXPECT_THAT(SetCpuDisable("gfni"), StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_THAT(SetCpuDisable("nonsense"), StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+}  // namespace
+}  // namespace smcrypt
+
+namespace smcrypt {
+namespace {
+
+// Run by ctest a second time with SMCRYPT_CPU_DISABLE set (tests/CMakeLists.txt,
+// cpu_test_masked): every named feature must be hidden, and dispatch must still work.
+TEST(CpuFeaturesTest, EnvironmentMaskIsApplied) {
+  const char* env = std::getenv("SMCRYPT_CPU_DISABLE");
+  if (env == nullptr) GTEST_SKIP() << "SMCRYPT_CPU_DISABLE not set (run as cpu_test_masked)";
+  ASSERT_THAT(CpuFeatureEnvStatus(), IsOk());
+  auto mask = ParseCpuFeatureList(env);
+  ASSERT_THAT(mask, IsOk());
+  EXPECT_EQ(GetCpuFeatures() & *mask, 0u) << "hidden: " << env;
+  EXPECT_EQ(GetCpuFeatures(), DetectCpuFeatures() & ~*mask);
+  for (const KernelChoice& k : ActiveKernels()) {
+    std::printf("%s -> %s\n", k.algorithm.c_str(), k.kernel.c_str());
+    EXPECT_FALSE(k.kernel.empty());
+  }
+}
+
+TEST(CpuFeaturesTest, UnknownEnvironmentNameIsReported) {
+  const char* env = std::getenv("SMCRYPT_CPU_DISABLE");
+  if (env == nullptr || ParseCpuFeatureList(env).ok()) {
+    GTEST_SKIP() << "needs SMCRYPT_CPU_DISABLE with an unknown name (cpu_test_bad_mask)";
+  }
+  EXPECT_THAT(CpuFeatureEnvStatus(), StatusIs(absl::StatusCode::kInvalidArgument));
+  // The valid names in the list are still hidden.
+  EXPECT_EQ(GetCpuFeatures() & kCpuGfni, 0u);
 }
 
 }  // namespace
