@@ -1,0 +1,174 @@
+#include <limits>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "clients/smcrypt/commands.h"
+#include "clients/smcrypt/io.h"
+#include "clients/smcrypt/session.h"
+
+namespace smcrypt::cli {
+
+std::vector<FlagSpec> GroupFlags(unsigned groups) {
+  std::vector<FlagSpec> flags;
+  if (groups & kKeyFlags) {
+    flags.insert(flags.end(), {
+        {"key-id", "ID", "key <ID>.pem of the server's keyring (--keys_dir)"},
+        {"key", "FILE", "key material sent with the request: PEM or DER private/public key, "
+                        "or an SM4/AES/HMAC KEY PEM block (as written by keygen)"},
+        {"key-hex", "HEX", "raw key bytes in hex (symmetric keys, SM2/EC scalars or points)"},
+    });
+  }
+  if (groups & kInputFlags) {
+    flags.push_back({"in", "FILE", "input file (same as the positional FILE; - is stdin)"});
+  }
+  if (groups & kOutputFlags) {
+    flags.insert(flags.end(), {
+        {"out", "FILE", "write the result to FILE instead of stdout"},
+        {"format", "FMT", "hex | base64 | raw: how binary values (digests, signatures, "
+                          "ciphertexts) are written and read (default hex)"},
+    });
+  }
+  if (groups & kConnectionFlags) {
+    flags.insert(flags.end(), {
+        {"target", "HOST:PORT", "smcryptd address (default $SMCRYPT_TARGET, else localhost:50051)"},
+        {"tls", "", "connect with TLS (implied by --ca, --cert, --cert-key, --server-name)"},
+        {"ca", "FILE", "PEM CA certificates to trust (default: the system's trust store)"},
+        {"cert", "FILE", "PEM client certificate chain for mTLS"},
+        {"cert-key", "FILE", "PEM private key of the client certificate"},
+        {"server-name", "NAME", "expected server name in its certificate (TLS SNI/override)"},
+        {"timeout", "DURATION", "RPC deadline: seconds or 500ms, 10s, 2m (default 30s for "
+                                "single calls, none for streams)"},
+    });
+  }
+  return flags;
+}
+
+absl::Status UsageError(absl::string_view message) {
+  return absl::InvalidArgumentError(message);
+}
+
+int ExitCodeFor(const absl::Status& status) {
+  return IsRpcError(status) ? kExitRpc : kExitUsage;
+}
+
+std::string DescribeError(const absl::Status& status) {
+  if (!IsRpcError(status)) return std::string(status.message());
+  std::string out = absl::StrCat(CodeName(status.code()), ": ", status.message());
+  switch (status.code()) {
+    case absl::StatusCode::kUnavailable:
+      absl::StrAppend(&out, " (is smcryptd running at --target? TLS flags must match the "
+                            "server)");
+      break;
+    case absl::StatusCode::kResourceExhausted:
+      absl::StrAppend(&out, " (large inputs: use --stream where the command offers it)");
+      break;
+    default:
+      break;
+  }
+  return out;
+}
+
+absl::StatusOr<smcrypt::v1::Algorithm> AlgorithmFlag(const Args& args, AlgorithmFamily family,
+                                                     smcrypt::v1::Algorithm fallback) {
+  std::optional<std::string> name = args.Get("alg");
+  if (!name.has_value()) return fallback;
+  return ParseAlgorithm(*name, family);
+}
+
+absl::StatusOr<Encoding> FormatFlag(const Args& args, Encoding fallback) {
+  std::optional<std::string> name = args.Get("format");
+  if (!name.has_value()) return fallback;
+  return ParseEncoding(*name);
+}
+
+absl::StatusOr<smcrypt::v1::KeyRef> KeyFlag(const Args& args) {
+  int given = args.Has("key-id") + args.Has("key") + args.Has("key-hex");
+  if (given == 0) {
+    return UsageError("a key is required: --key-id ID, --key FILE or --key-hex HEX");
+  }
+  if (given > 1) return UsageError("give only one of --key-id, --key and --key-hex");
+  smcrypt::v1::KeyRef ref;
+  if (std::optional<std::string> id = args.Get("key-id")) {
+    ref.set_key_id(*id);
+  } else if (std::optional<std::string> hex = args.Get("key-hex")) {
+    absl::StatusOr<std::string> key = DecodeHexFlag("key-hex", *hex);
+    if (!key.ok()) return key.status();
+    ref.set_inline_key(*std::move(key));
+  } else {
+    std::string path = *args.Get("key");
+    absl::StatusOr<std::string> file = ReadFile(path);
+    if (!file.ok()) return UsageError(absl::StrCat("--key: ", file.status().message()));
+    absl::StatusOr<std::optional<std::string>> raw = PemSymmetricKey(*file);
+    if (!raw.ok()) return UsageError(absl::StrCat("--key ", path, ": ", raw.status().message()));
+    ref.set_inline_key(raw->has_value() ? **raw : *file);
+  }
+  return ref;
+}
+
+absl::StatusOr<std::vector<std::string>> InputPaths(const Args& args, bool allow_many) {
+  std::vector<std::string> paths = args.positional();
+  if (std::optional<std::string> in = args.Get("in")) {
+    if (!paths.empty()) return UsageError("give the input either as --in FILE or as FILE, not both");
+    paths.push_back(*in);
+  }
+  if (paths.empty()) paths.push_back("-");
+  if (!allow_many && paths.size() > 1) {
+    return UsageError(absl::StrCat("expected one input, got ", paths.size()));
+  }
+  return paths;
+}
+
+absl::StatusOr<std::string> ReadInput(const Args& args) {
+  absl::StatusOr<std::vector<std::string>> paths = InputPaths(args, /*allow_many=*/false);
+  if (!paths.ok()) return paths.status();
+  return ReadFile(paths->front());
+}
+
+absl::StatusOr<std::optional<std::string>> BytesFlag(const Args& args,
+                                                     absl::string_view text_flag,
+                                                     absl::string_view hex_flag) {
+  std::optional<std::string> text = args.Get(text_flag);
+  std::optional<std::string> hex = args.Get(hex_flag);
+  if (text.has_value() && hex.has_value()) {
+    return UsageError(absl::StrCat("give only one of --", text_flag, " and --", hex_flag));
+  }
+  if (text.has_value()) return text;
+  if (hex.has_value()) {
+    absl::StatusOr<std::string> bytes = DecodeHexFlag(hex_flag, *hex);
+    if (!bytes.ok()) return bytes.status();
+    return std::optional<std::string>(*std::move(bytes));
+  }
+  return std::optional<std::string>();
+}
+
+absl::StatusOr<uint64_t> UintFlag(const Args& args, absl::string_view name, uint64_t fallback,
+                                  uint64_t min, uint64_t max) {
+  std::optional<std::string> text = args.Get(name);
+  if (!text.has_value()) return fallback;
+  uint64_t value;
+  if (!absl::SimpleAtoi(*text, &value) || value < min || value > max) {
+    return UsageError(absl::StrCat("--", name, " ", *text, ": expected an integer in [", min,
+                                   ", ", max, "]"));
+  }
+  return value;
+}
+
+absl::Status WriteOutput(const Args& args, absl::string_view bytes) {
+  Output out(args.Get("out").value_or(""));
+  if (absl::Status s = out.Write(bytes); !s.ok()) return s;
+  return out.Close();
+}
+
+absl::StatusOr<std::string> ReadEncodedFile(const std::string& path, Encoding encoding,
+                                            absl::string_view what) {
+  absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) return text.status();
+  absl::StatusOr<std::string> bytes = DecodeAll(encoding, *text);
+  if (!bytes.ok()) {
+    return UsageError(absl::StrCat(what, " ", path, ": ", bytes.status().message(),
+                                   " (see --format)"));
+  }
+  return bytes;
+}
+
+}  // namespace smcrypt::cli

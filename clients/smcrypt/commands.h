@@ -1,0 +1,99 @@
+// commands.h — the subcommands of the smcrypt CLI and the helpers they share.
+//
+// Exit codes (every subcommand): 0 success; 1 a verification that ran and failed
+// ("signature invalid", "MAC invalid"); 2 a usage or local input error; 3 an RPC error
+// (the gRPC code name and the server's message are printed).
+#ifndef SMCRYPT_CLIENTS_SMCRYPT_COMMANDS_H_
+#define SMCRYPT_CLIENTS_SMCRYPT_COMMANDS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "clients/smcrypt/algorithm_names.h"
+#include "clients/smcrypt/codec.h"
+#include "clients/smcrypt/flags.h"
+#include "smcrypt/v1/crypto.pb.h"
+
+namespace smcrypt::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitInvalid = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitRpc = 3;
+
+// Flag groups a command accepts besides its own flags.
+enum FlagGroup : unsigned {
+  kConnectionFlags = 1 << 0,  // --target --tls --ca --cert --cert-key --server-name --timeout
+  kKeyFlags = 1 << 1,         // --key-id --key --key-hex
+  kInputFlags = 1 << 2,       // --in
+  kOutputFlags = 1 << 3,      // --out --format
+};
+
+// Command is one subcommand: its help text and its entry point. `run` returns the exit
+// code on success paths (0, or 1 for a failed verification) and an error status
+// otherwise (RPC errors are marked, see session.h).
+struct Command {
+  absl::string_view name;
+  absl::string_view summary;
+  absl::string_view synopsis;
+  absl::string_view details;
+  std::vector<FlagSpec> flags;
+  unsigned groups;
+  absl::StatusOr<int> (*run)(const Args& args);
+};
+
+// The command tables, one function per source file.
+std::vector<Command> HashCommands();    // hash, hmac
+std::vector<Command> SignCommands();    // sign, verify
+std::vector<Command> CipherCommands();  // encrypt, decrypt
+std::vector<Command> PkCommands();      // pkencrypt, pkdecrypt, seal, open
+std::vector<Command> KeyCommands();     // keygen, pubkey, random, info
+
+// GroupFlags returns the FlagSpecs of `groups`.
+std::vector<FlagSpec> GroupFlags(unsigned groups);
+
+// ---- Helpers shared by the commands -------------------------------------------------
+
+// AlgorithmFlag reads --alg for `family`; `fallback` when absent.
+absl::StatusOr<smcrypt::v1::Algorithm> AlgorithmFlag(const Args& args, AlgorithmFamily family,
+                                                     smcrypt::v1::Algorithm fallback);
+// FormatFlag reads --format; `fallback` when absent.
+absl::StatusOr<Encoding> FormatFlag(const Args& args, Encoding fallback);
+// KeyFlag reads exactly one of --key-id, --key FILE, --key-hex. A --key file holding
+// an "SM4 KEY" / "AES KEY" / "HMAC KEY" PEM block is sent as its raw key bytes; other
+// files (PEM or DER keys) are sent as they are.
+absl::StatusOr<smcrypt::v1::KeyRef> KeyFlag(const Args& args);
+// InputPaths returns the inputs: --in, else the positional arguments, else "-" (stdin).
+// With `allow_many` false, more than one is a usage error.
+absl::StatusOr<std::vector<std::string>> InputPaths(const Args& args, bool allow_many);
+// ReadInput reads the single input (see InputPaths) completely.
+absl::StatusOr<std::string> ReadInput(const Args& args);
+// BytesFlag reads an optional byte string given either as text (--`text_flag`) or as
+// hex (--`hex_flag`); both at once is a usage error.
+absl::StatusOr<std::optional<std::string>> BytesFlag(const Args& args,
+                                                     absl::string_view text_flag,
+                                                     absl::string_view hex_flag);
+// UintFlag reads an unsigned decimal flag in [min, max]; `fallback` when absent.
+absl::StatusOr<uint64_t> UintFlag(const Args& args, absl::string_view name, uint64_t fallback,
+                                  uint64_t min, uint64_t max);
+// WriteOutput writes `bytes` to --out (stdout when absent) and closes it.
+absl::Status WriteOutput(const Args& args, absl::string_view bytes);
+// ReadEncodedFile reads `path` and decodes it with `encoding`; errors name `what`.
+absl::StatusOr<std::string> ReadEncodedFile(const std::string& path, Encoding encoding,
+                                            absl::string_view what);
+// UsageError is a usage error (exit 2).
+absl::Status UsageError(absl::string_view message);
+// ExitCodeFor maps an error to its exit code: 3 for RPC errors, 2 otherwise.
+int ExitCodeFor(const absl::Status& status);
+// DescribeError renders an error for the user: "CODE_NAME: message" for RPC errors
+// (plus a hint for the common ones), the message alone for local errors.
+std::string DescribeError(const absl::Status& status);
+
+}  // namespace smcrypt::cli
+
+#endif  // SMCRYPT_CLIENTS_SMCRYPT_COMMANDS_H_

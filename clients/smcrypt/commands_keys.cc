@@ -1,0 +1,274 @@
+// keygen, pubkey, random and info: GenerateKeyPair, GetPublicKey, GenerateRandom and
+// GetServerInfo.
+#include <cstdio>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "clients/smcrypt/commands.h"
+#include "clients/smcrypt/io.h"
+#include "clients/smcrypt/session.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace smcrypt::cli {
+namespace {
+
+namespace v1 = ::smcrypt::v1;
+
+// GenerateRandom serves at most 1 MiB per call; longer requests take several calls.
+constexpr uint64_t kRandomPerCall = 1 << 20;
+constexpr uint64_t kRandomMax = uint64_t{1} << 32;
+
+absl::StatusOr<std::string> Random(const Session& session, uint64_t len) {
+  std::string out;
+  while (out.size() < len) {
+    v1::GenerateRandomRequest req;
+    req.set_length(static_cast<uint32_t>(std::min(kRandomPerCall, len - out.size())));
+    v1::GenerateRandomResponse resp;
+    grpc::ClientContext ctx;
+    session.Prepare(&ctx);
+    grpc::Status s = session.stub().GenerateRandom(&ctx, req, &resp);
+    if (!s.ok()) return RpcStatus(s);
+    if (resp.data().size() != req.length()) {
+      return RpcStatus(grpc::Status(grpc::StatusCode::INTERNAL,
+                                    absl::StrCat("GenerateRandom returned ", resp.data().size(),
+                                                 " bytes, asked for ", req.length())));
+    }
+    out += resp.data();
+  }
+  return out;
+}
+
+absl::Status WriteFile(const std::string& path, absl::string_view bytes, bool private_file) {
+  Output out(path, private_file);
+  absl::Status s = out.Write(bytes);
+  if (s.ok()) s = out.Close();
+  if (!s.ok()) out.Discard();
+  return s;
+}
+
+absl::StatusOr<int> RunKeygen(const Args& args) {
+  absl::StatusOr<v1::Algorithm> alg = AlgorithmFlag(args, AlgorithmFamily::kKeyGen, v1::SM2);
+  if (!alg.ok()) return alg.status();
+  if (!args.positional().empty()) return UsageError("keygen takes no input file");
+  const bool der = args.Has("der");
+  const std::string out_path = args.Get("out").value_or("");
+  std::optional<std::string> pubout = args.Get("pubout");
+  absl::StatusOr<Session> session = Session::Connect(args);
+  if (!session.ok()) return session.status();
+
+  if (size_t key_size = SymmetricKeySize(*alg); key_size > 0) {
+    if (pubout.has_value() || args.Has("public-only")) {
+      return UsageError(absl::StrCat(AlgorithmName(*alg), " keys are secret keys: no public key"));
+    }
+    absl::StatusOr<std::string> key = Random(*session, key_size);
+    if (!key.ok()) return key.status();
+    std::string file = der ? *key : ToPem(SymmetricPemType(*alg), *key);
+    if (absl::Status s = WriteFile(out_path, file, /*private_file=*/true); !s.ok()) return s;
+    return kExitOk;
+  }
+
+  v1::GenerateKeyPairRequest req;
+  req.set_algorithm(*alg);
+  req.set_omit_private_key(args.Has("public-only"));
+  v1::GenerateKeyPairResponse resp;
+  grpc::ClientContext ctx;
+  session->Prepare(&ctx);
+  grpc::Status s = session->stub().GenerateKeyPair(&ctx, req, &resp);
+  if (!s.ok()) return RpcStatus(s);
+  if (resp.private_key_withheld()) {
+    std::fprintf(stderr, "smcrypt keygen: the server withheld the private key "
+                         "(--inline_private_keys=deny); writing the public key only\n");
+  }
+  const bool have_private = !resp.private_key_der().empty();
+  std::string priv = der ? resp.private_key_der() : resp.private_key_pem();
+  std::string pub = der ? resp.public_key_der() : resp.public_key_pem();
+  if (!have_private) {
+    if (absl::Status w = WriteFile(pubout.value_or(out_path), pub, false); !w.ok()) return w;
+    return kExitOk;
+  }
+  if (pubout.has_value()) {
+    if (absl::Status w = WriteFile(out_path, priv, true); !w.ok()) return w;
+    if (absl::Status w = WriteFile(*pubout, pub, false); !w.ok()) return w;
+    return kExitOk;
+  }
+  if (der) {
+    return UsageError("--der writes two binary keys: give --pubout FILE for the public key "
+                      "(or --public-only)");
+  }
+  // PEM: the private key first (what `openssl pkey -in FILE` reads), then the public key.
+  if (absl::Status w = WriteFile(out_path, priv + pub, true); !w.ok()) return w;
+  return kExitOk;
+}
+
+absl::StatusOr<int> RunPubkey(const Args& args) {
+  absl::StatusOr<v1::Algorithm> alg = AlgorithmFlag(args, AlgorithmFamily::kKeyPair, v1::SM2);
+  if (!alg.ok()) return alg.status();
+  absl::StatusOr<v1::KeyRef> key = KeyFlag(args);
+  if (!key.ok()) return key.status();
+  if (!args.positional().empty()) return UsageError("pubkey takes no input file; use --key");
+  absl::StatusOr<Session> session = Session::Connect(args);
+  if (!session.ok()) return session.status();
+  v1::GetPublicKeyRequest req;
+  req.set_algorithm(*alg);
+  *req.mutable_key() = *std::move(key);
+  v1::GetPublicKeyResponse resp;
+  grpc::ClientContext ctx;
+  session->Prepare(&ctx);
+  grpc::Status s = session->stub().GetPublicKey(&ctx, req, &resp);
+  if (!s.ok()) return RpcStatus(s);
+  if (args.Has("der")) {
+    absl::StatusOr<Encoding> format = FormatFlag(args, Encoding::kRaw);
+    if (!format.ok()) return format.status();
+    if (absl::Status w = WriteOutput(args, EncodeAll(*format, resp.public_key_der())); !w.ok()) {
+      return w;
+    }
+    return kExitOk;
+  }
+  if (args.Has("format")) return UsageError("--format goes with --der (PEM is text already)");
+  if (absl::Status w = WriteOutput(args, resp.public_key_pem()); !w.ok()) return w;
+  return kExitOk;
+}
+
+absl::StatusOr<int> RunRandom(const Args& args) {
+  if (args.positional().size() > 1 || (args.Has("length") && !args.positional().empty())) {
+    return UsageError("give the length once: smcrypt random N");
+  }
+  std::optional<std::string> len_text = args.Get("length");
+  if (!args.positional().empty()) len_text = args.positional().front();
+  if (!len_text.has_value()) return UsageError("the byte count is required: smcrypt random N");
+  Args len_args;
+  len_args.AddFlag("length", *len_text);
+  absl::StatusOr<uint64_t> len = UintFlag(len_args, "length", 0, 1, kRandomMax);
+  if (!len.ok()) return len.status();
+  absl::StatusOr<Encoding> format = FormatFlag(args, Encoding::kHex);
+  if (!format.ok()) return format.status();
+  absl::StatusOr<Session> session = Session::Connect(args);
+  if (!session.ok()) return session.status();
+  absl::StatusOr<std::string> bytes = Random(*session, *len);
+  if (!bytes.ok()) return bytes.status();
+  if (absl::Status w = WriteOutput(args, EncodeAll(*format, *bytes)); !w.ok()) return w;
+  return kExitOk;
+}
+
+std::string InfoText(const v1::GetServerInfoResponse& info) {
+  std::string out = absl::StrCat("smcryptd ", info.version(), "\n");
+  absl::StrAppend(&out, "CPU features detected: ", info.cpu_features_detected(), "\n");
+  absl::StrAppend(&out, "CPU features active:   ", info.cpu_features_active(), "\n");
+  absl::StrAppend(&out, "Kernels:\n");
+  for (const v1::KernelInfo& k : info.kernels()) {
+    absl::StrAppend(&out, "  ", k.algorithm(), std::string(k.algorithm().size() < 6
+                                                                ? 6 - k.algorithm().size()
+                                                                : 1, ' '),
+                    k.kernel(), "\n");
+  }
+  absl::StrAppend(&out, "Limits: max_message_bytes=", info.max_message_bytes(),
+                  " max_inflight=", info.max_inflight(),
+                  " inline_private_keys=", info.inline_private_keys(), "\n");
+  absl::StrAppend(&out, "Keyring: ", info.keyring_size(), " key(s)\n");
+  absl::StrAppend(&out, "Algorithms: ", absl::StrJoin(info.algorithms(), ", "), "\n");
+  int passed = 0;
+  for (const v1::SelfTestResult& t : info.self_tests()) passed += t.passed();
+  absl::StrAppend(&out, "Self-tests: ", passed, "/", info.self_tests_size(), " passed",
+                  info.self_tests_passed() ? "" : " (FAILED: the server is NOT_SERVING)", "\n");
+  for (const v1::SelfTestResult& t : info.self_tests()) {
+    absl::StrAppend(&out, "  ", t.passed() ? "ok   " : "FAIL ", t.name(),
+                    t.message().empty() ? "" : ": ", t.message(), "\n");
+  }
+  return out;
+}
+
+absl::StatusOr<int> RunInfo(const Args& args) {
+  if (!args.positional().empty()) return UsageError("info takes no arguments");
+  absl::StatusOr<Session> session = Session::Connect(args);
+  if (!session.ok()) return session.status();
+  v1::GetServerInfoRequest req;
+  req.set_run_self_tests(args.Has("self-test"));
+  v1::GetServerInfoResponse resp;
+  grpc::ClientContext ctx;
+  session->Prepare(&ctx);
+  grpc::Status s = session->stub().GetServerInfo(&ctx, req, &resp);
+  if (!s.ok()) return RpcStatus(s);
+  std::string text;
+  if (args.Has("json")) {
+    google::protobuf::util::JsonPrintOptions options;
+    options.add_whitespace = true;
+    options.preserve_proto_field_names = true;
+    if (!google::protobuf::util::MessageToJsonString(resp, &text, options).ok()) {
+      return absl::InternalError("cannot render the server info as JSON");
+    }
+  } else {
+    text = InfoText(resp);
+  }
+  if (absl::Status w = WriteOutput(args, text); !w.ok()) return w;
+  return resp.self_tests_passed() ? kExitOk : kExitInvalid;
+}
+
+}  // namespace
+
+std::vector<Command> KeyCommands() {
+  return {
+      {"keygen", "new key pair (SM2, ECDSA, RSA, HPKE) or secret key (SM4, AES, HMAC)",
+       "smcrypt keygen [--alg ALG] [--out FILE] [--pubout FILE] [--public-only] [--der]",
+       R"(Asymmetric algorithms: the server draws a key pair (GenerateKeyPair). The
+PKCS#8 private key goes to --out (mode 0600; stdout by default) and the public key
+(SubjectPublicKeyInfo) to --pubout, or after the private key when --pubout is absent.
+PEM by default, DER with --der. If the server denies inline private keys it keeps the
+private key back and only the public key is written.
+Symmetric and HMAC algorithms: a random key from the server's CSPRNG (16 bytes; 32 for
+AES-256 and HMAC) in a "SM4 KEY", "AES KEY" or "HMAC KEY" PEM block -- the format of
+the server's keyring, so the file works with --key here and in --keys_dir.
+--alg defaults to SM2.
+
+Examples:
+  smcrypt keygen --alg sm2 --out sm2.pem --pubout sm2pub.pem
+  smcrypt keygen --alg rsa-2048-pss --out rsa.pem && openssl pkey -in rsa.pem -noout -text
+  smcrypt keygen --alg sm4-gcm --out sm4.key)",
+       {{"alg", "ALG", "SM2 (default), ECDSA-*, RSA-*, HPKE-*, or SM4-*, AES-*, HMAC-*"},
+        {"out", "FILE", "private (or secret) key file (default stdout)"},
+        {"pubout", "FILE", "public key file"},
+        {"public-only", "", "ask the server for the public key only"},
+        {"der", "", "DER (raw key bytes for secret keys) instead of PEM"}},
+       kConnectionFlags, &RunKeygen},
+      {"pubkey", "public key of a keyring entry or private key",
+       "smcrypt pubkey [--alg ALG] KEY [--der [--format FMT]] [--out FILE]",
+       R"(Prints the public key (SubjectPublicKeyInfo) of a keyring entry (--key-id) or
+of a private key (--key), as PEM, or as DER with --der (raw bytes, or --format hex /
+base64). --alg defaults to SM2.
+
+Examples:
+  smcrypt pubkey --key-id signer
+  smcrypt pubkey --key sm2.pem --der --format hex)",
+       {{"alg", "ALG", "the key's algorithm: SM2 (default), ECDSA-*, RSA-*, HPKE-*"},
+        {"der", "", "DER instead of PEM"},
+        {"out", "FILE", "write the key to FILE instead of stdout"},
+        {"format", "FMT", "with --der: raw (default), hex or base64"}},
+       kConnectionFlags | kKeyFlags, &RunPubkey},
+      {"random", "random bytes from the server's CSPRNG",
+       "smcrypt random N [--format hex|base64|raw] [--out FILE]",
+       R"(Prints N random bytes (GenerateRandom, OpenSSL RAND_bytes on the server),
+hex by default. Large N takes several 1 MiB calls.
+
+Examples:
+  smcrypt random 16
+  smcrypt random 32 --format base64
+  smcrypt random 1048576 --format raw --out seed.bin)",
+       {{"length", "N", "byte count (same as the positional N)"}},
+       kConnectionFlags | kOutputFlags, &RunRandom},
+      {"info", "server version, CPU features, kernels, limits, self-tests",
+       "smcrypt info [--self-test] [--json]",
+       R"(Prints what GetServerInfo reports: version, CPU features detected and active,
+the back end (kernel) chosen per algorithm, limits, keyring size, algorithms served and
+the known-answer self-tests. Exits 1 when a self-test failed.
+
+Examples:
+  smcrypt info
+  smcrypt info --self-test --json --target smcrypt.example:50051 --tls)",
+       {{"self-test", "", "re-run the server's known-answer self-tests first"},
+        {"json", "", "print the response as JSON"},
+        {"out", "FILE", "write to FILE instead of stdout"}},
+       kConnectionFlags, &RunInfo},
+  };
+}
+
+}  // namespace smcrypt::cli

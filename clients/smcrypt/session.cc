@@ -1,0 +1,123 @@
+#include "clients/smcrypt/session.h"
+
+#include <cstdlib>
+#include <string>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/cord.h"
+#include "clients/smcrypt/io.h"
+
+namespace smcrypt::cli {
+namespace {
+
+constexpr char kRpcPayloadUrl[] = "type.smcrypt.dev/cli.RpcError";
+
+absl::StatusOr<absl::Duration> ParseTimeout(const std::string& text) {
+  absl::Duration d;
+  double seconds;
+  if (absl::SimpleAtod(text, &seconds)) {
+    d = absl::Seconds(seconds);
+  } else if (!absl::ParseDuration(text, &d)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--timeout ", text, ": expected seconds or a duration such as 500ms, 10s, 2m"));
+  }
+  if (d <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat("--timeout ", text, ": must be positive"));
+  }
+  return d;
+}
+
+absl::StatusOr<std::string> ReadPemFlag(const Args& args, absl::string_view flag) {
+  std::optional<std::string> path = args.Get(flag);
+  if (!path.has_value()) return std::string();
+  absl::StatusOr<std::string> pem = ReadFile(*path);
+  if (!pem.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--", flag, ": ", pem.status().message()));
+  }
+  return pem;
+}
+
+}  // namespace
+
+absl::StatusOr<Session> Session::Connect(const Args& args) {
+  std::string target = kDefaultTarget;
+  if (const char* env = std::getenv("SMCRYPT_TARGET"); env != nullptr && *env != '\0') {
+    target = env;
+  }
+  if (std::optional<std::string> t = args.Get("target")) target = *t;
+  if (target.empty()) return absl::InvalidArgumentError("--target must not be empty");
+
+  Session session;
+  if (std::optional<std::string> t = args.Get("timeout")) {
+    absl::StatusOr<absl::Duration> d = ParseTimeout(*t);
+    if (!d.ok()) return d.status();
+    session.timeout_ = *d;
+  }
+
+  grpc::ChannelArguments channel_args;
+  // The server enforces its own --max_message_bytes; the client accepts any reply size.
+  channel_args.SetMaxReceiveMessageSize(-1);
+  channel_args.SetMaxSendMessageSize(-1);
+
+  bool tls = args.Has("tls") || args.Has("ca") || args.Has("cert") || args.Has("cert-key") ||
+             args.Has("server-name");
+  std::shared_ptr<grpc::ChannelCredentials> creds;
+  if (tls) {
+    grpc::SslCredentialsOptions ssl;
+    absl::StatusOr<std::string> ca = ReadPemFlag(args, "ca");
+    absl::StatusOr<std::string> cert = ReadPemFlag(args, "cert");
+    absl::StatusOr<std::string> key = ReadPemFlag(args, "cert-key");
+    if (!ca.ok()) return ca.status();
+    if (!cert.ok()) return cert.status();
+    if (!key.ok()) return key.status();
+    if (cert->empty() != key->empty()) {
+      return absl::InvalidArgumentError(
+          "--cert and --cert-key go together (client certificate and its private key)");
+    }
+    ssl.pem_root_certs = *ca;  // empty: the system's trust store
+    ssl.pem_cert_chain = *cert;
+    ssl.pem_private_key = *key;
+    creds = grpc::SslCredentials(ssl);
+    if (std::optional<std::string> name = args.Get("server-name")) {
+      channel_args.SetSslTargetNameOverride(*name);
+    }
+  } else {
+    creds = grpc::InsecureChannelCredentials();
+  }
+  session.stub_ = smcrypt::v1::CryptoService::NewStub(
+      grpc::CreateCustomChannel(target, creds, channel_args));
+  return session;
+}
+
+void Session::Prepare(grpc::ClientContext* ctx, bool streaming) const {
+  if (timeout_.has_value()) {
+    ctx->set_deadline(absl::ToChronoTime(absl::Now() + *timeout_));
+  } else if (!streaming) {
+    ctx->set_deadline(absl::ToChronoTime(absl::Now() + kDefaultUnaryTimeout));
+  }
+}
+
+absl::Status RpcStatus(const grpc::Status& status) {
+  absl::Status out(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
+  if (!out.ok()) out.SetPayload(kRpcPayloadUrl, absl::Cord("1"));
+  return out;
+}
+
+absl::Status ItemStatus(const smcrypt::v1::Status& status) {
+  absl::Status out(static_cast<absl::StatusCode>(status.code()), status.message());
+  if (!out.ok()) out.SetPayload(kRpcPayloadUrl, absl::Cord("1"));
+  return out;
+}
+
+bool IsRpcError(const absl::Status& status) {
+  return status.GetPayload(kRpcPayloadUrl).has_value();
+}
+
+std::string CodeName(absl::StatusCode code) {
+  std::string name = absl::StatusCodeToString(code);
+  return name.empty() ? absl::StrCat("CODE_", static_cast<int>(code)) : name;
+}
+
+}  // namespace smcrypt::cli

@@ -1,0 +1,53 @@
+// session.h — the connection to smcryptd (target, TLS, deadline) and the mapping of
+// gRPC statuses to the CLI's errors.
+#ifndef SMCRYPT_CLIENTS_SMCRYPT_SESSION_H_
+#define SMCRYPT_CLIENTS_SMCRYPT_SESSION_H_
+
+#include <memory>
+#include <optional>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "clients/smcrypt/flags.h"
+#include "grpcpp/grpcpp.h"
+#include "smcrypt/v1/crypto.grpc.pb.h"
+
+namespace smcrypt::cli {
+
+// kDefaultTarget is the server address when neither --target nor $SMCRYPT_TARGET is set.
+inline constexpr char kDefaultTarget[] = "localhost:50051";
+// kDefaultUnaryTimeout bounds unary RPCs when --timeout is absent; streams have no
+// default deadline (they may carry data of any size).
+inline constexpr absl::Duration kDefaultUnaryTimeout = absl::Seconds(30);
+
+// Session holds the channel and stub of one command run.
+class Session {
+ public:
+  // Connect builds the channel from the connection flags (--target, --tls, --ca, --cert,
+  // --cert-key, --server-name, --timeout). Unreadable files and bad values are
+  // InvalidArgument; nothing is sent until the first RPC.
+  static absl::StatusOr<Session> Connect(const Args& args);
+
+  smcrypt::v1::CryptoService::Stub& stub() const { return *stub_; }
+  // Prepare sets the deadline of `ctx` for a unary (or, with `streaming`, a streaming) call.
+  void Prepare(grpc::ClientContext* ctx, bool streaming = false) const;
+
+ private:
+  std::unique_ptr<smcrypt::v1::CryptoService::Stub> stub_;
+  std::optional<absl::Duration> timeout_;
+};
+
+// RpcStatus converts a failed gRPC status into an absl::Status with the same code and
+// message, marked as an RPC error (exit code 3).
+absl::Status RpcStatus(const grpc::Status& status);
+// ItemStatus converts the per-item status of a batch response in the same way.
+absl::Status ItemStatus(const smcrypt::v1::Status& status);
+// IsRpcError tells RPC errors (exit 3) from local usage and input errors (exit 2).
+bool IsRpcError(const absl::Status& status);
+// CodeName is the canonical name of a status code ("INVALID_ARGUMENT").
+std::string CodeName(absl::StatusCode code);
+
+}  // namespace smcrypt::cli
+
+#endif  // SMCRYPT_CLIENTS_SMCRYPT_SESSION_H_

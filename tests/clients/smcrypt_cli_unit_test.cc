@@ -1,0 +1,155 @@
+// Unit tests of the smcrypt CLI's building blocks: text codecs, the flag parser and the
+// algorithm names (no server needed).
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "clients/smcrypt/algorithm_names.h"
+#include "clients/smcrypt/codec.h"
+#include "clients/smcrypt/flags.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/descriptor.h"
+#include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/test_util.h"
+
+namespace smcrypt::cli {
+namespace {
+
+using ::smcrypt::testing::IsOk;
+using ::smcrypt::testing::StatusIs;
+using ::testing::HasSubstr;
+
+TEST(CodecTest, OneShotKnownValues) {
+  EXPECT_EQ(EncodeAll(Encoding::kHex, std::string("\x00\xff\x10", 3)), "00ff10\n");
+  EXPECT_EQ(EncodeAll(Encoding::kBase64, "abc"), "YWJj\n");
+  EXPECT_EQ(EncodeAll(Encoding::kBase64, "ab"), "YWI=\n");
+  EXPECT_EQ(EncodeAll(Encoding::kRaw, "ab"), "ab");
+  EXPECT_EQ(*DecodeAll(Encoding::kHex, " 00 FF\n10\n"), std::string("\x00\xff\x10", 3));
+  EXPECT_EQ(*DecodeAll(Encoding::kBase64, "YW\nJj"), "abc");
+  EXPECT_THAT(DecodeAll(Encoding::kHex, "abc").status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("odd")));
+  EXPECT_THAT(DecodeAll(Encoding::kHex, "zz").status(),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(DecodeAll(Encoding::kBase64, "Y*==").status(),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+TEST(CodecTest, IncrementalMatchesOneShotForEverySplit) {
+  uint64_t seed = testing::TestSeed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE(absl::StrCat("seed ", seed));
+  for (Encoding e : {Encoding::kHex, Encoding::kBase64, Encoding::kRaw}) {
+    for (size_t len : {0, 1, 2, 3, 4, 5, 64, 1000}) {
+      std::string data = testing::RandomBytes(rng, len);
+      Encoder encoder(e);
+      std::string text;
+      for (size_t i = 0; i < data.size();) {
+        size_t n = std::min<size_t>(data.size() - i, rng() % 7);
+        text += encoder.Update(absl::string_view(data).substr(i, n));
+        i += n;
+      }
+      text += encoder.Finish();
+      ASSERT_EQ(text, EncodeAll(e, data));
+      Decoder decoder(e);
+      std::string back;
+      for (size_t i = 0; i < text.size();) {
+        size_t n = std::min<size_t>(text.size() - i, 1 + rng() % 5);
+        ASSERT_THAT(decoder.Update(absl::string_view(text).substr(i, n), &back), IsOk());
+        i += n;
+      }
+      ASSERT_THAT(decoder.Finish(&back), IsOk());
+      // Raw keeps the text as is; the text encodings drop their newline.
+      EXPECT_EQ(back, data);
+    }
+  }
+}
+
+TEST(CodecTest, PemSymmetricKeyRoundTrip) {
+  std::string key = "0123456789abcdef";
+  std::string pem = ToPem("SM4 KEY", key);
+  EXPECT_EQ(pem, "-----BEGIN SM4 KEY-----\nMDEyMzQ1Njc4OWFiY2RlZg==\n-----END SM4 KEY-----\n");
+  absl::StatusOr<std::optional<std::string>> raw = PemSymmetricKey(pem);
+  ASSERT_THAT(raw.status(), IsOk());
+  EXPECT_EQ(raw->value(), key);
+  raw = PemSymmetricKey("-----BEGIN PRIVATE KEY-----\nAA==\n-----END PRIVATE KEY-----\n");
+  ASSERT_THAT(raw.status(), IsOk());
+  EXPECT_FALSE(raw->has_value());
+  EXPECT_THAT(PemSymmetricKey("-----BEGIN AES KEY-----\n!!\n-----END AES KEY-----").status(),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+TEST(FlagsTest, ParsesValuesBooleansAndPositionals) {
+  std::vector<FlagSpec> specs = {{"alg", "ALG", ""}, {"stream", "", ""}};
+  std::vector<std::string> argv = {"--alg", "sm3", "a.txt", "--stream", "--alg=sha-256",
+                                   "-", "--", "--not-a-flag"};
+  absl::StatusOr<Args> args = ParseArgs(specs, argv);
+  ASSERT_THAT(args.status(), IsOk());
+  EXPECT_EQ(args->Get("alg"), "sha-256");
+  EXPECT_EQ(args->GetAll("alg"), (std::vector<std::string>{"sm3", "sha-256"}));
+  EXPECT_TRUE(args->Has("stream"));
+  EXPECT_EQ(args->positional(), (std::vector<std::string>{"a.txt", "-", "--not-a-flag"}));
+}
+
+TEST(FlagsTest, RejectsBadFlags) {
+  std::vector<FlagSpec> specs = {{"alg", "ALG", ""}, {"stream", "", ""}};
+  auto parse = [&](std::vector<std::string> argv) { return ParseArgs(specs, argv).status(); };
+  EXPECT_THAT(parse({"--nope"}), StatusIs(absl::StatusCode::kInvalidArgument,
+                                          HasSubstr("unknown flag --nope")));
+  EXPECT_THAT(parse({"--alg"}), StatusIs(absl::StatusCode::kInvalidArgument,
+                                         HasSubstr("needs a value")));
+  EXPECT_THAT(parse({"--stream=yes"}), StatusIs(absl::StatusCode::kInvalidArgument,
+                                                HasSubstr("takes no value")));
+  EXPECT_THAT(parse({"-x"}), StatusIs(absl::StatusCode::kInvalidArgument));
+  absl::StatusOr<Args> help = ParseArgs(specs, std::vector<std::string>{"-h"});
+  ASSERT_THAT(help.status(), IsOk());
+  EXPECT_TRUE(help->Has("help"));
+}
+
+TEST(AlgorithmNamesTest, EveryEnumValueRoundTripsCaseInsensitively) {
+  const google::protobuf::EnumDescriptor* desc = smcrypt::v1::Algorithm_descriptor();
+  int seen = 0;
+  for (int i = 0; i < desc->value_count(); ++i) {
+    auto alg = static_cast<smcrypt::v1::Algorithm>(desc->value(i)->number());
+    if (alg == smcrypt::v1::ALGORITHM_UNSPECIFIED) continue;
+    std::string name = AlgorithmName(alg);
+    EXPECT_THAT(name, ::testing::Not(HasSubstr("_")));
+    absl::StatusOr<smcrypt::v1::Algorithm> parsed =
+        ParseAlgorithm(absl::AsciiStrToLower(name), AlgorithmFamily::kAny);
+    ASSERT_THAT(parsed.status(), IsOk()) << name;
+    EXPECT_EQ(*parsed, alg);
+    ++seen;
+  }
+  EXPECT_GE(seen, 26);
+  EXPECT_EQ(AlgorithmName(smcrypt::v1::SHA_256), "SHA-256");
+  EXPECT_EQ(AlgorithmName(smcrypt::v1::HPKE_SM2_SM3_SM4GCM), "HPKE-SM2-SM3-SM4GCM");
+}
+
+TEST(AlgorithmNamesTest, FamiliesAndErrors) {
+  EXPECT_EQ(*ParseAlgorithm("Sm4-Gcm", AlgorithmFamily::kSymmetric), smcrypt::v1::SM4_GCM);
+  EXPECT_THAT(ParseAlgorithm("sm4-gcm", AlgorithmFamily::kHash).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("not a hash algorithm; expected one of: SM3, SHA-256")));
+  EXPECT_THAT(ParseAlgorithm("sha256", AlgorithmFamily::kHash).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unknown algorithm")));
+  EXPECT_THAT(ParseAlgorithm("SM4_GCM", AlgorithmFamily::kSymmetric).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("did you mean SM4-GCM?")));
+  EXPECT_TRUE(InFamily(smcrypt::v1::SM2, AlgorithmFamily::kSignature));
+  EXPECT_TRUE(InFamily(smcrypt::v1::SM2, AlgorithmFamily::kPublicKeyEncrypt));
+  EXPECT_FALSE(InFamily(smcrypt::v1::RSA_2048_OAEP, AlgorithmFamily::kSignature));
+  EXPECT_FALSE(InFamily(smcrypt::v1::RSA_2048_PSS, AlgorithmFamily::kPublicKeyEncrypt));
+  EXPECT_TRUE(IsAead(smcrypt::v1::SM4_CCM));
+  EXPECT_FALSE(IsAead(smcrypt::v1::SM4_CTR));
+  EXPECT_TRUE(UsesPadding(smcrypt::v1::AES_256_ECB));
+  EXPECT_EQ(DefaultNonceSize(smcrypt::v1::SM4_ECB), 0u);
+  EXPECT_EQ(DefaultNonceSize(smcrypt::v1::SM4_CBC), 16u);
+  EXPECT_EQ(DefaultNonceSize(smcrypt::v1::AES_128_GCM), 12u);
+  EXPECT_EQ(SymmetricKeySize(smcrypt::v1::AES_256_GCM), 32u);
+  EXPECT_EQ(SymmetricKeySize(smcrypt::v1::SM4_CBC), 16u);
+  EXPECT_EQ(SymmetricKeySize(smcrypt::v1::SM2), 0u);
+}
+
+}  // namespace
+}  // namespace smcrypt::cli
