@@ -1,6 +1,7 @@
 // smcrypt: the command-line client of smcryptd (DESIGN.md, "Clients"), in the spirit of
 // the gmssl tool: `smcrypt hash --alg sm3 FILE`, sign, verify, encrypt, decrypt, ...
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -120,6 +121,9 @@ std::string GeneralHelp(const std::vector<Command>& commands) {
 }
 
 int Main(int argc, char** argv) {
+  // gRPC's own log lines repeat what the CLI reports with the status; keep them unless
+  // the user asks for them (GRPC_VERBOSITY=ERROR or DEBUG).
+  setenv("GRPC_VERBOSITY", "NONE", /*overwrite=*/0);
   std::vector<Command> commands = AllCommands();
   std::vector<std::string> rest(argv + 1, argv + argc);
   if (rest.empty()) {

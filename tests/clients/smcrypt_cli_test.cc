@@ -107,34 +107,48 @@ class SmcryptCliTest : public ::testing::Test {
     char tmpl[] = "/tmp/smcrypt_cli_test.XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = new std::string(tmpl);
-    port_ = FreePort();
-    int metrics_port = FreePort();
     WriteWhole(Path("empty"), "");
     server_log_ = new std::string(Path("smcryptd.log"));
-    server_pid_ = Spawn({SMCRYPTD_PATH, absl::StrCat("--listen=127.0.0.1:", port_),
-                         absl::StrCat("--metrics_listen=127.0.0.1:", metrics_port)},
-                        Path("empty"), Path("smcryptd.out"), *server_log_);
-    ASSERT_GT(server_pid_, 0);
+    port_ = FreePort();
+    server_pid_ = StartServer(port_, {}, *server_log_);
+  }
+
+  // StartServer starts smcryptd on 127.0.0.1:`port` with `extra` flags and waits until
+  // it accepts connections; returns its pid, or -1 after a test failure.
+  static pid_t StartServer(int port, const std::vector<std::string>& extra,
+                           const std::string& log) {
+    std::vector<std::string> argv = {SMCRYPTD_PATH, absl::StrCat("--listen=127.0.0.1:", port),
+                                     absl::StrCat("--metrics_listen=127.0.0.1:", FreePort())};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    pid_t pid = Spawn(argv, Path("empty"), log + ".out", log);
+    if (pid <= 0) return -1;
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (!CanConnect(port_)) {
+    while (!CanConnect(port)) {
       int status;
-      if (waitpid(server_pid_, &status, WNOHANG) == server_pid_) {
-        server_pid_ = -1;
-        FAIL() << "smcryptd exited at start:\n" << ReadWhole(*server_log_);
+      if (waitpid(pid, &status, WNOHANG) == pid) {
+        ADD_FAILURE() << "smcryptd exited at start:\n" << ReadWhole(log);
+        return -1;
       }
-      ASSERT_LT(std::chrono::steady_clock::now(), deadline)
-          << "smcryptd did not listen within 60 s:\n" << ReadWhole(*server_log_);
+      if (std::chrono::steady_clock::now() > deadline) {
+        ADD_FAILURE() << "smcryptd did not listen within 60 s:\n" << ReadWhole(log);
+        StopServer(pid);
+        return -1;
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
+    return pid;
+  }
+
+  static void StopServer(pid_t pid) {
+    if (pid <= 0) return;
+    kill(pid, SIGTERM);
+    int status;
+    waitpid(pid, &status, 0);
   }
 
   static void TearDownTestSuite() {
-    if (server_pid_ > 0) {
-      kill(server_pid_, SIGTERM);
-      int status;
-      waitpid(server_pid_, &status, 0);
-      server_pid_ = -1;
-    }
+    StopServer(server_pid_);
+    server_pid_ = -1;
   }
 
   void SetUp() override {
@@ -613,6 +627,61 @@ TEST_F(SmcryptCliTest, ServerErrorsAreExitThreeWithCodeName) {
   r = Run({"encrypt", "--alg", "sm4-cbc", "--key-hex", "0011"}, "abc");
   EXPECT_EQ(r.code, 3) << Describe(r);
   EXPECT_THAT(r.err, HasSubstr("INVALID_ARGUMENT"));
+}
+
+TEST_F(SmcryptCliTest, TlsAndMutualTls) {
+  // A CA, a server certificate for "localhost" and a client certificate, all P-256.
+  auto openssl = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), "openssl");
+    RunResult r = RunProgram(args);
+    EXPECT_EQ(r.code, 0) << Describe(r);
+  };
+  openssl({"req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+           "-keyout", Path("ca.key"), "-out", Path("ca.crt"), "-days", "1", "-subj",
+           "/CN=smcrypt test CA"});
+  for (std::string who : {"server", "client"}) {
+    openssl({"req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+             "-keyout", Path(who + ".key"), "-out", Path(who + ".csr"), "-subj",
+             who == "server" ? "/CN=localhost" : "/CN=smcrypt client"});
+    WriteWhole(Path(who + ".ext"), who == "server" ? "subjectAltName=DNS:localhost\n"
+                                                   : "extendedKeyUsage=clientAuth\n");
+    openssl({"x509", "-req", "-in", Path(who + ".csr"), "-CA", Path("ca.crt"), "-CAkey",
+             Path("ca.key"), "-CAcreateserial", "-out", Path(who + ".crt"), "-days", "1",
+             "-extfile", Path(who + ".ext")});
+  }
+  const std::string abc_sm3 =
+      "66c7f0f462eeedd9d1f2d46bdc10e4e24167c4875cf2f7a2297da02b8f4ba8e0\n";
+  for (bool mutual : {false, true}) {
+    SCOPED_TRACE(mutual ? "mTLS" : "TLS");
+    int port = FreePort();
+    std::vector<std::string> flags = {"--tls_cert=" + Path("server.crt"),
+                                      "--tls_key=" + Path("server.key")};
+    if (mutual) flags.push_back("--tls_client_ca=" + Path("ca.crt"));
+    pid_t pid = StartServer(port, flags, Path(mutual ? "mtls.log" : "tls.log"));
+    ASSERT_GT(pid, 0);
+    std::vector<std::string> base = {"hash", "--target", absl::StrCat("127.0.0.1:", port),
+                                     "--timeout", "10", "--ca", Path("ca.crt"),
+                                     "--server-name", "localhost"};
+    std::vector<std::string> with_cert = base;
+    with_cert.insert(with_cert.end(), {"--cert", Path("client.crt"), "--cert-key",
+                                       Path("client.key")});
+    RunResult r = Run(with_cert, "abc", /*add_target=*/false);
+    EXPECT_EQ(r.code, 0) << Describe(r);
+    EXPECT_EQ(r.out, abc_sm3);
+    r = Run(base, "abc", /*add_target=*/false);  // no client certificate
+    if (mutual) {
+      EXPECT_EQ(r.code, 3) << Describe(r);
+    } else {
+      EXPECT_EQ(r.code, 0) << Describe(r);
+      EXPECT_EQ(r.out, abc_sm3);
+    }
+    // Plaintext against a TLS server fails to connect.
+    r = Run({"hash", "--target", absl::StrCat("127.0.0.1:", port), "--timeout", "10"}, "abc",
+            /*add_target=*/false);
+    EXPECT_EQ(r.code, 3) << Describe(r);
+    EXPECT_THAT(r.err, HasSubstr("UNAVAILABLE"));
+    StopServer(pid);
+  }
 }
 
 TEST_F(SmcryptCliTest, ServerNotRunningIsUnavailable) {
