@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -149,6 +150,11 @@ class SmcryptCliTest : public ::testing::Test {
   static void TearDownTestSuite() {
     StopServer(server_pid_);
     server_pid_ = -1;
+    // Keep the keys, outputs and server logs when asked, for a failure post-mortem.
+    if (std::getenv("SMCRYPT_KEEP_TEST_DIR") == nullptr) {
+      std::error_code ignored;
+      std::filesystem::remove_all(*dir_, ignored);
+    }
   }
 
   void SetUp() override {
