@@ -5,7 +5,6 @@
 #include <optional>
 #include <utility>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -29,6 +28,21 @@ inline uint32_t InRangeMask(uint32_t c, uint32_t lo, uint32_t hi) {
   return ~LtMask(c, lo) & ~LtMask(hi, c);
 }
 inline uint32_t EqMask(uint32_t a, uint32_t b) { return CtEq32(a, b); }
+
+// IsSpace is true for the six ASCII whitespace characters (SP, HT, LF, VT, FF, CR), by
+// comparisons rather than absl::ascii_isspace's 256-entry table, which a base64 body
+// (a private key) would index with its secret characters.
+inline bool IsSpace(uint8_t ch) {
+  const uint32_t c = ch;
+  return (EqMask(c, ' ') | InRangeMask(c, '\t', '\r')) != 0;
+}
+
+// StripSpace removes leading and trailing whitespace (IsSpace) from `line`.
+absl::string_view StripSpace(absl::string_view line) {
+  while (!line.empty() && IsSpace(static_cast<uint8_t>(line.front()))) line.remove_prefix(1);
+  while (!line.empty() && IsSpace(static_cast<uint8_t>(line.back()))) line.remove_suffix(1);
+  return line;
+}
 
 // Base64Value maps a base64 character to 0..63, or returns 0x100 when it is not one.
 inline uint32_t Base64Value(uint8_t ch) {
@@ -126,7 +140,7 @@ absl::StatusOr<std::optional<PemBlock>> ParseBlock(absl::string_view text, size_
   std::string label;
   bool found = false;
   while (*pos < text.size()) {
-    absl::string_view line = absl::StripAsciiWhitespace(NextLine(text, pos));
+    absl::string_view line = StripSpace(NextLine(text, pos));
     if (!absl::StartsWith(line, kBegin)) continue;
     line.remove_prefix(kBegin.size());
     if (!absl::EndsWith(line, kDashes)) return PemError("BEGIN line does not end in \"-----\"");
@@ -142,7 +156,7 @@ absl::StatusOr<std::optional<PemBlock>> ParseBlock(absl::string_view text, size_
   bool seen_padding = false;
   while (true) {
     if (*pos >= text.size()) return PemError(absl::StrCat("missing END line for \"", label, "\""));
-    absl::string_view line = absl::StripAsciiWhitespace(NextLine(text, pos));
+    absl::string_view line = StripSpace(NextLine(text, pos));
     if (absl::StartsWith(line, kEnd)) {
       line.remove_prefix(kEnd.size());
       if (!absl::EndsWith(line, kDashes)) return PemError("END line does not end in \"-----\"");
@@ -160,7 +174,7 @@ absl::StatusOr<std::optional<PemBlock>> ParseBlock(absl::string_view text, size_
       return PemError("encapsulated headers (RFC 1421, encrypted PEM) are not supported");
     }
     for (char c : line) {
-      if (absl::ascii_isspace(static_cast<unsigned char>(c))) continue;
+      if (IsSpace(static_cast<uint8_t>(c))) continue;
       if (seen_padding && c != '=') return PemError("base64 data after '=' padding");
       if (c == '=') seen_padding = true;
       b64.push_back(static_cast<uint8_t>(c));
