@@ -855,6 +855,9 @@ absl::StatusOr<GeneratedKeyPair> CryptoEngine::GenerateKeyPair(Algorithm alg,
       !IsHybridAlgorithm(alg)) {
     return WrongAlgorithm(alg, "a public-key algorithm (SM2, ECDSA-*, RSA-*, HPKE-*)");
   }
+  if (IsHybridAlgorithm(alg)) {
+    return absl::UnimplementedError("hybrid encryption is not available in this build yet");
+  }
   absl::StatusOr<KeyPair> pair = smcrypt::GenerateKeyPair(alg);
   if (!pair.ok()) return pair.status();
   GeneratedKeyPair out;
