@@ -30,6 +30,8 @@
 #include "absl/synchronization/mutex.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/descriptor.pb.h"
 #include "gtest/gtest.h"
 #include "smcrypt/v1/crypto.grpc.pb.h"
 #include "tests/testing/test_util.h"
@@ -841,6 +843,119 @@ TEST_F(SmcryptdTest, HealthServing) {
     ASSERT_TRUE(health->Check(&ctx, req, &resp).ok());
     EXPECT_EQ(resp.status(), grpc::health::v1::HealthCheckResponse::SERVING) << service;
   }
+}
+
+// ---- Server reflection, as generic gRPC tools (grpcurl, grpc_cli) use it -------------------
+//
+// Debian ships no reflection client, so the test speaks grpc.reflection.v1alpha on the wire:
+// a bidi stream of raw ByteBuffers whose few protobuf fields are encoded by hand.
+
+std::string Varint(uint64_t v) {
+  std::string out;
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+  return out;
+}
+
+// LengthDelimited encodes field `field` (wire type 2) holding `bytes`.
+std::string LengthDelimited(int field, absl::string_view bytes) {
+  return absl::StrCat(Varint((field << 3) | 2), Varint(bytes.size()), bytes);
+}
+
+// Fields returns the contents of every length-delimited field `field` in `msg`.
+std::vector<std::string> Fields(absl::string_view msg, int field) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  auto varint = [&](uint64_t* v) {
+    *v = 0;
+    for (int shift = 0; i < msg.size() && shift < 64; shift += 7) {
+      const uint8_t b = static_cast<uint8_t>(msg[i++]);
+      *v |= uint64_t{b & 0x7fu} << shift;
+      if (!(b & 0x80)) return true;
+    }
+    return false;
+  };
+  while (i < msg.size()) {
+    uint64_t key, len;
+    if (!varint(&key)) break;
+    switch (key & 7) {
+      case 0: if (!varint(&len)) return out; break;
+      case 1: i += 8; break;
+      case 5: i += 4; break;
+      case 2:
+        if (!varint(&len) || len > msg.size() - i) return out;
+        if (static_cast<int>(key >> 3) == field) out.emplace_back(msg.substr(i, len));
+        i += len;
+        break;
+      default: return out;
+    }
+  }
+  return out;
+}
+
+// Reflect sends one ServerReflectionRequest and returns the serialized response.
+std::string Reflect(const std::string& target, const std::string& request) {
+  auto channel = grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
+  grpc::ClientContext ctx;
+  const grpc::internal::RpcMethod method(
+      "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+      grpc::internal::RpcMethod::BIDI_STREAMING);
+  std::unique_ptr<grpc::ClientReaderWriter<grpc::ByteBuffer, grpc::ByteBuffer>> stream(
+      grpc::internal::ClientReaderWriterFactory<grpc::ByteBuffer, grpc::ByteBuffer>::Create(
+          channel.get(), method, &ctx));
+  grpc::Slice slice(request);
+  grpc::ByteBuffer out(&slice, 1);
+  EXPECT_TRUE(stream->Write(out));
+  stream->WritesDone();
+  grpc::ByteBuffer in;
+  std::string response;
+  if (stream->Read(&in)) {
+    std::vector<grpc::Slice> slices;
+    EXPECT_TRUE(in.Dump(&slices).ok());
+    for (const grpc::Slice& s : slices) {
+      response.append(reinterpret_cast<const char*>(s.begin()), s.size());
+    }
+  }
+  EXPECT_TRUE(stream->Finish().ok());
+  return response;
+}
+
+TEST_F(SmcryptdTest, ReflectionListsAndDescribesTheServices) {
+  // ServerReflectionRequest.list_services = 7 → ServerReflectionResponse.list_services_response
+  // = 6 { repeated ServiceResponse service = 1 { string name = 1 } }.
+  const std::string listed = Reflect(server_->target(), LengthDelimited(7, "*"));
+  std::vector<std::string> names;
+  for (const std::string& list : Fields(listed, 6)) {
+    for (const std::string& service : Fields(list, 1)) {
+      for (const std::string& name : Fields(service, 1)) names.push_back(name);
+    }
+  }
+  EXPECT_THAT(names, ::testing::Contains("smcrypt.v1.CryptoService"));
+  EXPECT_THAT(names, ::testing::Contains("grpc.health.v1.Health"));
+
+  // file_containing_symbol = 4 → file_descriptor_response = 4 { repeated bytes
+  // file_descriptor_proto = 1 }: the descriptor a tool needs to call the RPCs.
+  const std::string described =
+      Reflect(server_->target(), LengthDelimited(4, "smcrypt.v1.CryptoService"));
+  bool found = false;
+  for (const std::string& fdr : Fields(described, 4)) {
+    for (const std::string& bytes : Fields(fdr, 1)) {
+      google::protobuf::FileDescriptorProto file;
+      ASSERT_TRUE(file.ParseFromString(bytes));
+      for (const auto& service : file.service()) {
+        if (file.package() != "smcrypt.v1" || service.name() != "CryptoService") continue;
+        found = true;
+        std::vector<std::string> methods;
+        for (const auto& m : service.method()) methods.push_back(m.name());
+        EXPECT_THAT(methods, ::testing::IsSupersetOf({"Hash", "Sign", "Verify", "Encrypt",
+                                                      "HybridEncrypt", "GetServerInfo"}));
+      }
+    }
+  }
+  EXPECT_TRUE(found) << "no descriptor for smcrypt.v1.CryptoService";
 }
 
 // ---- Separate servers: policy, limits, start-up failures, TLS, shutdown ------------------
