@@ -249,4 +249,14 @@ absl::StatusOr<std::vector<PemBlock>> PemDecodeAll(absl::string_view text) {
   return blocks;
 }
 
+bool LooksLikePem(absl::string_view in) {
+  // Every PEM block that can hold a key (the shortest, an "SM4 KEY", is 71 bytes) is
+  // longer than the raw forms: 32-byte scalars, 33- and 65-byte points.
+  constexpr size_t kMinPemSize = 66;
+  if (in.size() < kMinPemSize) return false;
+  size_t i = 0;
+  while (i < in.size() && (in[i] == ' ' || in[i] == '\t' || in[i] == '\r' || in[i] == '\n')) ++i;
+  return in.substr(i, 10) == "-----BEGIN";
+}
+
 }  // namespace smcrypt

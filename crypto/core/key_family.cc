@@ -56,7 +56,7 @@ KeyFamily DetectKeyFamily(absl::string_view in) {
 
 absl::StatusOr<KeyBytes> UnwrapKey(absl::string_view in) {
   KeyBytes out;
-  if (!absl::StartsWith(absl::StripLeadingAsciiWhitespace(in), "-----BEGIN")) {
+  if (!LooksLikePem(in)) {
     out.bytes = SecretDataFromStringView(in);
     return out;
   }

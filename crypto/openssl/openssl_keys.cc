@@ -20,6 +20,7 @@
 #include "absl/strings/strip.h"
 #include "crypto/common/constant_time.h"
 #include "crypto/openssl/ssl_errors.h"
+#include "smcrypt/pem.h"
 
 namespace smcrypt {
 namespace {
@@ -32,9 +33,6 @@ absl::Status ParseError(const char* what, absl::string_view detail) {
   return absl::InvalidArgumentError(absl::StrCat("could not parse ", what, ": ", detail));
 }
 
-bool LooksLikePem(absl::string_view in) {
-  return absl::StartsWith(absl::StripLeadingAsciiWhitespace(in), "-----BEGIN ");
-}
 
 // PemToDer decodes the one PEM block in `in`, which must have type `expected_type`, no
 // encryption headers, and nothing but whitespace after it. The DER is returned in wiped

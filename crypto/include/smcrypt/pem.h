@@ -41,6 +41,12 @@ std::string PemEncode(absl::string_view label, absl::string_view der);
 // mismatch, bad base64 character/padding/length, empty body, headers).
 absl::StatusOr<PemBlock> PemDecode(absl::string_view text);
 
+// LooksLikePem reports whether `in` starts, after spaces, tabs and line breaks, with
+// "-----BEGIN". Inputs of 65 bytes or less — too short for any PEM block that holds a
+// key, and the sizes of raw 32-byte scalars and 33- or 65-byte points — are answered from
+// their length alone, without reading a byte, so probing a raw secret key reveals nothing.
+bool LooksLikePem(absl::string_view in);
+
 // PemDecodeAll decodes every PEM block in `text`, in order (text between blocks is
 // ignored). Errors: as PemDecode, for the first bad block; "PEM: no BEGIN line" when
 // `text` holds no block at all.

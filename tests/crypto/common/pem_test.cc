@@ -200,3 +200,21 @@ TEST(PemTest, Base64AgreesWithOpenSslOnRandomText) {
 
 }  // namespace
 }  // namespace smcrypt
+
+namespace smcrypt {
+namespace {
+
+TEST(LooksLikePemTest, DecidesShortInputsByLengthAndFindsPem) {
+  // Raw key material is never PEM, whatever its bytes say.
+  EXPECT_FALSE(LooksLikePem(std::string(32, 'x')));
+  EXPECT_FALSE(LooksLikePem(absl::StrCat("-----BEGIN", std::string(22, 'A'))));  // 32 bytes
+  EXPECT_FALSE(LooksLikePem(std::string(65, '-')));
+  const std::string pem = PemEncode("SM4 KEY", std::string(16, '\x01'));
+  EXPECT_TRUE(LooksLikePem(pem));
+  EXPECT_TRUE(LooksLikePem(absl::StrCat(" \r\n\t", pem)));
+  EXPECT_FALSE(LooksLikePem(absl::StrCat("x", pem)));
+  EXPECT_FALSE(LooksLikePem(std::string(200, 'A')));
+}
+
+}  // namespace
+}  // namespace smcrypt
