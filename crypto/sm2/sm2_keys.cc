@@ -2,6 +2,7 @@
 // §6.2.1), private scalars in [1, n − 2] (§6.1), key generation.
 #include <cstring>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "crypto/common/bytes.h"
@@ -113,13 +114,13 @@ void Sm2PublicKeyToAffine(const Sm2Kernels& k, const Sm2PublicKey& key, Sm2Affin
 
 absl::Status Sm2RandomNonce(uint64_t k[4]) {
   uint8_t buf[kSm2ScalarSize];
+  auto wipe = absl::MakeCleanup([&buf] { SecureZero(buf, sizeof(buf)); });
   for (;;) {
     SMCRYPT_RETURN_IF_ERROR(RandomBytes(buf, sizeof(buf)));
     LimbsFromBytes(k, buf);
     // Rejection sampling: only the discarded candidates' being out of range is visible.
     if (LtN(k) & ~ScIsZero(k)) break;
   }
-  SecureZero(buf, sizeof(buf));
   return absl::OkStatus();
 }
 
@@ -168,15 +169,16 @@ absl::StatusOr<Sm2PrivateKey> Sm2PrivateKey::FromScalar(absl::string_view d) {
 absl::StatusOr<Sm2PrivateKey> Sm2PrivateKey::Generate() {
   uint8_t buf[kSm2ScalarSize];
   uint64_t d[4];
+  auto wipe = absl::MakeCleanup([&buf, &d] {
+    SecureZero(buf, sizeof(buf));
+    SecureZero(d, sizeof(d));
+  });
   for (;;) {
     SMCRYPT_RETURN_IF_ERROR(RandomBytes(buf, sizeof(buf)));
     internal::LimbsFromBytes(d, buf);
     if (InPrivateRange(d)) break;  // rejection sampling: uniform on [1, n − 2]
   }
-  auto key = FromScalar(absl::string_view(reinterpret_cast<const char*>(buf), sizeof(buf)));
-  SecureZero(buf, sizeof(buf));
-  SecureZero(d, sizeof(d));
-  return key;
+  return FromScalar(absl::string_view(reinterpret_cast<const char*>(buf), sizeof(buf)));
 }
 
 SecretData Sm2PrivateKey::ToScalar() const { return d_; }
