@@ -9,11 +9,25 @@
 #include "crypto/core/key_family.h"
 #include "crypto/core/sm2_primitives.h"
 #include "crypto/openssl/openssl_factories.h"
+#include "smcrypt/hpke.h"
 #include "smcrypt/sm3.h"
 #include "smcrypt/sm4.h"
 
 namespace smcrypt {
 namespace {
+
+// HpkeSuiteOf maps a hybrid algorithm to its HPKE suite.
+absl::StatusOr<HpkeSuite> HpkeSuiteOf(Algorithm alg) {
+  switch (alg) {
+    case Algorithm::kHpkeP256Sha256Aes128Gcm:
+      return HpkeSuite::kP256Sha256Aes128Gcm;
+    case Algorithm::kHpkeSm2Sm3Sm4Gcm:
+      return HpkeSuite::kSm2Sm3Sm4Gcm;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat(AlgorithmName(alg), " is not a hybrid encryption algorithm"));
+  }
+}
 
 absl::Status WrongKind(Algorithm alg, absl::string_view wanted) {
   return absl::InvalidArgumentError(
@@ -129,6 +143,7 @@ absl::StatusOr<std::unique_ptr<Aead>> NewAead(Algorithm alg, absl::string_view k
 
 absl::StatusOr<KeyPair> GenerateKeyPair(Algorithm alg) {
   switch (alg) {
+    case Algorithm::kHpkeSm2Sm3Sm4Gcm:  // an SM2 key pair
     case Algorithm::kSm2: {
       SMCRYPT_ASSIGN_OR_RETURN(Sm2PrivateKey key, Sm2PrivateKey::Generate());
       KeyPair pair;
@@ -136,6 +151,8 @@ absl::StatusOr<KeyPair> GenerateKeyPair(Algorithm alg) {
       pair.public_key_der = Sm2PublicKeyToSpki(key.public_key());
       return pair;
     }
+    case Algorithm::kHpkeP256Sha256Aes128Gcm:  // an EC P-256 key pair
+      return GenerateKeyPairOpenSsl(Algorithm::kEcdsaP256);
     case Algorithm::kEcdsaP256:
     case Algorithm::kEcdsaSecp256k1:
     case Algorithm::kRsa2048Pss:
@@ -146,6 +163,18 @@ absl::StatusOr<KeyPair> GenerateKeyPair(Algorithm alg) {
     default:
       return WrongKind(alg, "a public-key");
   }
+}
+
+absl::StatusOr<std::unique_ptr<HybridEncrypt>> NewHybridEncrypt(Algorithm alg,
+                                                                absl::string_view public_key) {
+  SMCRYPT_ASSIGN_OR_RETURN(HpkeSuite suite, HpkeSuiteOf(alg));
+  return NewHpkeEncrypt(suite, public_key);
+}
+
+absl::StatusOr<std::unique_ptr<HybridDecrypt>> NewHybridDecrypt(Algorithm alg,
+                                                                absl::string_view private_key) {
+  SMCRYPT_ASSIGN_OR_RETURN(HpkeSuite suite, HpkeSuiteOf(alg));
+  return NewHpkeDecrypt(suite, private_key);
 }
 
 absl::StatusOr<std::unique_ptr<PublicKeySign>> NewPublicKeySign(
@@ -216,6 +245,9 @@ absl::StatusOr<std::unique_ptr<PublicKeyDecrypt>> NewPublicKeyDecrypt(
 
 absl::StatusOr<std::string> PublicKeyFromPrivate(Algorithm alg, absl::string_view private_key) {
   switch (alg) {
+    case Algorithm::kHpkeP256Sha256Aes128Gcm:
+      return PublicKeyFromPrivateOpenSsl(Algorithm::kEcdsaP256, private_key);
+    case Algorithm::kHpkeSm2Sm3Sm4Gcm:
     case Algorithm::kSm2: {
       SMCRYPT_ASSIGN_OR_RETURN(Sm2PrivateKey key, LoadSm2PrivateKey(private_key));
       return Sm2PublicKeyToSpki(key.public_key());

@@ -12,6 +12,7 @@
 #include "smcrypt/primitives/aead.h"
 #include "smcrypt/primitives/cipher.h"
 #include "smcrypt/primitives/hash.h"
+#include "smcrypt/primitives/hybrid_encrypt.h"
 #include "smcrypt/primitives/public_key_encrypt.h"
 #include "smcrypt/primitives/public_key_sign.h"
 #include "smcrypt/primitives/public_key_verify.h"
@@ -67,6 +68,14 @@ absl::StatusOr<std::unique_ptr<PublicKeyEncrypt>> NewPublicKeyEncrypt(
     Algorithm alg, absl::string_view public_key, const PublicKeyEncryptionOptions& options = {});
 absl::StatusOr<std::unique_ptr<PublicKeyDecrypt>> NewPublicKeyDecrypt(
     Algorithm alg, absl::string_view private_key, const PublicKeyEncryptionOptions& options = {});
+// Hybrid encryption (HPKE base mode, smcrypt/hpke.h): kHpkeP256Sha256Aes128Gcm takes EC
+// P-256 keys, kHpkeSm2Sm3Sm4Gcm SM2 keys, in the encodings above. The ciphertext is the
+// wire format of smcrypt/hpke.h (version, suite ids, enc, AEAD ciphertext).
+// GenerateKeyPair for these algorithms returns a P-256 or SM2 key pair.
+absl::StatusOr<std::unique_ptr<HybridEncrypt>> NewHybridEncrypt(Algorithm alg,
+                                                                absl::string_view public_key);
+absl::StatusOr<std::unique_ptr<HybridDecrypt>> NewHybridDecrypt(Algorithm alg,
+                                                                absl::string_view private_key);
 // PublicKeyFromPrivate returns the SubjectPublicKeyInfo DER of a private key.
 absl::StatusOr<std::string> PublicKeyFromPrivate(Algorithm alg, absl::string_view private_key);
 

@@ -1,0 +1,182 @@
+// hpke_kem.cc — the suite-independent parts of RFC 9180: labeled KDF calls (§4), DHKEM
+// (§4.1), DeriveKeyPair (§7.1.3) and the base-mode key schedule (§5.1).
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "crypto/common/status_macros.h"
+#include "crypto/hpke/hpke_internal.h"
+
+namespace smcrypt::internal {
+namespace {
+
+constexpr absl::string_view kVersionLabel = "HPKE-v1";
+constexpr uint8_t kModeBase = 0x00;
+
+void AppendU16(std::string* out, uint16_t v) {
+  out->push_back(static_cast<char>(v >> 8));
+  out->push_back(static_cast<char>(v & 0xff));
+}
+
+// Concat joins byte strings into wiped storage (labeled inputs may carry secrets).
+SecretData Concat(std::initializer_list<absl::string_view> parts) {
+  size_t n = 0;
+  for (absl::string_view p : parts) n += p.size();
+  SecretData out;
+  out.reserve(n);
+  for (absl::string_view p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+absl::string_view View(const SecretData& s) { return SecretDataAsStringView(s); }
+
+}  // namespace
+
+std::string KemSuiteId(const HpkeKem& kem) {
+  std::string id = "KEM";
+  AppendU16(&id, kem.id);
+  return id;
+}
+
+std::string HpkeSuiteId(const HpkeSuiteDesc& desc) {
+  std::string id = "HPKE";
+  AppendU16(&id, desc.kem->id);
+  AppendU16(&id, desc.kdf->id);
+  AppendU16(&id, desc.aead->id);
+  return id;
+}
+
+absl::StatusOr<SecretData> LabeledExtract(const HpkeKdf& kdf, absl::string_view suite_id,
+                                          absl::string_view salt, absl::string_view label,
+                                          absl::string_view ikm) {
+  const SecretData labeled_ikm = Concat({kVersionLabel, suite_id, label, ikm});
+  return kdf.extract(salt, View(labeled_ikm));
+}
+
+absl::StatusOr<SecretData> LabeledExpand(const HpkeKdf& kdf, absl::string_view suite_id,
+                                         absl::string_view prk, absl::string_view label,
+                                         absl::string_view info, size_t length) {
+  if (length == 0 || length > 255 * kdf.nh) {
+    return absl::InvalidArgumentError(absl::StrCat("HPKE: expand length must be 1 to ",
+                                                   255 * kdf.nh, ", got ", length));
+  }
+  std::string l;
+  AppendU16(&l, static_cast<uint16_t>(length));
+  const SecretData labeled_info = Concat({l, kVersionLabel, suite_id, label, info});
+  return kdf.expand(prk, View(labeled_info), length);
+}
+
+bool HpkeScalarInRange(const HpkeKem& kem, const uint8_t* sk) {
+  // sk − limit over big-endian bytes, least significant first: the final borrow is 1 iff
+  // sk < limit. Straight-line code over every byte.
+  uint32_t borrow = 0;
+  uint32_t any = 0;
+  for (size_t i = kem.nsk; i-- > 0;) {
+    const uint32_t t = static_cast<uint32_t>(sk[i]) - kem.sk_limit[i] - borrow;
+    borrow = (t >> 8) & 1;
+    any |= sk[i];
+  }
+  const uint32_t nonzero = (any | (0u - any)) >> 31;  // 1 iff any ≠ 0
+  return (borrow & nonzero) != 0;
+}
+
+absl::StatusOr<HpkeKeyPair> DeriveKeyPairFromCandidates(const HpkeKem& kem,
+                                                        HpkeCandidateSource candidate,
+                                                        int* attempts) {
+  // Rejection sampling: only whether a candidate was rejected is visible, and rejected
+  // candidates are discarded.
+  for (int counter = 0; counter <= 255; ++counter) {
+    if (attempts != nullptr) *attempts = counter + 1;
+    SMCRYPT_ASSIGN_OR_RETURN(SecretData sk, candidate(static_cast<uint8_t>(counter)));
+    if (sk.size() != kem.nsk) {
+      return absl::InternalError(absl::StrCat("HPKE DeriveKeyPair: candidate of ", sk.size(),
+                                              " bytes, expected ", kem.nsk));
+    }
+    sk[0] &= kem.bitmask;
+    if (!HpkeScalarInRange(kem, sk.data())) continue;
+    HpkeKeyPair pair;
+    SMCRYPT_ASSIGN_OR_RETURN(pair.public_key, kem.public_key(View(sk)));
+    pair.private_key = std::move(sk);
+    return pair;
+  }
+  return absl::InternalError("HPKE DeriveKeyPairError: 256 candidates rejected");
+}
+
+absl::StatusOr<HpkeKeyPair> DeriveKeyPair(const HpkeKem& kem, absl::string_view ikm) {
+  if (ikm.size() < kem.nsk) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "HPKE DeriveKeyPair: ikm of at least ", kem.nsk, " bytes, got ", ikm.size()));
+  }
+  const std::string suite_id = KemSuiteId(kem);
+  SMCRYPT_ASSIGN_OR_RETURN(SecretData dkp_prk,
+                           LabeledExtract(*kem.kdf, suite_id, "", "dkp_prk", ikm));
+  return DeriveKeyPairFromCandidates(
+      kem, [&](uint8_t counter) -> absl::StatusOr<SecretData> {
+        const char c = static_cast<char>(counter);
+        return LabeledExpand(*kem.kdf, suite_id, View(dkp_prk), "candidate",
+                             absl::string_view(&c, 1), kem.nsk);
+      });
+}
+
+absl::StatusOr<SecretData> ExtractAndExpand(const HpkeKem& kem, absl::string_view dh,
+                                            absl::string_view kem_context) {
+  const std::string suite_id = KemSuiteId(kem);
+  SMCRYPT_ASSIGN_OR_RETURN(SecretData eae_prk,
+                           LabeledExtract(*kem.kdf, suite_id, "", "eae_prk", dh));
+  return LabeledExpand(*kem.kdf, suite_id, View(eae_prk), "shared_secret", kem_context,
+                       kem.nsecret);
+}
+
+absl::StatusOr<HpkeEncapResult> EncapWithEphemeral(const HpkeKem& kem,
+                                                   absl::string_view pk_r,
+                                                   const HpkeKeyPair& ephemeral) {
+  if (pk_r.size() != kem.npk || pk_r[0] != 0x04) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        kem.name, " public key: expected a ", kem.npk,
+        "-byte uncompressed point (04 || x || y), got ", pk_r.size(), " bytes"));
+  }
+  SMCRYPT_ASSIGN_OR_RETURN(SecretData dh, kem.dh(View(ephemeral.private_key), pk_r));
+  HpkeEncapResult out;
+  out.enc = ephemeral.public_key;
+  const std::string kem_context = absl::StrCat(out.enc, pk_r);
+  SMCRYPT_ASSIGN_OR_RETURN(out.shared_secret, ExtractAndExpand(kem, View(dh), kem_context));
+  return out;
+}
+
+absl::StatusOr<SecretData> Decap(const HpkeKem& kem, absl::string_view enc,
+                                 absl::string_view sk_r, absl::string_view pk_r) {
+  if (enc.size() != kem.nenc || enc[0] != 0x04) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kem.name, " enc: expected a ", kem.nenc,
+                     "-byte uncompressed point (04 || x || y), got ", enc.size(), " bytes"));
+  }
+  SMCRYPT_ASSIGN_OR_RETURN(SecretData dh, kem.dh(sk_r, enc));
+  const std::string kem_context = absl::StrCat(enc, pk_r);
+  return ExtractAndExpand(kem, View(dh), kem_context);
+}
+
+absl::StatusOr<HpkeKeySchedule> KeyScheduleBase(const HpkeSuiteDesc& desc,
+                                                absl::string_view shared_secret,
+                                                absl::string_view info) {
+  const HpkeKdf& kdf = *desc.kdf;
+  const std::string suite_id = HpkeSuiteId(desc);
+  SMCRYPT_ASSIGN_OR_RETURN(SecretData psk_id_hash,
+                           LabeledExtract(kdf, suite_id, "", "psk_id_hash", ""));
+  SMCRYPT_ASSIGN_OR_RETURN(SecretData info_hash,
+                           LabeledExtract(kdf, suite_id, "", "info_hash", info));
+  HpkeKeySchedule ks;
+  ks.key_schedule_context.push_back(static_cast<char>(kModeBase));
+  ks.key_schedule_context.append(psk_id_hash.begin(), psk_id_hash.end());
+  ks.key_schedule_context.append(info_hash.begin(), info_hash.end());
+  SMCRYPT_ASSIGN_OR_RETURN(ks.secret, LabeledExtract(kdf, suite_id, shared_secret, "secret", ""));
+  SMCRYPT_ASSIGN_OR_RETURN(ks.key, LabeledExpand(kdf, suite_id, View(ks.secret), "key",
+                                                 ks.key_schedule_context, desc.aead->nk));
+  SMCRYPT_ASSIGN_OR_RETURN(ks.base_nonce,
+                           LabeledExpand(kdf, suite_id, View(ks.secret), "base_nonce",
+                                         ks.key_schedule_context, desc.aead->nn));
+  SMCRYPT_ASSIGN_OR_RETURN(ks.exporter_secret,
+                           LabeledExpand(kdf, suite_id, View(ks.secret), "exp",
+                                         ks.key_schedule_context, kdf.nh));
+  return ks;
+}
+
+}  // namespace smcrypt::internal
