@@ -1,5 +1,6 @@
 #include "server/crypto_service_impl.h"
 
+#include <chrono>
 #include <deque>
 #include <optional>
 #include <utility>
@@ -122,6 +123,17 @@ absl::Status CheckBatchSize(size_t n) {
     return absl::InvalidArgumentError(absl::StrCat(
         "a batch holds at most ", CryptoEngine::kMaxBatchItems, " items, got ", n));
   }
+  return absl::OkStatus();
+}
+
+// StillWanted is checked between the items of a batch, so a long batch stops once its
+// deadline has passed or the client has cancelled, instead of running to the end.
+absl::Status StillWanted(grpc::CallbackServerContext* ctx) {
+  // An expired deadline also cancels the call, so the deadline is checked first.
+  if (ctx->deadline() < std::chrono::system_clock::now()) {
+    return absl::DeadlineExceededError("the deadline passed while the batch was running");
+  }
+  if (ctx->IsCancelled()) return absl::CancelledError("the client cancelled the batch");
   return absl::OkStatus();
 }
 
@@ -541,6 +553,8 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::SignBatch(grpc::CallbackServerConte
     absl::Status s = CheckBatchSize(request->items_size());
     if (!s.ok()) return s;
     for (const v1::SignRequest& item : request->items()) {
+      s = StillWanted(ctx);
+      if (!s.ok()) return s;
       absl::StatusOr<std::string> sig = SignOne(*engine_, item);
       v1::SignBatchResult* r = response->add_results();
       SetItemStatus(sig.status(), r->mutable_status());
@@ -557,6 +571,8 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::VerifyBatch(grpc::CallbackServerCon
     absl::Status s = CheckBatchSize(request->items_size());
     if (!s.ok()) return s;
     for (const v1::VerifyRequest& item : request->items()) {
+      s = StillWanted(ctx);
+      if (!s.ok()) return s;
       absl::StatusOr<bool> valid = VerifyOne(*engine_, item);
       v1::VerifyBatchResult* r = response->add_results();
       SetItemStatus(valid.status(), r->mutable_status());
@@ -602,6 +618,8 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::EncryptBatch(grpc::CallbackServerCo
     absl::Status s = CheckBatchSize(request->items_size());
     if (!s.ok()) return s;
     for (const v1::EncryptRequest& item : request->items()) {
+      s = StillWanted(ctx);
+      if (!s.ok()) return s;
       absl::StatusOr<SymmetricCiphertext> ct = EncryptOne(*engine_, item);
       v1::EncryptBatchResult* r = response->add_results();
       SetItemStatus(ct.status(), r->mutable_status());

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -488,6 +489,33 @@ TEST_F(SmcryptdTest, SignVerifyAgainstOpenSsl) {
   v1::SignResponse sig;
   ASSERT_TRUE(stub_->Sign(&ctx, req, &sig).ok());
   EXPECT_EQ(sig.signature().size(), 64u);
+}
+
+TEST_F(SmcryptdTest, LongBatchStopsAtItsDeadline) {
+  // 65,536 SM2 signatures take seconds; with a 300 ms deadline the server must stop the
+  // batch and record DeadlineExceeded itself, not run it to the end and answer OK.
+  const std::string handled =
+      "grpc_server_handled_total{grpc_code=\"DeadlineExceeded\",grpc_method=\"SignBatch\","
+      "grpc_service=\"smcrypt.v1.CryptoService\",grpc_type=\"unary\"}";
+  const double before = std::max(0.0, MetricValue(HttpGet(server_->metrics_port(), "/metrics"),
+                                                  handled));
+  v1::SignBatchRequest req;
+  for (int i = 0; i < 65536; ++i) {
+    v1::SignRequest* item = req.add_items();
+    item->set_algorithm(v1::SM2);
+    *item->mutable_key() = KeyId("sm2");
+    item->set_data("m");
+  }
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(300));
+  v1::SignBatchResponse resp;
+  EXPECT_EQ(stub_->SignBatch(&ctx, req, &resp).error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  double after = before;
+  for (int i = 0; i < 40 && after <= before; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    after = MetricValue(HttpGet(server_->metrics_port(), "/metrics"), handled);
+  }
+  EXPECT_EQ(after, before + 1) << "the server did not stop the batch within 4 s";
 }
 
 TEST_F(SmcryptdTest, SignAndVerifyBatches) {
