@@ -31,128 +31,17 @@
 #include "gtest/gtest.h"
 #include "smcrypt/sm2.h"
 #include "smcrypt/v1/crypto.grpc.pb.h"
+#include "tests/server/smcryptd_process.h"
 #include "tests/testing/test_util.h"
 
 namespace {
 
 namespace v1 = ::smcrypt::v1;
 using grpc::StatusCode;
+using ::smcrypt::testing::HttpGet;
+using ::smcrypt::testing::Smcryptd;
 
 constexpr uint64_t kMaxMessageBytes = 256 * 1024;
-
-// Smcryptd runs the binary on 127.0.0.1:0 (gRPC and metrics) and learns the ports from
-// its log, which it keeps for inspection.
-class Smcryptd {
- public:
-  ~Smcryptd() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-    if (reader_.joinable()) reader_.join();
-  }
-
-  bool Start(std::vector<std::string> args) {
-    int fds[2];
-    if (pipe(fds) != 0) return false;
-    std::vector<std::string> argv = {SMCRYPTD_PATH, "--listen=127.0.0.1:0",
-                                     "--metrics_listen=127.0.0.1:0"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(fds[1], STDERR_FILENO);
-      dup2(fds[1], STDOUT_FILENO);
-      close(fds[0]);
-      close(fds[1]);
-      std::vector<char*> cargv;
-      for (std::string& a : argv) cargv.push_back(a.data());
-      cargv.push_back(nullptr);
-      execv(cargv[0], cargv.data());
-      _exit(127);
-    }
-    close(fds[1]);
-    reader_ = std::thread([this, fd = fds[0]] {
-      char buf[4096];
-      ssize_t n;
-      while ((n = read(fd, buf, sizeof(buf))) > 0) {
-        absl::MutexLock lock(&mu_);
-        log_.append(buf, n);
-      }
-      close(fd);
-      absl::MutexLock lock(&mu_);
-      eof_ = true;
-    });
-    const std::regex listen_re("listening on 127\\.0\\.0\\.1:([0-9]+)");
-    const std::regex metrics_re("metrics on 127\\.0\\.0\\.1:([0-9]+)");
-    auto ready = [&] {
-      std::smatch m;
-      return eof_ ||
-             (std::regex_search(log_, m, listen_re) && std::regex_search(log_, m, metrics_re));
-    };
-    absl::MutexLock lock(&mu_);
-    mu_.AwaitWithTimeout(absl::Condition(&ready), absl::Seconds(60));
-    std::smatch m;
-    if (!std::regex_search(log_, m, listen_re)) return false;
-    port_ = std::stoi(m[1]);
-    if (!std::regex_search(log_, m, metrics_re)) return false;
-    metrics_port_ = std::stoi(m[1]);
-    return true;
-  }
-
-  // Alive is true while the process has not exited.
-  bool Alive() {
-    if (pid_ <= 0) return false;
-    int status = 0;
-    if (waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = -1;
-      return false;
-    }
-    return true;
-  }
-
-  std::string log() {
-    absl::MutexLock lock(&mu_);
-    return log_;
-  }
-  std::string target() const { return absl::StrCat("127.0.0.1:", port_); }
-  int metrics_port() const { return metrics_port_; }
-  std::shared_ptr<grpc::Channel> Channel() {
-    grpc::ChannelArguments args;
-    args.SetMaxSendMessageSize(64 << 20);
-    args.SetMaxReceiveMessageSize(64 << 20);
-    return grpc::CreateCustomChannel(target(), grpc::InsecureChannelCredentials(), args);
-  }
-  std::unique_ptr<v1::CryptoService::Stub> Stub() { return v1::CryptoService::NewStub(Channel()); }
-
- private:
-  pid_t pid_ = -1;
-  std::thread reader_;
-  absl::Mutex mu_;
-  std::string log_ ABSL_GUARDED_BY(mu_);
-  bool eof_ ABSL_GUARDED_BY(mu_) = false;
-  int port_ = 0;
-  int metrics_port_ = 0;
-};
-
-std::string HttpGet(int port, const std::string& path) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    close(fd);
-    return "";
-  }
-  const std::string req = absl::StrCat("GET ", path, " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
-  (void)!write(fd, req.data(), req.size());
-  std::string out;
-  char buf[8192];
-  ssize_t n;
-  while ((n = read(fd, buf, sizeof(buf))) > 0) out.append(buf, n);
-  close(fd);
-  return out;
-}
 
 std::unique_ptr<grpc::ClientContext> Ctx(int seconds = 30) {
   auto ctx = std::make_unique<grpc::ClientContext>();

@@ -35,6 +35,7 @@
 #include "google/protobuf/descriptor.pb.h"
 #include "gtest/gtest.h"
 #include "smcrypt/v1/crypto.grpc.pb.h"
+#include "tests/server/smcryptd_process.h"
 #include "tests/testing/test_util.h"
 
 namespace {
@@ -45,6 +46,9 @@ using ::smcrypt::testing::BytesToHex;
 using ::smcrypt::testing::HexToBytes;
 using ::smcrypt::testing::RandomBytes;
 using ::smcrypt::testing::TestSeed;
+using ::smcrypt::testing::HttpGet;
+using ::smcrypt::testing::MetricValue;
+using ::smcrypt::testing::Smcryptd;
 
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -75,130 +79,6 @@ class TempDir {
  private:
   std::string path_;
 };
-
-// Smcryptd runs the binary with --listen=127.0.0.1:0 and --metrics_listen=127.0.0.1:0
-// and learns the chosen ports from its log.
-class Smcryptd {
- public:
-  ~Smcryptd() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-    if (reader_.joinable()) reader_.join();
-  }
-
-  // Start returns true once both ports are known, false if the process exited first.
-  bool Start(std::vector<std::string> args) {
-    int fds[2];
-    if (pipe(fds) != 0) return false;
-    std::vector<std::string> argv = {SMCRYPTD_PATH, "--listen=127.0.0.1:0",
-                                     "--metrics_listen=127.0.0.1:0"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(fds[1], STDERR_FILENO);
-      close(fds[0]);
-      close(fds[1]);
-      std::vector<char*> cargv;
-      for (std::string& a : argv) cargv.push_back(a.data());
-      cargv.push_back(nullptr);
-      execv(cargv[0], cargv.data());
-      _exit(127);
-    }
-    close(fds[1]);
-    reader_ = std::thread([this, fd = fds[0]] {
-      char buf[4096];
-      ssize_t n;
-      while ((n = read(fd, buf, sizeof(buf))) > 0) {
-        absl::MutexLock lock(&mu_);
-        log_.append(buf, n);
-      }
-      close(fd);
-      absl::MutexLock lock(&mu_);
-      eof_ = true;
-    });
-    const std::regex listen_re("listening on 127\\.0\\.0\\.1:([0-9]+)");
-    const std::regex metrics_re("metrics on 127\\.0\\.0\\.1:([0-9]+)");
-    auto ready = [&] {
-      std::smatch m;
-      return eof_ || (std::regex_search(log_, m, listen_re) && std::regex_search(log_, m, metrics_re));
-    };
-    absl::MutexLock lock(&mu_);
-    mu_.AwaitWithTimeout(absl::Condition(&ready), absl::Seconds(60));
-    std::smatch m;
-    if (!std::regex_search(log_, m, listen_re)) return false;
-    port_ = std::stoi(m[1]);
-    if (!std::regex_search(log_, m, metrics_re)) return false;
-    metrics_port_ = std::stoi(m[1]);
-    return true;
-  }
-
-  // WaitExit returns the exit status (or -1 on a signal / timeout).
-  int WaitExit(int timeout_seconds = 60) {
-    for (int i = 0; i < timeout_seconds * 10; ++i) {
-      int status = 0;
-      pid_t r = waitpid(pid_, &status, WNOHANG);
-      if (r == pid_) {
-        pid_ = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    return -1;
-  }
-
-  void Signal(int sig) { kill(pid_, sig); }
-  std::string log() {
-    absl::MutexLock lock(&mu_);
-    return log_;
-  }
-  std::string target() const { return absl::StrCat("127.0.0.1:", port_); }
-  int metrics_port() const { return metrics_port_; }
-
-  std::unique_ptr<v1::CryptoService::Stub> Stub() {
-    return v1::CryptoService::NewStub(
-        grpc::CreateChannel(target(), grpc::InsecureChannelCredentials()));
-  }
-
- private:
-  pid_t pid_ = -1;
-  std::thread reader_;
-  absl::Mutex mu_;
-  std::string log_ ABSL_GUARDED_BY(mu_);
-  bool eof_ ABSL_GUARDED_BY(mu_) = false;
-  int port_ = 0;
-  int metrics_port_ = 0;
-};
-
-// HttpGet fetches http://127.0.0.1:port/path with a plain socket (HTTP/1.0).
-std::string HttpGet(int port, const std::string& path) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    close(fd);
-    return "";
-  }
-  const std::string req = absl::StrCat("GET ", path, " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
-  (void)!write(fd, req.data(), req.size());
-  std::string out;
-  char buf[8192];
-  ssize_t n;
-  while ((n = read(fd, buf, sizeof(buf))) > 0) out.append(buf, n);
-  close(fd);
-  return out;
-}
-
-// MetricValue returns the value of the sample whose line starts with `series`
-// ("name{labels}") — labels in the order prometheus-cpp prints them (sorted) — or -1.
-double MetricValue(const std::string& text, const std::string& series) {
-  size_t pos = text.find("\n" + series + " ");
-  if (pos == std::string::npos) return -1;
-  return std::strtod(text.c_str() + pos + series.size() + 2, nullptr);
-}
 
 std::string Handled(absl::string_view method, absl::string_view type, absl::string_view code) {
   return absl::StrCat("grpc_server_handled_total{grpc_code=\"", code, "\",grpc_method=\"", method,
