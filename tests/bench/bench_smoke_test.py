@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Smoke test for smcrypt-bench: every case runs (a minimal number of iterations; no
+timing is asserted) and the JSON report carries the expected names, each with its unit.
+
+Usage: bench_smoke_test.py PATH/TO/smcrypt-bench
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+NAME = re.compile(r"^(smcrypt\.[a-z0-9_]+|openssl|libgcrypt|botan)/[A-Z0-9-]+/[a-z0-9_]+/[0-9]+$")
+
+
+def main() -> int:
+    binary = sys.argv[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "bench.json")
+        summary = os.path.join(tmp, "summary.txt")
+        proc = subprocess.run(
+            [binary, "--benchmark_min_time=0.00001", "--benchmark_min_warmup_time=0",
+             "--benchmark_out=" + out, "--benchmark_out_format=json", "--paper",
+             "--summary_out=" + summary],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
+        if proc.returncode != 0:
+            print(proc.stdout[-4000:])
+            print(f"FAIL: smcrypt-bench exited with {proc.returncode}")
+            return 1
+        with open(out) as f:
+            report = json.load(f)
+        with open(summary) as f:
+            summary_text = f.read()
+
+    failures = []
+    context = report["context"]
+    kernels = dict(kv.split("=") for kv in context["smcrypt_dispatched_kernels"].split(","))
+    peers = context["smcrypt_peers"]
+    names = set()
+    for b in report["benchmarks"]:
+        name = b["name"]
+        names.add(name)
+        if not NAME.match(name):
+            failures.append(f"badly formed name: {name}")
+        if b.get("error_occurred"):
+            failures.append(f"{name}: {b.get('error_message')}")
+            continue
+        if "items_per_second" not in b:
+            failures.append(f"{name}: no items_per_second")
+        if "/SM2/sign/" in name or "/verify/" in name or "/sign/" in name:
+            continue
+        if "bytes_per_second" not in b:
+            failures.append(f"{name}: no bytes_per_second")
+
+    sm3 = "smcrypt." + kernels["SM3"]
+    sm4 = "smcrypt." + kernels["SM4"]
+    sm2 = "smcrypt." + kernels["SM2"]
+    expected = [
+        f"{sm3}/SM3/hash/8", f"{sm3}/SM3/hash/1048576", f"{sm3}/SM3/batch16/1024",
+        f"{sm3}/HMAC-SM3/mac/1024",
+        f"{sm4}/SM4-ECB/encrypt/16", f"{sm4}/SM4-ECB/decrypt/1048576",
+        f"{sm4}/SM4-CBC/encrypt/32", f"{sm4}/SM4-CBC/decrypt/1048576",
+        f"{sm4}/SM4-CTR/encrypt/16384", f"{sm4}/SM4-GCM/encrypt/16384",
+        f"{sm4}/SM4-GCM/decrypt/1024", f"{sm4}/SM4-CCM/encrypt/1024",
+        f"{sm2}/SM2/sign/32", f"{sm2}/SM2/verify/32",
+        f"{sm2}/SM2/encrypt/16", f"{sm2}/SM2/decrypt/32768",
+        "openssl/SM3/hash/8", "openssl/SHA-256/hash/1048576", "openssl/HMAC-SM3/mac/64",
+        "openssl/SM4-CBC/decrypt/1048576", "openssl/AES-128-GCM/encrypt/16384",
+        "openssl/AES-128-CCM/decrypt/1024", "openssl/AES-128-CTR/encrypt/16",
+        "openssl/ECDSA-P256/sign/32", "openssl/ECDSA-SECP256K1/verify/32",
+        "openssl/SM2/sign/32", "openssl/RSA-2048-OAEP/encrypt/32768",
+        "openssl/RSA-3072-OAEP/decrypt/16",
+    ]
+    if "libgcrypt" in peers:
+        expected += ["libgcrypt/SM3/hash/8192", "libgcrypt/SM4-GCM/encrypt/1024",
+                     "libgcrypt/AES-128-CCM/decrypt/64"]
+    if "botan" in peers:
+        expected += ["botan/SM3/hash/8192", "botan/SM4-CCM/encrypt/1024",
+                     "botan/SM2/verify/32", "botan/RSA-3072-OAEP/encrypt/4096"]
+    for e in expected:
+        if e not in names:
+            failures.append(f"missing case: {e}")
+    for title in ["== Hash and MAC", "== Block modes", "== AEAD", "== Signatures",
+                  "== Public-key encryption", "Paper view", "SM4-GCM encrypt"]:
+        if title not in summary_text:
+            failures.append(f"summary lacks \"{title}\"")
+
+    for f in failures:
+        print("FAIL:", f)
+    print(f"{len(names)} cases, {len(failures)} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
