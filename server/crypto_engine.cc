@@ -6,7 +6,12 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "crypto/common/random.h"
+#include "crypto/core/key_family.h"
+#include "crypto/openssl/hkdf_openssl.h"
+#include "smcrypt/hpke.h"
+#include "smcrypt/sm2.h"
 #include "smcrypt/sm3.h"
 
 namespace smcrypt::server {
@@ -847,6 +852,300 @@ absl::StatusOr<std::string> CryptoEngine::PublicKeyDecrypt(Algorithm alg, const 
   return pt;
 }
 
+// ---- Hybrid encryption -------------------------------------------------------------
+
+namespace {
+
+HpkeSuite SuiteOf(Algorithm alg) {
+  return alg == Algorithm::kHpkeP256Sha256Aes128Gcm ? HpkeSuite::kP256Sha256Aes128Gcm
+                                                   : HpkeSuite::kSm2Sm3Sm4Gcm;
+}
+
+absl::Status CheckHybridAlgorithm(Algorithm alg) {
+  if (!IsHybridAlgorithm(alg)) {
+    return WrongAlgorithm(alg, "HPKE-SM2-SM3-SM4GCM or HPKE-P256-SHA256-AES128GCM");
+  }
+  return absl::OkStatus();
+}
+
+// HpkePublicPoint returns the 65-byte point of a recipient key already accepted by
+// NewHybridEncrypt (which gives the errors for bad keys).
+absl::StatusOr<std::string> HpkePublicPoint(HpkeSuite suite, absl::string_view key) {
+  if (suite == HpkeSuite::kP256Sha256Aes128Gcm) return P256PublicPointFromKey(key);
+  if ((key.size() == kSm2PointSize && key[0] == 0x04) ||
+      (key.size() == kSm2CompressedPointSize && (key[0] == 0x02 || key[0] == 0x03))) {
+    absl::StatusOr<Sm2PublicKey> pk = Sm2PublicKey::FromPoint(key);
+    if (!pk.ok()) return pk.status();
+    return pk->ToPoint();
+  }
+  absl::StatusOr<KeyBytes> der = UnwrapKey(key);
+  if (!der.ok()) return der.status();
+  absl::StatusOr<Sm2PublicKey> pk = Sm2PublicKeyFromSpki(SecretDataAsStringView(der->bytes));
+  if (!pk.ok()) return pk.status();
+  return pk->ToPoint();
+}
+
+// HpkePrivateScalar returns the 32-byte scalar of a private key already accepted by
+// NewHybridDecrypt. A 32-byte input is the raw scalar (decided by length alone).
+absl::StatusOr<SecretData> HpkePrivateScalar(HpkeSuite suite, absl::string_view key) {
+  if (suite == HpkeSuite::kP256Sha256Aes128Gcm) return P256PrivateScalarFromKey(key);
+  if (key.size() == kSm2ScalarSize) {
+    absl::StatusOr<Sm2PrivateKey> sk = Sm2PrivateKey::FromScalar(key);
+    if (!sk.ok()) return sk.status();
+    return sk->ToScalar();
+  }
+  absl::StatusOr<KeyBytes> der = UnwrapKey(key);
+  if (!der.ok()) return der.status();
+  absl::StatusOr<Sm2PrivateKey> sk = Sm2PrivateKeyFromPkcs8(SecretDataAsStringView(der->bytes));
+  if (!sk.ok()) return sk.status();
+  return sk->ToScalar();
+}
+
+std::string ChunkAad(absl::string_view header, uint8_t flag, absl::string_view aad) {
+  std::string out;
+  out.reserve(header.size() + 1 + aad.size());
+  out.append(header.data(), header.size());
+  out.push_back(static_cast<char>(flag));
+  out.append(aad.data(), aad.size());
+  return out;
+}
+
+class HpkeStreamEncryptor final : public HybridStreamEncryptor {
+ public:
+  HpkeStreamEncryptor(Algorithm alg, std::string prefix, std::unique_ptr<HpkeContext> ctx,
+                      std::string aad, EngineObserver* observer)
+      : alg_(alg), prefix_(std::move(prefix)), ctx_(std::move(ctx)), aad_(std::move(aad)),
+        observer_(observer) {}
+
+  absl::string_view prefix() const override { return prefix_; }
+
+  absl::StatusOr<std::string> Update(absl::string_view plaintext) override {
+    if (plaintext.size() > kHybridMaxChunkSize) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "hybrid stream chunk: expected at most ", kHybridMaxChunkSize,
+          " bytes of plaintext per message, got ", plaintext.size()));
+    }
+    if (plaintext.empty()) return std::string();
+    return Seal(kHybridChunkFlagMore, plaintext);
+  }
+
+  absl::StatusOr<std::string> Finish() override { return Seal(kHybridChunkFlagFinal, ""); }
+
+ private:
+  absl::StatusOr<std::string> Seal(uint8_t flag, absl::string_view plaintext) {
+    // Room is always kept for the final chunk.
+    if (flag == kHybridChunkFlagMore && ctx_->sequence_number() + 1 >= kHybridMaxChunks) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("hybrid stream: more than ", kHybridMaxChunks, " chunks"));
+    }
+    absl::StatusOr<std::string> ct = ctx_->Seal(
+        ChunkAad(absl::string_view(prefix_).substr(0, kHpkeWireHeaderSize), flag, aad_),
+        plaintext);
+    if (!ct.ok()) return ct.status();
+    std::string out;
+    out.reserve(kHybridChunkHeaderSize + ct->size());
+    out.push_back(static_cast<char>(flag));
+    const uint32_t n = static_cast<uint32_t>(ct->size());
+    out.push_back(static_cast<char>(n >> 24));
+    out.push_back(static_cast<char>(n >> 16));
+    out.push_back(static_cast<char>(n >> 8));
+    out.push_back(static_cast<char>(n));
+    out.append(*ct);
+    if (observer_ != nullptr && !plaintext.empty()) {
+      observer_->OnBytesProcessed(alg_, Operation::kEncrypt, plaintext.size());
+    }
+    return out;
+  }
+
+  const Algorithm alg_;
+  const std::string prefix_;  // header ‖ enc
+  std::unique_ptr<HpkeContext> ctx_;
+  const std::string aad_;
+  EngineObserver* observer_;
+};
+
+class HpkeStreamDecryptor final : public HybridStreamDecryptor {
+ public:
+  HpkeStreamDecryptor(Algorithm alg, SecretData sk, std::string info, std::string aad,
+                      EngineObserver* observer)
+      : alg_(alg), suite_(SuiteOf(alg)), header_(HpkeWireHeader(suite_)), sk_(std::move(sk)),
+        info_(std::move(info)), aad_(std::move(aad)), observer_(observer) {}
+
+  absl::StatusOr<std::string> Update(absl::string_view data) override {
+    if (done_ && !data.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "hybrid stream: ", data.size(), " bytes after the final chunk"));
+    }
+    buffer_.append(data.data(), data.size());
+    std::string plaintext;
+    size_t pos = 0;
+    if (ctx_ == nullptr) {
+      if (buffer_.size() < kHpkeWireHeaderSize + kHpkeEncSize) return plaintext;
+      absl::Status s = CheckHeader(absl::string_view(buffer_).substr(0, kHpkeWireHeaderSize));
+      if (!s.ok()) return s;
+      absl::StatusOr<std::unique_ptr<HpkeContext>> ctx = HpkeContext::SetupBaseR(
+          suite_, absl::string_view(buffer_).substr(kHpkeWireHeaderSize, kHpkeEncSize),
+          SecretDataAsStringView(sk_), info_);
+      if (!ctx.ok()) {
+        // An enc that is not a valid point is tampering like any other.
+        if (ctx.status().code() == absl::StatusCode::kInvalidArgument) {
+          return absl::InvalidArgumentError("decryption failed");
+        }
+        return ctx.status();
+      }
+      ctx_ = *std::move(ctx);
+      pos = kHpkeWireHeaderSize + kHpkeEncSize;
+    }
+    while (!done_ && buffer_.size() - pos >= kHybridChunkHeaderSize) {
+      const uint8_t* p = reinterpret_cast<const uint8_t*>(buffer_.data()) + pos;
+      const uint8_t flag = p[0];
+      const uint32_t n = (uint32_t{p[1]} << 24) | (uint32_t{p[2]} << 16) |
+                         (uint32_t{p[3]} << 8) | uint32_t{p[4]};
+      if (flag != kHybridChunkFlagMore && flag != kHybridChunkFlagFinal) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "hybrid stream chunk %d: flag: expected 0x00 or 0x01, got 0x%02x",
+            ctx_->sequence_number(), flag));
+      }
+      if (n < kHpkeTagSize || n > kHybridMaxChunkSize + kHpkeTagSize) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "hybrid stream chunk ", ctx_->sequence_number(), ": length: expected ",
+            kHpkeTagSize, " to ", kHybridMaxChunkSize + kHpkeTagSize, ", got ", n));
+      }
+      if (buffer_.size() - pos - kHybridChunkHeaderSize < n) break;
+      if (flag == kHybridChunkFlagMore && ctx_->sequence_number() + 1 >= kHybridMaxChunks) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("hybrid stream: more than ", kHybridMaxChunks, " chunks"));
+      }
+      absl::StatusOr<std::string> pt = ctx_->Open(
+          ChunkAad(header_, flag, aad_),
+          absl::string_view(buffer_).substr(pos + kHybridChunkHeaderSize, n));
+      if (!pt.ok()) return pt.status();
+      if (observer_ != nullptr) observer_->OnBytesProcessed(alg_, Operation::kDecrypt, n);
+      plaintext.append(*pt);
+      SecureZero(pt->data(), pt->size());
+      pos += kHybridChunkHeaderSize + n;
+      if (flag == kHybridChunkFlagFinal) done_ = true;
+    }
+    buffer_.erase(0, pos);
+    if (done_ && !buffer_.empty()) {
+      SecureZero(plaintext.data(), plaintext.size());
+      return absl::InvalidArgumentError(absl::StrCat(
+          "hybrid stream: ", buffer_.size(), " bytes after the final chunk"));
+    }
+    return plaintext;
+  }
+
+  absl::Status Finish() override {
+    if (done_) return absl::OkStatus();
+    if (ctx_ == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "hybrid stream: expected at least ", kHpkeWireHeaderSize + kHpkeEncSize,
+          " bytes (header and enc), got ", buffer_.size()));
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        "hybrid stream truncated: ended after ", ctx_->sequence_number(),
+        " chunks without the final chunk (", buffer_.size(), " bytes of an incomplete chunk)"));
+  }
+
+ private:
+  absl::Status CheckHeader(absl::string_view got) const {
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(got.data());
+    if (p[0] != kHpkeWireFormatVersion) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("hybrid stream: format version: expected 0x%02x, got 0x%02x",
+                          kHpkeWireFormatVersion, p[0]));
+    }
+    const HpkeSuiteIds ids = GetHpkeSuiteIds(suite_);
+    const uint16_t want[3] = {ids.kem_id, ids.kdf_id, ids.aead_id};
+    const char* names[3] = {"kem_id", "kdf_id", "aead_id"};
+    for (int i = 0; i < 3; ++i) {
+      const uint16_t v = static_cast<uint16_t>((p[1 + 2 * i] << 8) | p[2 + 2 * i]);
+      if (v != want[i]) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("hybrid stream: %s: expected 0x%04x (%s), got 0x%04x", names[i],
+                            want[i], HpkeSuiteName(suite_), v));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  const Algorithm alg_;
+  const HpkeSuite suite_;
+  const std::string header_;
+  const SecretData sk_;
+  const std::string info_;
+  const std::string aad_;
+  EngineObserver* observer_;
+  std::unique_ptr<HpkeContext> ctx_;
+  std::string buffer_;  // ciphertext not yet opened
+  bool done_ = false;
+};
+
+}  // namespace
+
+absl::StatusOr<std::string> CryptoEngine::HybridEncrypt(Algorithm alg, const KeyInput& key,
+                                                        absl::string_view plaintext,
+                                                        absl::string_view info) const {
+  absl::Status s = CheckHybridAlgorithm(alg);
+  if (!s.ok()) return s;
+  absl::StatusOr<absl::string_view> k = PublicKey(alg, key);
+  if (!k.ok()) return k.status();
+  absl::StatusOr<std::unique_ptr<smcrypt::HybridEncrypt>> enc = NewHybridEncrypt(alg, *k);
+  if (!enc.ok()) return enc.status();
+  absl::StatusOr<std::string> ct = (*enc)->Encrypt(plaintext, info);
+  if (ct.ok()) Record(alg, Operation::kEncrypt, plaintext.size());
+  return ct;
+}
+
+absl::StatusOr<std::string> CryptoEngine::HybridDecrypt(Algorithm alg, const KeyInput& key,
+                                                        absl::string_view ciphertext,
+                                                        absl::string_view info) const {
+  absl::Status s = CheckHybridAlgorithm(alg);
+  if (!s.ok()) return s;
+  absl::StatusOr<absl::string_view> k = PrivateKey(alg, key);
+  if (!k.ok()) return k.status();
+  absl::StatusOr<std::unique_ptr<smcrypt::HybridDecrypt>> dec = NewHybridDecrypt(alg, *k);
+  if (!dec.ok()) return dec.status();
+  absl::StatusOr<std::string> pt = (*dec)->Decrypt(ciphertext, info);
+  if (pt.ok()) Record(alg, Operation::kDecrypt, ciphertext.size());
+  return pt;
+}
+
+absl::StatusOr<std::unique_ptr<HybridStreamEncryptor>> CryptoEngine::NewHybridStreamEncryptor(
+    const HybridStreamParams& p) const {
+  absl::Status s = CheckHybridAlgorithm(p.algorithm);
+  if (!s.ok()) return s;
+  absl::StatusOr<absl::string_view> k = PublicKey(p.algorithm, p.key);
+  if (!k.ok()) return k.status();
+  // NewHybridEncrypt validates the key and gives the errors for bad ones.
+  absl::StatusOr<std::unique_ptr<smcrypt::HybridEncrypt>> check = NewHybridEncrypt(p.algorithm, *k);
+  if (!check.ok()) return check.status();
+  const HpkeSuite suite = SuiteOf(p.algorithm);
+  absl::StatusOr<std::string> point = HpkePublicPoint(suite, *k);
+  if (!point.ok()) return point.status();
+  absl::StatusOr<HpkeContext::Sender> sender = HpkeContext::SetupBaseS(suite, *point, p.info);
+  if (!sender.ok()) return sender.status();
+  std::string prefix = absl::StrCat(HpkeWireHeader(suite), sender->enc);
+  return std::unique_ptr<HybridStreamEncryptor>(
+      new HpkeStreamEncryptor(p.algorithm, std::move(prefix), std::move(sender->context),
+                              std::string(p.aad), observer_));
+}
+
+absl::StatusOr<std::unique_ptr<HybridStreamDecryptor>> CryptoEngine::NewHybridStreamDecryptor(
+    const HybridStreamParams& p) const {
+  absl::Status s = CheckHybridAlgorithm(p.algorithm);
+  if (!s.ok()) return s;
+  absl::StatusOr<absl::string_view> k = PrivateKey(p.algorithm, p.key);
+  if (!k.ok()) return k.status();
+  absl::StatusOr<std::unique_ptr<smcrypt::HybridDecrypt>> check =
+      NewHybridDecrypt(p.algorithm, *k);
+  if (!check.ok()) return check.status();
+  absl::StatusOr<SecretData> sk = HpkePrivateScalar(SuiteOf(p.algorithm), *k);
+  if (!sk.ok()) return sk.status();
+  return std::unique_ptr<HybridStreamDecryptor>(new HpkeStreamDecryptor(
+      p.algorithm, *std::move(sk), std::string(p.info), std::string(p.aad), observer_));
+}
+
 // ---- Keys, randomness --------------------------------------------------------------
 
 absl::StatusOr<GeneratedKeyPair> CryptoEngine::GenerateKeyPair(Algorithm alg,
@@ -854,9 +1153,6 @@ absl::StatusOr<GeneratedKeyPair> CryptoEngine::GenerateKeyPair(Algorithm alg,
   if (!IsSignatureAlgorithm(alg) && !IsPublicKeyEncryptionAlgorithm(alg) &&
       !IsHybridAlgorithm(alg)) {
     return WrongAlgorithm(alg, "a public-key algorithm (SM2, ECDSA-*, RSA-*, HPKE-*)");
-  }
-  if (IsHybridAlgorithm(alg)) {
-    return absl::UnimplementedError("hybrid encryption is not available in this build yet");
   }
   absl::StatusOr<KeyPair> pair = smcrypt::GenerateKeyPair(alg);
   if (!pair.ok()) return pair.status();

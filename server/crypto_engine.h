@@ -131,6 +131,66 @@ struct GeneratedKeyPair {
   bool private_key_withheld = false;
 };
 
+// ---- Hybrid encryption (HPKE, RFC 9180 base mode; smcrypt/hpke.h) --------------------
+//
+// HybridEncrypt/HybridDecrypt use the one-shot wire format of smcrypt/hpke.h:
+// header (7 bytes: version 0x01, kem_id, kdf_id, aead_id) ‖ enc (65) ‖ ct ‖ tag (16),
+// sealed at sequence number 0 with the header as aad.
+//
+// The hybrid streams use one HPKE context for the whole stream:
+//
+//   header (7) ‖ enc (65) ‖ chunk_0 ‖ chunk_1 ‖ … ‖ chunk_last
+//   chunk_i = flag (1 byte: 0x00, or 0x01 on the final chunk)
+//             ‖ length (4 bytes, big-endian: |ct_i| + 16)
+//             ‖ ct_i ‖ tag_i = Seal(aad = header ‖ flag ‖ caller aad, pt_i)
+//
+// Seal/Open run on the context at sequence number i, so the nonce of chunk i is
+// base_nonce XOR I2OSP(i, 12) (RFC 9180 §5.2). A reordered, repeated or dropped chunk is
+// opened at the wrong sequence number and fails its tag; a stream without the final chunk
+// (flag 0x01) is truncated and fails; a flipped flag fails the tag. Each plaintext chunk
+// holds 0 to kHybridMaxChunkSize bytes; a stream has at most kHybridMaxChunks chunks.
+struct HybridStreamParams {
+  Algorithm algorithm = Algorithm::kHpkeSm2Sm3Sm4Gcm;
+  KeyInput key;
+  absl::string_view info;
+  absl::string_view aad;
+};
+
+inline constexpr size_t kHybridMaxChunkSize = size_t{1} << 20;        // 1 MiB of plaintext
+inline constexpr uint64_t kHybridMaxChunks = uint64_t{1} << 32;       // final chunk included
+inline constexpr size_t kHybridChunkHeaderSize = 5;                   // flag ‖ length
+inline constexpr uint8_t kHybridChunkFlagMore = 0x00;
+inline constexpr uint8_t kHybridChunkFlagFinal = 0x01;
+
+// HybridStreamEncryptor seals a stream chunk by chunk.
+class HybridStreamEncryptor {
+ public:
+  virtual ~HybridStreamEncryptor() = default;
+  // prefix is header ‖ enc (72 bytes), the first bytes of the stream.
+  virtual absl::string_view prefix() const = 0;
+  // Update seals `plaintext` (at most kHybridMaxChunkSize bytes) as one non-final chunk
+  // and returns it; an empty `plaintext` gives no chunk (empty output).
+  virtual absl::StatusOr<std::string> Update(absl::string_view plaintext) = 0;
+  // Finish returns the final chunk (flag 0x01, empty plaintext). No call after it.
+  virtual absl::StatusOr<std::string> Finish() = 0;
+};
+
+// HybridStreamDecryptor opens a stream given in pieces of any size (chunk boundaries
+// need not match the pieces). Plaintext of a chunk is released only after that chunk's
+// tag is verified.
+class HybridStreamDecryptor {
+ public:
+  virtual ~HybridStreamDecryptor() = default;
+  // Update consumes the next bytes and returns the plaintext of every chunk they
+  // complete (possibly empty). Errors: InvalidArgument naming the field for a bad header
+  // or chunk framing, or bytes after the final chunk; InvalidArgument "decryption failed"
+  // for any authentication failure (enc, ciphertext, tag, aad, info, order).
+  virtual absl::StatusOr<std::string> Update(absl::string_view data) = 0;
+  // Finish: OK only when the final chunk was opened. InvalidArgument otherwise
+  // (truncated stream).
+  virtual absl::Status Finish() = 0;
+};
+
 // HashItem is one HashBatch item.
 struct HashItem {
   Algorithm algorithm;
@@ -180,6 +240,24 @@ class CryptoEngine {
   absl::StatusOr<std::string> PublicKeyDecrypt(Algorithm alg, const KeyInput& key,
                                                absl::string_view ciphertext,
                                                Sm2CiphertextFormat format) const;
+
+  // HybridEncrypt seals `plaintext` to the recipient's public key (`key`: a keyring
+  // PUBLIC KEY, the public half of a keyring PRIVATE KEY, or inline SubjectPublicKeyInfo
+  // DER/PEM or a raw 65/33-byte point), binding `info`. HybridDecrypt opens it with the
+  // private key (keyring PRIVATE KEY, or inline PKCS#8 DER/PEM or the raw 32-byte scalar,
+  // subject to --inline_private_keys). Errors as smcrypt/hpke.h: FailedPrecondition for
+  // a key of another family, InvalidArgument naming the field for a malformed header,
+  // InvalidArgument "decryption failed" for any authentication failure.
+  absl::StatusOr<std::string> HybridEncrypt(Algorithm alg, const KeyInput& key,
+                                            absl::string_view plaintext,
+                                            absl::string_view info) const;
+  absl::StatusOr<std::string> HybridDecrypt(Algorithm alg, const KeyInput& key,
+                                            absl::string_view ciphertext,
+                                            absl::string_view info) const;
+  absl::StatusOr<std::unique_ptr<HybridStreamEncryptor>> NewHybridStreamEncryptor(
+      const HybridStreamParams& params) const;
+  absl::StatusOr<std::unique_ptr<HybridStreamDecryptor>> NewHybridStreamDecryptor(
+      const HybridStreamParams& params) const;
 
   absl::StatusOr<GeneratedKeyPair> GenerateKeyPair(Algorithm alg, bool omit_private_key) const;
   // GetPublicKey returns the SubjectPublicKeyInfo DER.

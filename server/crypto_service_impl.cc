@@ -14,9 +14,6 @@
 namespace smcrypt::server {
 namespace {
 
-constexpr absl::string_view kHybridUnavailable =
-    "hybrid encryption is not available in this build yet";
-
 // ---- proto → engine ------------------------------------------------------------------
 
 absl::StatusOr<Algorithm> ToAlgorithm(v1::Algorithm alg) {
@@ -322,19 +319,104 @@ class DecryptStreamReactor final
   std::unique_ptr<StreamDecryptor> dec_;
 };
 
-// UnavailableHybridStream answers UNIMPLEMENTED until hybrid encryption is built in.
-template <typename Req, typename Resp>
-class UnavailableHybridStream final : public BidiStream<Req, Resp> {
+absl::StatusOr<HybridStreamParams> HybridFrom(const v1::HybridStreamParams& in) {
+  HybridStreamParams p;
+  absl::StatusOr<Algorithm> alg = ToAlgorithm(in.algorithm());
+  if (!alg.ok()) return alg.status();
+  p.algorithm = *alg;
+  p.key = ToKey(in.key());
+  p.info = in.info();
+  p.aad = in.aad();
+  return p;
+}
+
+// HybridEncryptStreamReactor: header ‖ enc first, then one sealed chunk per non-empty
+// plaintext message, then the final chunk at half-close (crypto.proto, stream format).
+class HybridEncryptStreamReactor final
+    : public BidiStream<v1::HybridEncryptStreamRequest, v1::HybridEncryptStreamResponse> {
  public:
-  using BidiStream<Req, Resp>::BidiStream;
+  using BidiStream::BidiStream;
 
  private:
-  absl::Status OnMessage(const Req&, bool, std::deque<Resp>*) override {
-    return absl::UnimplementedError(kHybridUnavailable);
+  absl::Status OnMessage(const v1::HybridEncryptStreamRequest& req, bool first,
+                         std::deque<v1::HybridEncryptStreamResponse>* out) override {
+    if (first) {
+      if (!req.has_params()) {
+        return absl::InvalidArgumentError(
+            "the first HybridEncryptStream message must carry params");
+      }
+      absl::StatusOr<HybridStreamParams> p = HybridFrom(req.params());
+      if (!p.ok()) return p.status();
+      absl::StatusOr<std::unique_ptr<HybridStreamEncryptor>> enc =
+          engine().NewHybridStreamEncryptor(*p);
+      if (!enc.ok()) return enc.status();
+      enc_ = *std::move(enc);
+      out->emplace_back().set_ciphertext(std::string(enc_->prefix()));
+    } else if (req.has_params()) {
+      return absl::InvalidArgumentError("params may only be sent in the first message");
+    }
+    absl::StatusOr<std::string> chunk = enc_->Update(req.plaintext());
+    if (!chunk.ok()) return chunk.status();
+    if (!chunk->empty()) out->emplace_back().set_ciphertext(*std::move(chunk));
+    return absl::OkStatus();
   }
-  absl::Status OnEnd(std::deque<Resp>*) override {
-    return absl::UnimplementedError(kHybridUnavailable);
+
+  absl::Status OnEnd(std::deque<v1::HybridEncryptStreamResponse>* out) override {
+    if (enc_ == nullptr) {
+      return absl::InvalidArgumentError("HybridEncryptStream ended before its params");
+    }
+    absl::StatusOr<std::string> chunk = enc_->Finish();
+    if (!chunk.ok()) return chunk.status();
+    v1::HybridEncryptStreamResponse& r = out->emplace_back();
+    r.set_ciphertext(*std::move(chunk));
+    r.set_last(true);
+    return absl::OkStatus();
   }
+
+  std::unique_ptr<HybridStreamEncryptor> enc_;
+};
+
+// HybridDecryptStreamReactor: plaintext of each chunk once its tag is verified; the
+// stream fails unless the final chunk arrived before half-close.
+class HybridDecryptStreamReactor final
+    : public BidiStream<v1::HybridDecryptStreamRequest, v1::HybridDecryptStreamResponse> {
+ public:
+  using BidiStream::BidiStream;
+
+ private:
+  absl::Status OnMessage(const v1::HybridDecryptStreamRequest& req, bool first,
+                         std::deque<v1::HybridDecryptStreamResponse>* out) override {
+    if (first) {
+      if (!req.has_params()) {
+        return absl::InvalidArgumentError(
+            "the first HybridDecryptStream message must carry params");
+      }
+      absl::StatusOr<HybridStreamParams> p = HybridFrom(req.params());
+      if (!p.ok()) return p.status();
+      absl::StatusOr<std::unique_ptr<HybridStreamDecryptor>> dec =
+          engine().NewHybridStreamDecryptor(*p);
+      if (!dec.ok()) return dec.status();
+      dec_ = *std::move(dec);
+    } else if (req.has_params()) {
+      return absl::InvalidArgumentError("params may only be sent in the first message");
+    }
+    absl::StatusOr<std::string> pt = dec_->Update(req.ciphertext());
+    if (!pt.ok()) return pt.status();
+    if (!pt->empty()) out->emplace_back().set_plaintext(*std::move(pt));
+    return absl::OkStatus();
+  }
+
+  absl::Status OnEnd(std::deque<v1::HybridDecryptStreamResponse>* out) override {
+    if (dec_ == nullptr) {
+      return absl::InvalidArgumentError("HybridDecryptStream ended before its params");
+    }
+    absl::Status s = dec_->Finish();
+    if (!s.ok()) return s;
+    out->emplace_back().set_last(true);
+    return absl::OkStatus();
+  }
+
+  std::unique_ptr<HybridStreamDecryptor> dec_;
 };
 
 class HashStreamReactor final : public grpc::ServerReadReactor<v1::HashStreamRequest> {
@@ -681,30 +763,44 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::PublicKeyDecrypt(
   });
 }
 
-grpc::ServerUnaryReactor* CryptoServiceImpl::HybridEncrypt(grpc::CallbackServerContext* ctx,
-                                                           const v1::HybridEncryptRequest*,
-                                                           v1::HybridEncryptResponse*) {
-  return Unary(this, ctx, [] { return absl::UnimplementedError(kHybridUnavailable); });
+grpc::ServerUnaryReactor* CryptoServiceImpl::HybridEncrypt(
+    grpc::CallbackServerContext* ctx, const v1::HybridEncryptRequest* request,
+    v1::HybridEncryptResponse* response) {
+  return Unary(this, ctx, [&]() -> absl::Status {
+    absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
+    if (!alg.ok()) return alg.status();
+    absl::StatusOr<std::string> ct = engine_->HybridEncrypt(*alg, ToKey(request->key()),
+                                                            request->plaintext(), request->info());
+    if (!ct.ok()) return ct.status();
+    response->set_ciphertext(*std::move(ct));
+    return absl::OkStatus();
+  });
 }
 
-grpc::ServerUnaryReactor* CryptoServiceImpl::HybridDecrypt(grpc::CallbackServerContext* ctx,
-                                                           const v1::HybridDecryptRequest*,
-                                                           v1::HybridDecryptResponse*) {
-  return Unary(this, ctx, [] { return absl::UnimplementedError(kHybridUnavailable); });
+grpc::ServerUnaryReactor* CryptoServiceImpl::HybridDecrypt(
+    grpc::CallbackServerContext* ctx, const v1::HybridDecryptRequest* request,
+    v1::HybridDecryptResponse* response) {
+  return Unary(this, ctx, [&]() -> absl::Status {
+    absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
+    if (!alg.ok()) return alg.status();
+    absl::StatusOr<std::string> pt = engine_->HybridDecrypt(
+        *alg, ToKey(request->key()), request->ciphertext(), request->info());
+    if (!pt.ok()) return pt.status();
+    response->set_plaintext(*std::move(pt));
+    return absl::OkStatus();
+  });
 }
 
 grpc::ServerBidiReactor<v1::HybridEncryptStreamRequest, v1::HybridEncryptStreamResponse>*
 CryptoServiceImpl::HybridEncryptStream(grpc::CallbackServerContext* ctx) {
-  auto* reactor = new UnavailableHybridStream<v1::HybridEncryptStreamRequest,
-                                              v1::HybridEncryptStreamResponse>(this, ctx);
+  auto* reactor = new HybridEncryptStreamReactor(this, ctx);
   reactor->Start();
   return reactor;
 }
 
 grpc::ServerBidiReactor<v1::HybridDecryptStreamRequest, v1::HybridDecryptStreamResponse>*
 CryptoServiceImpl::HybridDecryptStream(grpc::CallbackServerContext* ctx) {
-  auto* reactor = new UnavailableHybridStream<v1::HybridDecryptStreamRequest,
-                                              v1::HybridDecryptStreamResponse>(this, ctx);
+  auto* reactor = new HybridDecryptStreamReactor(this, ctx);
   reactor->Start();
   return reactor;
 }
@@ -781,7 +877,6 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::GetServerInfo(
     }
     response->set_self_tests_passed(self_tests_->all_passed());
     for (Algorithm alg : AllAlgorithms()) {
-      if (IsHybridAlgorithm(alg)) continue;  // not built yet
       response->add_algorithms(std::string(AlgorithmName(alg)));
     }
     response->set_keyring_size(static_cast<uint32_t>(engine_->keyring_size()));

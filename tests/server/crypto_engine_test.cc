@@ -204,9 +204,17 @@ TEST_F(EngineTest, StatusMapping) {
                      KeyInput::Inline(SecretDataAsStringView(p256->private_key_der)), "m", {},
                      /*user_id_set=*/true),
               StatusIs(absl::StatusCode::kInvalidArgument));
-  // Hybrid suites are named in the API but not built yet: UNIMPLEMENTED, as the RPCs.
-  EXPECT_THAT(e.GenerateKeyPair(Algorithm::kHpkeSm2Sm3Sm4Gcm, false),
-              StatusIs(absl::StatusCode::kUnimplemented));
+  // Hybrid: wrong algorithm kind, wrong key family, public key for decryption.
+  EXPECT_THAT(e.HybridEncrypt(Algorithm::kSm4Gcm, KeyInput::Id("sm4"), "m", ""),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(e.HybridEncrypt(Algorithm::kHpkeP256Sha256Aes128Gcm, KeyInput::Id("sm2"), "m", ""),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(e.HybridEncrypt(Algorithm::kHpkeP256Sha256Aes128Gcm,
+                              KeyInput::Inline(sm2_public_), "m", ""),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(e.HybridDecrypt(Algorithm::kHpkeSm2Sm3Sm4Gcm, KeyInput::Id("sm2pub"),
+                              std::string(100, 'c'), ""),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_THAT(e.GenerateRandom(0), StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(e.GenerateRandom(CryptoEngine::kMaxRandomBytes + 1),
               StatusIs(absl::StatusCode::kInvalidArgument));
@@ -376,6 +384,120 @@ TEST_F(EngineTest, AeadStreamSegmentsMatchOpenSsl) {
   EXPECT_THAT(decrypt({segments[0], segments[1]}),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("decryption failed")));
   EXPECT_THAT(decrypt({segments[1], segments[0], segments[2]}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("decryption failed")));
+}
+
+
+// ---- Hybrid encryption -------------------------------------------------------------------
+
+class CountingObserver : public EngineObserver {
+ public:
+  void OnBytesProcessed(Algorithm alg, Operation op, uint64_t bytes) override {
+    if (alg == Algorithm::kHpkeSm2Sm3Sm4Gcm) (op == Operation::kEncrypt ? enc : dec) += bytes;
+  }
+  uint64_t enc = 0, dec = 0;
+};
+
+TEST_F(EngineTest, HybridGenerateKeyPairAndUnaryRoundTrip) {
+  CountingObserver counts;
+  EngineOptions o;
+  CryptoEngine e(keys_.get(), o, &counts);
+  for (Algorithm alg : {Algorithm::kHpkeSm2Sm3Sm4Gcm, Algorithm::kHpkeP256Sha256Aes128Gcm}) {
+    absl::StatusOr<GeneratedKeyPair> kp = e.GenerateKeyPair(alg, false);
+    ASSERT_THAT(kp, IsOk());
+    absl::StatusOr<std::string> ct =
+        e.HybridEncrypt(alg, KeyInput::Inline(kp->public_key_der), "hello", "info");
+    ASSERT_THAT(ct, IsOk());
+    EXPECT_EQ(ct->size(), 5u + 88u);
+    EXPECT_THAT(e.HybridDecrypt(alg, KeyInput::Inline(SecretDataAsStringView(kp->private_key_der)),
+                                *ct, "info"),
+                IsOkAndHolds(std::string("hello")));
+    EXPECT_THAT(e.HybridDecrypt(alg, KeyInput::Inline(SecretDataAsStringView(kp->private_key_der)),
+                                *ct, "other"),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("decryption failed")));
+  }
+  EXPECT_EQ(counts.enc, 5u);
+  EXPECT_EQ(counts.dec, 93u);
+  // Inline private keys obey the policy.
+  CryptoEngine deny = Engine(/*allow_inline=*/false);
+  absl::StatusOr<std::string> ct = deny.HybridEncrypt(Algorithm::kHpkeSm2Sm3Sm4Gcm,
+                                                      KeyInput::Id("sm2"), "x", "");
+  ASSERT_THAT(ct, IsOk());
+  EXPECT_THAT(deny.HybridDecrypt(Algorithm::kHpkeSm2Sm3Sm4Gcm,
+                                 KeyInput::Inline(std::string(32, '\x07')), *ct, ""),
+              StatusIs(absl::StatusCode::kPermissionDenied));
+  EXPECT_THAT(deny.HybridDecrypt(Algorithm::kHpkeSm2Sm3Sm4Gcm, KeyInput::Id("sm2"), *ct, ""),
+              IsOkAndHolds(std::string("x")));
+}
+
+TEST_F(EngineTest, HybridStreamAnySplitAndReleaseAfterVerification) {
+  CountingObserver counts;
+  CryptoEngine e(keys_.get(), EngineOptions{}, &counts);
+  std::mt19937_64 rng(TestSeed());
+  HybridStreamParams p;
+  p.algorithm = Algorithm::kHpkeSm2Sm3Sm4Gcm;
+  p.key = KeyInput::Id("sm2");  // a PRIVATE KEY entry: its public half encrypts
+  p.info = "info";
+  p.aad = "aad";
+  absl::StatusOr<std::unique_ptr<HybridStreamEncryptor>> enc = e.NewHybridStreamEncryptor(p);
+  ASSERT_THAT(enc, IsOk());
+  EXPECT_EQ((*enc)->prefix().size(), 72u);
+  const std::vector<std::string> pts = {RandomBytes(rng, 1), RandomBytes(rng, 1000),
+                                        RandomBytes(rng, 5000)};
+  std::string stream((*enc)->prefix());
+  std::vector<size_t> chunk_end;  // offset just past each chunk
+  for (const std::string& pt : pts) {
+    absl::StatusOr<std::string> c = (*enc)->Update(pt);
+    ASSERT_THAT(c, IsOk());
+    EXPECT_EQ(c->size(), 5 + pt.size() + 16);
+    stream += *c;
+    chunk_end.push_back(stream.size());
+  }
+  EXPECT_THAT((*enc)->Update(""), IsOkAndHolds(std::string()));
+  EXPECT_THAT((*enc)->Update(std::string(kHybridMaxChunkSize + 1, 'x')),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  absl::StatusOr<std::string> last = (*enc)->Finish();
+  ASSERT_THAT(last, IsOk());
+  EXPECT_EQ((*last)[0], '\x01');
+  stream += *last;
+  chunk_end.push_back(stream.size());
+  EXPECT_EQ(counts.enc, 6001u);
+
+  // Byte by byte: a chunk's plaintext comes out exactly when its last byte arrives.
+  absl::StatusOr<std::unique_ptr<HybridStreamDecryptor>> dec = e.NewHybridStreamDecryptor(p);
+  ASSERT_THAT(dec, IsOk());
+  std::string out;
+  size_t next = 0;
+  for (size_t i = 0; i < stream.size(); ++i) {
+    absl::StatusOr<std::string> pt = (*dec)->Update(stream.substr(i, 1));
+    ASSERT_THAT(pt, IsOk()) << i;
+    if (next < chunk_end.size() && i + 1 == chunk_end[next]) {
+      EXPECT_EQ(*pt, next < pts.size() ? pts[next] : "") << i;
+      ++next;
+    } else {
+      EXPECT_TRUE(pt->empty()) << "plaintext released mid-chunk at byte " << i;
+    }
+    out += *pt;
+  }
+  EXPECT_THAT((*dec)->Finish(), IsOk());
+  EXPECT_EQ(out, pts[0] + pts[1] + pts[2]);
+  EXPECT_THAT((*dec)->Update("x"), StatusIs(absl::StatusCode::kInvalidArgument,
+                                            HasSubstr("after the final chunk")));
+
+  // Every proper prefix ending on a chunk boundary is a truncated stream.
+  for (size_t end : {size_t{72}, chunk_end[0], chunk_end[1], chunk_end[2]}) {
+    absl::StatusOr<std::unique_ptr<HybridStreamDecryptor>> d = e.NewHybridStreamDecryptor(p);
+    ASSERT_THAT(d, IsOk());
+    ASSERT_THAT((*d)->Update(stream.substr(0, end)), IsOk());
+    EXPECT_THAT((*d)->Finish(),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("truncated")));
+  }
+  // The wrong aad fails on the first chunk, releasing nothing.
+  HybridStreamParams wrong = p;
+  wrong.aad = "AAD";
+  absl::StatusOr<std::unique_ptr<HybridStreamDecryptor>> d = e.NewHybridStreamDecryptor(wrong);
+  ASSERT_THAT(d, IsOk());
+  EXPECT_THAT((*d)->Update(stream),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("decryption failed")));
 }
 

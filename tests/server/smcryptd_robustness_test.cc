@@ -401,7 +401,19 @@ TEST_F(SmcryptdRobustnessTest, StreamsUsedOutOfOrder) {
   EXPECT_EQ(hash({h1, h2}), StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(hash({h1, h1}), StatusCode::OK);
 
-  // The hybrid streams are not built: UNIMPLEMENTED, however they are used.
+  // Hybrid streams: nothing, data before params, params twice, garbage after params.
+  auto hybrid_decrypt = [&](const std::vector<v1::HybridDecryptStreamRequest>& msgs) {
+    auto ctx = Ctx();
+    auto stream = stub->HybridDecryptStream(ctx.get());
+    for (const auto& m : msgs) {
+      if (!stream->Write(m)) break;
+    }
+    stream->WritesDone();
+    v1::HybridDecryptStreamResponse resp;
+    while (stream->Read(&resp)) {
+    }
+    return stream->Finish().error_code();
+  };
   {
     auto ctx = Ctx();
     auto stream = stub->HybridEncryptStream(ctx.get());
@@ -409,8 +421,18 @@ TEST_F(SmcryptdRobustnessTest, StreamsUsedOutOfOrder) {
     v1::HybridEncryptStreamResponse resp;
     while (stream->Read(&resp)) {
     }
-    EXPECT_EQ(stream->Finish().error_code(), StatusCode::UNIMPLEMENTED);
+    EXPECT_EQ(stream->Finish().error_code(), StatusCode::INVALID_ARGUMENT);
   }
+  v1::HybridDecryptStreamRequest hparams;
+  hparams.mutable_params()->set_algorithm(v1::HPKE_SM2_SM3_SM4GCM);
+  *hparams.mutable_params()->mutable_key() = Inline(kSm2D);  // raw 32-byte scalar
+  v1::HybridDecryptStreamRequest hgarbage;
+  hgarbage.set_ciphertext(std::string(200, '\x01'));
+  EXPECT_EQ(hybrid_decrypt({}), StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(hybrid_decrypt({hgarbage}), StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(hybrid_decrypt({hparams, hparams}), StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(hybrid_decrypt({hparams}), StatusCode::INVALID_ARGUMENT);  // no header, truncated
+  EXPECT_EQ(hybrid_decrypt({hparams, hgarbage}), StatusCode::INVALID_ARGUMENT);
   ExpectHealthy();
 }
 

@@ -650,18 +650,24 @@ TEST_F(SmcryptdTest, RandomInfoAndHybrid) {
   EXPECT_EQ(info.max_inflight(), 65536u);
   EXPECT_EQ(info.max_message_bytes(), 4u << 20);
   EXPECT_EQ(info.keyring_size(), 6u);
+  // Both HPKE suites are served and listed.
+  EXPECT_THAT(std::vector<std::string>(info.algorithms().begin(), info.algorithms().end()),
+              ::testing::IsSupersetOf({"HPKE-SM2-SM3-SM4GCM", "HPKE-P256-SHA256-AES128GCM"}));
+  // Hybrid RPCs check their requests (full coverage: smcryptd_hybrid_test).
   grpc::ClientContext hctx;
   v1::HybridEncryptRequest hreq;
   v1::HybridEncryptResponse hresp;
   grpc::Status s = stub_->HybridEncrypt(&hctx, hreq, &hresp);
-  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNIMPLEMENTED);
-  EXPECT_NE(s.error_message().find("not available"), std::string::npos);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message(), "algorithm is required");
   grpc::ClientContext sctx;
   auto stream = stub_->HybridEncryptStream(&sctx);
   v1::HybridEncryptStreamRequest sreq;
   stream->Write(sreq);
   stream->WritesDone();
-  EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::UNIMPLEMENTED);
+  grpc::Status ss = stream->Finish();
+  EXPECT_EQ(ss.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(ss.error_message().find("must carry params"), std::string::npos);
 }
 
 TEST_F(SmcryptdTest, StatusCodes) {
