@@ -13,6 +13,8 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/strings/match.h"
+#include "absl/flags/usage_config.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
@@ -47,7 +49,41 @@ ABSL_FLAG(std::string, cpu_disable, "",
           "bmi2, adx, avx512, vaes, vpclmulqdq, gfni, ifma, sha), added to "
           "SMCRYPT_CPU_DISABLE");
 
+namespace {
+
+// ValidHostPort accepts "host:port" and "[v6]:port" with a decimal port of 0–65535; a
+// missing port would otherwise make gRPC pick 443.
+bool ValidHostPort(absl::string_view address) {
+  const size_t colon = address.rfind(':');
+  if (colon == absl::string_view::npos || colon == 0) return false;
+  if (address.substr(0, colon).find(':') != absl::string_view::npos &&
+      !(address[0] == '[' && address[colon - 1] == ']')) {
+    return false;  // an IPv6 address must be bracketed
+  }
+  const absl::string_view port = address.substr(colon + 1);
+  if (port.empty() || port.size() > 5) return false;
+  int value = 0;
+  for (char c : port) {
+    if (c < '0' || c > '9') return false;
+    value = value * 10 + (c - '0');
+  }
+  return value <= 65535;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view file) {
+    return absl::StrContains(file, "server/main.cc");
+  };
+  usage.contains_helpshort_flags = usage.contains_help_flags;
+  usage.version_string = [] { return std::string("smcryptd " SMCRYPT_VERSION "\n"); };
+  usage.normalize_filename = [](absl::string_view file) {
+    const size_t at = file.rfind("server/");
+    return std::string(at == absl::string_view::npos ? file : file.substr(at));
+  };
+  absl::SetFlagsUsageConfig(usage);
   absl::SetProgramUsageMessage(
       "smcrypt gRPC service: SM2/SM3/SM4 and international algorithms.\n"
       "Usage: smcryptd [--listen=HOST:PORT] [--keys_dir=DIR] [--tls_cert=F --tls_key=F] ...");
@@ -75,6 +111,18 @@ int main(int argc, char** argv) {
       LogError(absl::StrCat("--cpu_disable: ", s.message()));
       return 1;
     }
+  }
+
+  if (!ValidHostPort(absl::GetFlag(FLAGS_listen))) {
+    LogError(absl::StrCat("--listen must be HOST:PORT (e.g. 0.0.0.0:50051), got '",
+                          absl::GetFlag(FLAGS_listen), "'"));
+    return 1;
+  }
+  if (!absl::GetFlag(FLAGS_metrics_listen).empty() &&
+      !ValidHostPort(absl::GetFlag(FLAGS_metrics_listen))) {
+    LogError(absl::StrCat("--metrics_listen must be HOST:PORT or empty, got '",
+                          absl::GetFlag(FLAGS_metrics_listen), "'"));
+    return 1;
   }
 
   smcrypt::server::ServerOptions options;

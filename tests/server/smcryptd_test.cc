@@ -946,6 +946,29 @@ TEST(SmcryptdStartupTest, UnknownCpuFeatureFails) {
   EXPECT_NE(server.log().find("avx9000"), std::string::npos) << server.log();
 }
 
+TEST(SmcryptdStartupTest, BusyPortFailsInsteadOfSharingIt) {
+  // Without SO_REUSEPORT off, a second server would bind the same port and take half the
+  // connections.
+  Smcryptd first;
+  ASSERT_TRUE(first.Start({})) << first.log();
+  Smcryptd second;
+  EXPECT_FALSE(second.Start({"--listen=" + first.target()}));
+  EXPECT_EQ(second.WaitExit(), 1);
+  EXPECT_NE(second.log().find("cannot listen on " + first.target()), std::string::npos)
+      << second.log();
+  EXPECT_TRUE(first.Alive());
+}
+
+TEST(SmcryptdStartupTest, AddressWithoutPortFails) {
+  for (const char* flag : {"--listen=localhost", "--listen=127.0.0.1:", "--listen=::1:50051",
+                           "--metrics_listen=127.0.0.1:99999"}) {
+    Smcryptd server;
+    EXPECT_FALSE(server.Start({flag})) << flag;
+    EXPECT_EQ(server.WaitExit(), 1) << flag;
+    EXPECT_NE(server.log().find("must be HOST:PORT"), std::string::npos) << server.log();
+  }
+}
+
 class TlsTest : public ::testing::Test {
  protected:
   void SetUp() override {
