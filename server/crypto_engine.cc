@@ -336,6 +336,50 @@ class AeadStreamDecryptor final : public StreamDecryptor {
   uint32_t index_ = 0;
 };
 
+// CountingStreamEncryptor / CountingStreamDecryptor record the bytes a symmetric stream
+// processes (plaintext in, ciphertext in), as the unary Encrypt/Decrypt do.
+class CountingStreamEncryptor final : public StreamEncryptor {
+ public:
+  CountingStreamEncryptor(std::unique_ptr<StreamEncryptor> inner, Algorithm alg,
+                          EngineObserver* observer)
+      : inner_(std::move(inner)), alg_(alg), observer_(observer) {}
+  absl::string_view nonce() const override { return inner_->nonce(); }
+  absl::StatusOr<std::optional<StreamChunk>> Update(absl::string_view plaintext) override {
+    auto out = inner_->Update(plaintext);
+    if (out.ok() && observer_ != nullptr) {
+      observer_->OnBytesProcessed(alg_, Operation::kEncrypt, plaintext.size());
+    }
+    return out;
+  }
+  absl::StatusOr<StreamChunk> Finish() override { return inner_->Finish(); }
+
+ private:
+  std::unique_ptr<StreamEncryptor> inner_;
+  Algorithm alg_;
+  EngineObserver* observer_;
+};
+
+class CountingStreamDecryptor final : public StreamDecryptor {
+ public:
+  CountingStreamDecryptor(std::unique_ptr<StreamDecryptor> inner, Algorithm alg,
+                          EngineObserver* observer)
+      : inner_(std::move(inner)), alg_(alg), observer_(observer) {}
+  absl::StatusOr<std::optional<StreamChunk>> Update(absl::string_view ciphertext,
+                                                    absl::string_view tag) override {
+    auto out = inner_->Update(ciphertext, tag);
+    if (out.ok() && observer_ != nullptr) {
+      observer_->OnBytesProcessed(alg_, Operation::kDecrypt, ciphertext.size());
+    }
+    return out;
+  }
+  absl::StatusOr<StreamChunk> Finish() override { return inner_->Finish(); }
+
+ private:
+  std::unique_ptr<StreamDecryptor> inner_;
+  Algorithm alg_;
+  EngineObserver* observer_;
+};
+
 class CountingHashStream final : public HashStream {
  public:
   CountingHashStream(std::unique_ptr<smcrypt::Hash> hash, Algorithm alg, const CryptoEngine* engine,
@@ -753,8 +797,10 @@ absl::StatusOr<std::unique_ptr<StreamEncryptor>> CryptoEngine::NewStreamEncrypto
       if (!n.ok()) return n.status();
       nonce = *std::move(n);
     }
-    return std::unique_ptr<StreamEncryptor>(
-        new AeadStreamEncryptor(*std::move(aead), std::move(nonce), std::string(p.aad)));
+    return std::unique_ptr<StreamEncryptor>(new CountingStreamEncryptor(
+        std::make_unique<AeadStreamEncryptor>(*std::move(aead), std::move(nonce),
+                                              std::string(p.aad)),
+        p.algorithm, observer_));
   }
   const BlockMode mode = BlockModeOf(p.algorithm);
   const bool padded = mode != BlockMode::kCtr && p.padding.value_or(Padding::kPkcs7) == Padding::kPkcs7;
@@ -775,8 +821,10 @@ absl::StatusOr<std::unique_ptr<StreamEncryptor>> CryptoEngine::NewStreamEncrypto
                                                    " bytes for ", AlgorithmName(p.algorithm),
                                                    ", got ", iv.size()));
   }
-  return std::unique_ptr<StreamEncryptor>(new BlockStreamEncryptor(
-      mode, *std::move(bulk), *std::move(last), std::move(iv), padded));
+  return std::unique_ptr<StreamEncryptor>(new CountingStreamEncryptor(
+      std::make_unique<BlockStreamEncryptor>(mode, *std::move(bulk), *std::move(last),
+                                             std::move(iv), padded),
+      p.algorithm, observer_));
 }
 
 absl::StatusOr<std::unique_ptr<StreamDecryptor>> CryptoEngine::NewStreamDecryptor(
@@ -796,8 +844,9 @@ absl::StatusOr<std::unique_ptr<StreamDecryptor>> CryptoEngine::NewStreamDecrypto
     AeadFactory factory = [alg, key_copy = std::move(key_copy)](size_t tag_size) {
       return NewAead(alg, SecretDataAsStringView(key_copy), tag_size);
     };
-    return std::unique_ptr<StreamDecryptor>(
-        new AeadStreamDecryptor(std::move(factory), nonce, std::string(p.aad)));
+    return std::unique_ptr<StreamDecryptor>(new CountingStreamDecryptor(
+        std::make_unique<AeadStreamDecryptor>(std::move(factory), nonce, std::string(p.aad)),
+        alg, observer_));
   }
   const BlockMode mode = BlockModeOf(p.algorithm);
   const bool padded = mode != BlockMode::kCtr && p.padding.value_or(Padding::kPkcs7) == Padding::kPkcs7;
@@ -810,8 +859,10 @@ absl::StatusOr<std::unique_ptr<StreamDecryptor>> CryptoEngine::NewStreamDecrypto
                                                    " bytes for ", AlgorithmName(p.algorithm),
                                                    ", got ", nonce.size()));
   }
-  return std::unique_ptr<StreamDecryptor>(
-      new BlockStreamDecryptor(mode, *std::move(bulk), *std::move(last), nonce, padded));
+  return std::unique_ptr<StreamDecryptor>(new CountingStreamDecryptor(
+      std::make_unique<BlockStreamDecryptor>(mode, *std::move(bulk), *std::move(last), nonce,
+                                             padded),
+      p.algorithm, observer_));
 }
 
 // ---- Public-key encryption ---------------------------------------------------------
