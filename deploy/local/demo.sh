@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # demo.sh — the README's first command: installs what is missing, builds smcryptd and the
 # smcrypt CLI (Release, Ninja), starts smcryptd on 127.0.0.1 with a fresh keyring, and
-# exercises every RPC family on real input, printing a short report. smcryptd is stopped
+# exercises the RPC families on real input, printing a short report. smcryptd is stopped
 # with SIGTERM at the end (it drains and exits 0); pass --keep-running to leave it up.
 #
 # Environment: PORT (default 50051), METRICS_PORT (default 9464), BUILD_DIR (default build).
@@ -16,6 +16,15 @@ PORT=${PORT:-50051}
 METRICS_PORT=${METRICS_PORT:-9464}
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$BUILD_DIR" --parallel "$(nproc)" --target smcryptd smcrypt
+
+# A port already in use would leave smcryptd unable to start and the calls below talking to
+# whatever holds it; refuse early with a hint instead.
+for port in "$PORT" "$METRICS_PORT"; do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+    echo "demo: port $port on 127.0.0.1 is in use; set PORT=... METRICS_PORT=... to pick others" >&2
+    exit 1
+  fi
+done
 
 work=$(mktemp -d)
 smcryptd="$BUILD_DIR/server/smcryptd"
@@ -39,11 +48,17 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+ready=0
 for _ in $(seq 1 100); do
-  cli info >/dev/null 2>&1 && break
-  kill -0 "$pid" 2>/dev/null || { cat "$work/smcryptd.log"; exit 1; }
+  kill -0 "$pid" 2>/dev/null || break
+  if cli info >/dev/null 2>&1; then ready=1; break; fi
   sleep 0.1
 done
+if [ "$ready" = 0 ] || ! kill -0 "$pid" 2>/dev/null; then
+  echo "demo: smcryptd did not start; its log:" >&2
+  cat "$work/smcryptd.log" >&2
+  exit 1
+fi
 
 printf 'The quick brown fox jumps over the lazy dog\n' > "$work/msg.txt"
 head -c 5000000 /dev/urandom > "$work/big.bin"
@@ -67,6 +82,10 @@ cli decrypt --alg sm4-gcm --key-id sm4-data --aad demo "$work/msg.enc"
 echo "== SM2 public-key encryption (C1C3C2) and decryption"
 cli pkencrypt --key-id sm2-signing --format raw "$work/msg.txt" > "$work/msg.pke"
 cli pkdecrypt --key-id sm2-signing --format raw "$work/msg.pke"
+echo "== Hybrid encryption, HPKE-SM2-SM3-SM4GCM (a 5 MB file sealed to keyring key sm2-signing, streamed)"
+cli seal --stream --format raw --key-id sm2-signing --info demo --out "$work/big.sealed" "$work/big.bin"
+cli open --stream --format raw --key-id sm2-signing --info demo --out "$work/big.opened" "$work/big.sealed"
+cmp "$work/big.bin" "$work/big.opened" && echo "opened: identical ($(stat -c %s "$work/big.sealed") bytes sealed)"
 echo "== 32 random bytes"
 cli random 32
 echo
