@@ -148,7 +148,8 @@ absl::StatusOr<std::string> DecodeHexFlag(absl::string_view flag, absl::string_v
   return bytes;
 }
 
-absl::StatusOr<std::optional<std::string>> PemSymmetricKey(absl::string_view file) {
+absl::StatusOr<std::optional<std::string>> PemSymmetricKey(absl::string_view file,
+                                                           std::string* type_out) {
   absl::string_view text = absl::StripAsciiWhitespace(file);
   for (absl::string_view type : {"SM4 KEY", "AES KEY", "HMAC KEY"}) {
     std::string begin = absl::StrCat("-----BEGIN ", type, "-----");
@@ -162,6 +163,7 @@ absl::StatusOr<std::optional<std::string>> PemSymmetricKey(absl::string_view fil
     if (!key.ok() || key->empty()) {
       return absl::InvalidArgumentError(absl::StrCat("PEM ", type, " block: bad base64 body"));
     }
+    if (type_out != nullptr) *type_out = std::string(type);
     return std::optional<std::string>(*std::move(key));
   }
   return std::optional<std::string>();

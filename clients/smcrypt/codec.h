@@ -65,7 +65,9 @@ absl::StatusOr<std::string> DecodeHexFlag(absl::string_view flag, absl::string_v
 // "HMAC KEY" (the keyring's symmetric key files, DESIGN.md "Keys"), returns the raw key
 // bytes; nullopt when `file` is something else. A block of one of those types with a
 // bad body is InvalidArgument.
-absl::StatusOr<std::optional<std::string>> PemSymmetricKey(absl::string_view file);
+// When `type` is not null it receives the block's type ("SM4 KEY", ...) on a match.
+absl::StatusOr<std::optional<std::string>> PemSymmetricKey(absl::string_view file,
+                                                           std::string* type = nullptr);
 
 // ToPem wraps `der` in a PEM block of `type` (64-character lines, RFC 7468).
 std::string ToPem(absl::string_view type, absl::string_view der);

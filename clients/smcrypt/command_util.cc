@@ -1,6 +1,7 @@
 #include <limits>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "clients/smcrypt/commands.h"
 #include "clients/smcrypt/io.h"
@@ -81,7 +82,7 @@ absl::StatusOr<Encoding> FormatFlag(const Args& args, Encoding fallback) {
   return ParseEncoding(*name);
 }
 
-absl::StatusOr<smcrypt::v1::KeyRef> KeyFlag(const Args& args) {
+absl::StatusOr<smcrypt::v1::KeyRef> KeyFlag(const Args& args, smcrypt::v1::Algorithm alg) {
   int given = args.Has("key-id") + args.Has("key") + args.Has("key-hex");
   if (given == 0) {
     return UsageError("a key is required: --key-id ID, --key FILE or --key-hex HEX");
@@ -98,8 +99,22 @@ absl::StatusOr<smcrypt::v1::KeyRef> KeyFlag(const Args& args) {
     std::string path = *args.Get("key");
     absl::StatusOr<std::string> file = ReadFile(path);
     if (!file.ok()) return UsageError(absl::StrCat("--key: ", file.status().message()));
-    absl::StatusOr<std::optional<std::string>> raw = PemSymmetricKey(*file);
+    std::string type;
+    absl::StatusOr<std::optional<std::string>> raw = PemSymmetricKey(*file, &type);
     if (!raw.ok()) return UsageError(absl::StrCat("--key ", path, ": ", raw.status().message()));
+    if (raw->has_value()) {
+      const std::string name = AlgorithmName(alg);
+      const char* wanted = absl::StartsWith(name, "SM4-")    ? "SM4 KEY"
+                           : absl::StartsWith(name, "AES-")  ? "AES KEY"
+                           : absl::StartsWith(name, "HMAC-") ? "HMAC KEY"
+                                                             : nullptr;
+      if (wanted == nullptr || type != wanted) {
+        return UsageError(absl::StrCat(
+            "--key ", path, " holds an ", type, "; ", name, " needs ",
+            wanted != nullptr ? absl::StrCat("an ", wanted) : std::string("a PEM key pair file "
+                                                                          "(PRIVATE KEY or PUBLIC KEY)")));
+      }
+    }
     ref.set_inline_key(raw->has_value() ? **raw : *file);
   }
   return ref;

@@ -67,7 +67,9 @@ absl::StatusOr<Encoding> FormatFlag(const Args& args, Encoding fallback);
 // KeyFlag reads exactly one of --key-id, --key FILE, --key-hex. A --key file holding
 // an "SM4 KEY" / "AES KEY" / "HMAC KEY" PEM block is sent as its raw key bytes; other
 // files (PEM or DER keys) are sent as they are.
-absl::StatusOr<smcrypt::v1::KeyRef> KeyFlag(const Args& args);
+// `alg` is the request's algorithm: a keyring-style symmetric PEM file (SM4 KEY, AES KEY,
+// HMAC KEY) must match its family, so an SM4 key is never sent as an AES or signing key.
+absl::StatusOr<smcrypt::v1::KeyRef> KeyFlag(const Args& args, smcrypt::v1::Algorithm alg);
 // InputPaths returns the inputs: --in, else the positional arguments, else "-" (stdin).
 // With `allow_many` false, more than one is a usage error.
 absl::StatusOr<std::vector<std::string>> InputPaths(const Args& args, bool allow_many);

@@ -52,7 +52,7 @@ absl::StatusOr<CipherParams> ParamsFromFlags(const Args& args) {
   absl::StatusOr<Encoding> format = FormatFlag(args, Encoding::kHex);
   if (!format.ok()) return format.status();
   p.format = *format;
-  absl::StatusOr<v1::KeyRef> key = KeyFlag(args);
+  absl::StatusOr<v1::KeyRef> key = KeyFlag(args, *alg);
   if (!key.ok()) return key.status();
   p.key = *std::move(key);
   if (std::optional<std::string> hex = args.Get("nonce")) {

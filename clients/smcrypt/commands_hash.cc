@@ -185,7 +185,7 @@ absl::StatusOr<int> RunHmac(const Args& args) {
   if (!alg.ok()) return alg.status();
   absl::StatusOr<Encoding> format = FormatFlag(args, Encoding::kHex);
   if (!format.ok()) return format.status();
-  absl::StatusOr<v1::KeyRef> key = KeyFlag(args);
+  absl::StatusOr<v1::KeyRef> key = KeyFlag(args, *alg);
   if (!key.ok()) return key.status();
   v1::HmacRequest req;
   req.set_algorithm(*alg);

@@ -104,7 +104,7 @@ absl::StatusOr<int> RunKeygen(const Args& args) {
 absl::StatusOr<int> RunPubkey(const Args& args) {
   absl::StatusOr<v1::Algorithm> alg = AlgorithmFlag(args, AlgorithmFamily::kKeyPair, v1::SM2);
   if (!alg.ok()) return alg.status();
-  absl::StatusOr<v1::KeyRef> key = KeyFlag(args);
+  absl::StatusOr<v1::KeyRef> key = KeyFlag(args, *alg);
   if (!key.ok()) return key.status();
   if (!args.positional().empty()) return UsageError("pubkey takes no input file; use --key");
   absl::StatusOr<Session> session = Session::Connect(args);

@@ -68,7 +68,7 @@ absl::StatusOr<int> RunPkEncrypt(const Args& args) {
   if (!alg.ok()) return alg.status();
   absl::StatusOr<PkFormats> f = FormatsFromFlags(args, *alg);
   if (!f.ok()) return f.status();
-  absl::StatusOr<v1::KeyRef> key = KeyFlag(args);
+  absl::StatusOr<v1::KeyRef> key = KeyFlag(args, *alg);
   if (!key.ok()) return key.status();
   absl::StatusOr<std::string> data = ReadInput(args);
   if (!data.ok()) return data.status();
@@ -96,7 +96,7 @@ absl::StatusOr<int> RunPkDecrypt(const Args& args) {
   if (!alg.ok()) return alg.status();
   absl::StatusOr<PkFormats> f = FormatsFromFlags(args, *alg);
   if (!f.ok()) return f.status();
-  absl::StatusOr<v1::KeyRef> key = KeyFlag(args);
+  absl::StatusOr<v1::KeyRef> key = KeyFlag(args, *alg);
   if (!key.ok()) return key.status();
   absl::StatusOr<std::vector<std::string>> paths = InputPaths(args, /*allow_many=*/false);
   if (!paths.ok()) return paths.status();
@@ -133,7 +133,7 @@ absl::StatusOr<HybridFlags> HybridFromFlags(const Args& args) {
   absl::StatusOr<Encoding> format = FormatFlag(args, Encoding::kHex);
   if (!format.ok()) return format.status();
   h.format = *format;
-  absl::StatusOr<v1::KeyRef> key = KeyFlag(args);
+  absl::StatusOr<v1::KeyRef> key = KeyFlag(args, *alg);
   if (!key.ok()) return key.status();
   *h.params.mutable_key() = *std::move(key);
   absl::StatusOr<std::optional<std::string>> info = BytesFlag(args, "info", "info-hex");

@@ -52,7 +52,7 @@ absl::StatusOr<Common> CommonFlags(const Args& args) {
   absl::StatusOr<Encoding> format = FormatFlag(args, Encoding::kHex);
   if (!format.ok()) return format.status();
   c.format = *format;
-  absl::StatusOr<v1::KeyRef> key = KeyFlag(args);
+  absl::StatusOr<v1::KeyRef> key = KeyFlag(args, *alg);
   if (!key.ok()) return key.status();
   c.key = *std::move(key);
   absl::StatusOr<v1::SignatureOptions> options = OptionsFlags(args);

@@ -417,6 +417,14 @@ TEST_F(SmcryptCliTest, Sm4GcmRoundTripWithGeneratedKey) {
   r = Run({"decrypt", "--alg", "sm4-gcm", "--key", key, "--aad", "hdr", Path("gcm.hex")});
   ASSERT_EQ(r.code, 0) << Describe(r);
   EXPECT_EQ(r.out, msg);
+  // The PEM type binds the key to its family, for --key files as for the keyring: an
+  // SM4 KEY is never sent as an AES or a signing key (usage error, exit 2).
+  r = Run({"encrypt", "--alg", "aes-128-gcm", "--key", key}, msg);
+  EXPECT_EQ(r.code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("AES-128-GCM needs an AES KEY"));
+  r = Run({"sign", "--key", key}, msg);
+  EXPECT_EQ(r.code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("holds an SM4 KEY"));
   // Wrong aad, flipped ciphertext byte: the server's generic failure, exit 3.
   r = Run({"decrypt", "--key", key, "--aad", "hdR", Path("gcm.hex")});
   EXPECT_EQ(r.code, 3) << Describe(r);
