@@ -500,8 +500,9 @@ absl::StatusOr<const StoredKey*> CryptoEngine::KeyringEntry(Algorithm alg,
   if (!entry.ok()) return entry.status();
   if (!FamilyServes((*entry)->family, alg)) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "key '", key_id, "' is a ", KeyFamilyName((*entry)->family), " key; ",
-        AlgorithmName(alg), " needs a ", KeyFamilyName(KeyFamilyForAlgorithm(alg)), " key"));
+        // Every family name (SM2, SM4, EC ..., RSA-..., AES-..., HMAC) takes "an".
+        "key '", key_id, "' is an ", KeyFamilyName((*entry)->family), " key; ",
+        AlgorithmName(alg), " needs an ", KeyFamilyName(KeyFamilyForAlgorithm(alg)), " key"));
   }
   return entry;
 }

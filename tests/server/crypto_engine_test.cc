@@ -185,7 +185,9 @@ TEST_F(EngineTest, StatusMapping) {
   p.key = KeyInput::Id("nope");
   EXPECT_THAT(e.Encrypt(p, "x"), StatusIs(absl::StatusCode::kNotFound));
   p.key = KeyInput::Id("aes");  // an AES key for SM4
-  EXPECT_THAT(e.Encrypt(p, "x"), StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(e.Encrypt(p, "x"),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("' is an AES-128 key; SM4-GCM needs an SM4 key")));
   p.key = KeyInput::Id("sm2");  // an SM2 key for SM4
   EXPECT_THAT(e.Encrypt(p, "x"), StatusIs(absl::StatusCode::kFailedPrecondition));
   p.key = KeyInput{};
