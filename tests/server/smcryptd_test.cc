@@ -372,13 +372,17 @@ TEST_F(SmcryptdTest, SignVerifyAgainstOpenSsl) {
 }
 
 TEST_F(SmcryptdTest, LongBatchStopsAtItsDeadline) {
-  // 65,536 SM2 signatures take seconds; with a 300 ms deadline the server must stop the
-  // batch and record DeadlineExceeded itself, not run it to the end and answer OK.
-  const std::string handled =
-      "grpc_server_handled_total{grpc_code=\"DeadlineExceeded\",grpc_method=\"SignBatch\","
-      "grpc_service=\"smcrypt.v1.CryptoService\",grpc_type=\"unary\"}";
-  const double before = std::max(0.0, MetricValue(HttpGet(server_->metrics_port(), "/metrics"),
-                                                  handled));
+  // 65,536 SM2 signatures take several seconds. With a 300 ms deadline the server must
+  // stop between items: the bytes it signs (1 per item) stop growing soon after the
+  // deadline, far short of the whole batch. (Which status the server records depends on
+  // whether the deadline or the resulting cancellation is seen first, so it is not
+  // asserted here.)
+  const std::string signed_bytes =
+      "smcrypt_bytes_processed_total{algorithm=\"SM2\",operation=\"sign\"}";
+  auto read = [&] {
+    return std::max(0.0, MetricValue(HttpGet(server_->metrics_port(), "/metrics"), signed_bytes));
+  };
+  const double before = read();
   v1::SignBatchRequest req;
   for (int i = 0; i < 65536; ++i) {
     v1::SignRequest* item = req.add_items();
@@ -390,12 +394,12 @@ TEST_F(SmcryptdTest, LongBatchStopsAtItsDeadline) {
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(300));
   v1::SignBatchResponse resp;
   EXPECT_EQ(stub_->SignBatch(&ctx, req, &resp).error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
-  double after = before;
-  for (int i = 0; i < 40 && after <= before; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    after = MetricValue(HttpGet(server_->metrics_port(), "/metrics"), handled);
-  }
-  EXPECT_EQ(after, before + 1) << "the server did not stop the batch within 4 s";
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  const double settled = read();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  const double later = read();
+  EXPECT_EQ(later, settled) << "the batch is still running after its deadline";
+  EXPECT_LT(later - before, 65536) << "the whole batch ran";
 }
 
 TEST_F(SmcryptdTest, SignAndVerifyBatches) {
