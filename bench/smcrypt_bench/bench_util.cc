@@ -1,6 +1,7 @@
 // bench_util.cc — case naming, registration and deterministic test data.
 #include "bench/smcrypt_bench/bench_util.h"
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 
@@ -40,6 +41,14 @@ void Register(const std::string& name, size_t bytes, bool count_bytes,
         state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
         if (!label.empty()) state.SetLabel(label);
       });
+}
+
+std::vector<size_t> PkEncryptAndHybridSizes() {
+  std::vector<size_t> sizes = PkEncryptSizes();
+  sizes.insert(sizes.end(), HybridSizes().begin(), HybridSizes().end());
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return sizes;
 }
 
 std::string TestBytes(size_t n, uint32_t seed) {

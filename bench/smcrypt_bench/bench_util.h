@@ -36,6 +36,16 @@ inline const std::vector<size_t>& PkEncryptSizes() {
   static const std::vector<size_t> kSizes = {16, 64, 256, 1024, 4096, 16384, 32768};
   return kSizes;
 }
+// The payload sizes of the blockchain study's "ECC" vs "ECC+AES" scenarios (512 B to
+// 1 MiB): hybrid encryption in both HPKE suites and SM2 public-key encryption beside it.
+inline const std::vector<size_t>& HybridSizes() {
+  static const std::vector<size_t> kSizes = {512,   1024,  2048,   10240,
+                                             20480, 30720, 524288, 1048576};
+  return kSizes;
+}
+// PkEncryptAndHybridSizes is PkEncryptSizes() ∪ HybridSizes(), ascending: the sizes of
+// the SM2 public-key encryption cases, so SM2 sits beside RSA and beside hybrid.
+std::vector<size_t> PkEncryptAndHybridSizes();
 // The message signed by the signature cases (bytes); the SM2 signer hashes Z ‖ M.
 inline constexpr size_t kSignMessageSize = 32;
 // 1 GiB, hashed in 1 MiB pieces, only under --large.

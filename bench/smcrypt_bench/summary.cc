@@ -75,6 +75,8 @@ const std::vector<Family>& Families() {
        {{"SM2", {"ECDSA-P256", "ECDSA-SECP256K1"}}}},
       {"Public-key encryption (ops/s)", true,
        {{"SM2", {"RSA-2048-OAEP", "RSA-3072-OAEP"}}}},
+      {"Hybrid encryption, HPKE base mode, whole message incl. key encapsulation (MB/s)", false,
+       {{"HPKE-SM2-SM3-SM4GCM", {"HPKE-P256-SHA256-AES128GCM"}}}},
   };
   return kFamilies;
 }
@@ -125,6 +127,44 @@ void PrintTable(const std::vector<std::vector<std::string>>& rows, std::ostream&
 // ShortImpl drops "smcrypt." for ratio column headers.
 std::string ShortImpl(const std::string& impl) {
   return impl.rfind("smcrypt.", 0) == 0 ? impl.substr(8) : impl;
+}
+
+// PrintHybridVsPublicKey is the blockchain study's "ECC" vs "ECC+AES" comparison: the
+// whole payload under SM2 public-key encryption (C1C3C2) against HPKE with the SM suite,
+// per size, with the P-256 suite and OpenSSL's SM2 beside them.
+void PrintHybridVsPublicKey(const Table& t, const std::vector<std::string>& smcrypt_impls,
+                            std::ostream& out) {
+  const std::string hpke_sm = "HPKE-SM2-SM3-SM4GCM", hpke_p256 = "HPKE-P256-SHA256-AES128GCM";
+  for (const std::string op : {"encrypt", "decrypt"}) {
+    auto sm_result = [&](const std::string& alg, size_t bytes) -> const Result* {
+      for (const std::string& s : smcrypt_impls) {
+        if (const Result* r = Find(t, alg, op, bytes, s)) return r;
+      }
+      return nullptr;
+    };
+    std::vector<std::vector<std::string>> rows = {
+        {"size", "smcrypt SM2", "smcrypt HPKE-SM", "HPKE-SM/SM2", "openssl SM2",
+         "openssl HPKE-P256", "HPKE-SM/HPKE-P256"}};
+    for (size_t bytes : HybridSizes()) {
+      const Result* sm2 = sm_result("SM2", bytes);
+      const Result* hyb = sm_result(hpke_sm, bytes);
+      const Result* o_sm2 = Find(t, "SM2", op, bytes, "openssl");
+      const Result* o_p256 = Find(t, hpke_p256, op, bytes, "openssl");
+      if (sm2 == nullptr && hyb == nullptr) continue;
+      auto mbs = [](const Result* r) { return r ? Fmt(Value(*r, false)) : std::string("-"); };
+      auto ratio = [](const Result* a, const Result* b) -> std::string {
+        if (a == nullptr || b == nullptr || b->bytes_per_second <= 0) return "-";
+        return absl::StrFormat("%.2f", a->bytes_per_second / b->bytes_per_second);
+      };
+      rows.push_back({SizeName(bytes), mbs(sm2), mbs(hyb), ratio(hyb, sm2), mbs(o_sm2),
+                      mbs(o_p256), ratio(hyb, o_p256)});
+    }
+    if (rows.size() == 1) continue;
+    out << "\n== \"ECC\" vs \"ECC+AES\": public-key vs hybrid encryption of the whole payload, "
+        << op << " (MB/s) ==\nSM2 = SM2 public-key encryption (C1C3C2); HPKE-SM = " << hpke_sm
+        << "; HPKE-P256 = " << hpke_p256 << "\n";
+    PrintTable(rows, out);
+  }
 }
 
 }  // namespace
@@ -243,6 +283,7 @@ void PrintSummary(const std::map<std::string, Result>& results,
       }
     }
   }
+  PrintHybridVsPublicKey(t, smcrypt_impls, out);
 }
 
 namespace {

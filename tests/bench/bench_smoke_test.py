@@ -64,7 +64,9 @@ def main() -> int:
         f"{sm4}/SM4-CTR/encrypt/16384", f"{sm4}/SM4-GCM/encrypt/16384",
         f"{sm4}/SM4-GCM/decrypt/1024", f"{sm4}/SM4-CCM/encrypt/1024",
         f"{sm2}/SM2/sign/32", f"{sm2}/SM2/verify/32",
-        f"{sm2}/SM2/encrypt/16", f"{sm2}/SM2/decrypt/32768",
+        f"{sm2}/SM2/encrypt/16", f"{sm2}/SM2/decrypt/32768", f"{sm2}/SM2/encrypt/1048576",
+        f"{sm2}/HPKE-SM2-SM3-SM4GCM/encrypt/512", f"{sm2}/HPKE-SM2-SM3-SM4GCM/decrypt/1048576",
+        "openssl/HPKE-P256-SHA256-AES128GCM/encrypt/30720", "openssl/SM2/decrypt/524288",
         "openssl/SM3/hash/8", "openssl/SHA-256/hash/1048576", "openssl/HMAC-SM3/mac/64",
         "openssl/SM4-CBC/decrypt/1048576", "openssl/AES-128-GCM/encrypt/16384",
         "openssl/AES-128-CCM/decrypt/1024", "openssl/AES-128-CTR/encrypt/16",
@@ -82,7 +84,8 @@ def main() -> int:
         if e not in names:
             failures.append(f"missing case: {e}")
     for title in ["== Hash and MAC", "== Block modes", "== AEAD", "== Signatures",
-                  "== Public-key encryption", "Paper view", "SM4-GCM encrypt"]:
+                  "== Public-key encryption", "== Hybrid encryption", "\"ECC\" vs \"ECC+AES\"",
+                  "Paper view", "SM4-GCM encrypt"]:
         if title not in summary_text:
             failures.append(f"summary lacks \"{title}\"")
 
