@@ -33,7 +33,7 @@ inline const std::vector<size_t>& CipherSizes() {
   return kSizes;
 }
 inline const std::vector<size_t>& PkEncryptSizes() {
-  static const std::vector<size_t> kSizes = {16, 64, 256, 1024, 4096, 16384, 32768};
+  static const std::vector<size_t> kSizes = {16, 32, 64, 256, 1024, 4096, 16384, 32768};
   return kSizes;
 }
 // The payload sizes of the blockchain study's "ECC" vs "ECC+AES" scenarios (512 B to

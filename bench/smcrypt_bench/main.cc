@@ -10,6 +10,7 @@
 //   --large               add the 1 GiB streamed hash cases (slow)
 //   --paper               also print the study's ratio tables beside this run's
 //   --summary_out=FILE    also write the summary tables to FILE
+//   --headline_out=FILE   write the short headline table (README "Performance") to FILE
 //   --no_summary          print Google Benchmark's output only
 // Unless --benchmark_min_warmup_time is given, each case warms up for 0.1 s untimed.
 #include <sched.h>
@@ -49,7 +50,7 @@ int main(int argc, char** argv) {
   using smcrypt::bench::BenchOptions;
   BenchOptions options;
   bool paper = false, summary = true, warmup_given = false;
-  std::string summary_out;
+  std::string summary_out, headline_out;
   int pin_cpu = -1;
 
   std::vector<char*> args = {argv[0]};
@@ -69,6 +70,8 @@ int main(int argc, char** argv) {
       summary = false;
     } else if (TakeFlag(argv[i], "--summary_out", &v)) {
       summary_out = v;
+    } else if (TakeFlag(argv[i], "--headline_out", &v)) {
+      headline_out = v;
     } else {
       if (std::strncmp(argv[i], "--benchmark_min_warmup_time", 27) == 0) warmup_given = true;
       args.push_back(argv[i]);
@@ -136,6 +139,17 @@ int main(int argc, char** argv) {
         std::cerr << "smcrypt-bench: cannot write " << summary_out << "\n";
         return 1;
       }
+    }
+  }
+  if (!headline_out.empty()) {
+    std::ostringstream text;
+    smcrypt::bench::PrintHeadline(reporter.results(), smcrypt::bench::SmcryptImplementations(),
+                                  text);
+    std::ofstream f(headline_out);
+    f << text.str();
+    if (!f) {
+      std::cerr << "smcrypt-bench: cannot write " << headline_out << "\n";
+      return 1;
     }
   }
   return 0;

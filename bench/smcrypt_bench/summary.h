@@ -45,6 +45,13 @@ void PrintSummary(const std::map<std::string, Result>& results,
 void PrintPaperView(const std::map<std::string, Result>& results,
                     const std::vector<std::string>& smcrypt_impls, std::ostream& out);
 
+// PrintHeadline writes one short table of the figures that matter most (SM3 at 64 B,
+// 8 KiB and 1 MiB, the SM3 batch, HMAC-SM3, SM4 modes at 16 KiB and GCM at 1 KiB, SM2
+// sign/verify/encrypt/decrypt, HPKE with the SM suite): the fastest smcrypt back end, the
+// ratio to OpenSSL's same algorithm and to the international counterpart. For the README.
+void PrintHeadline(const std::map<std::string, Result>& results,
+                   const std::vector<std::string>& smcrypt_impls, std::ostream& out);
+
 }  // namespace smcrypt::bench
 
 #endif  // SMCRYPT_BENCH_SMCRYPT_BENCH_SUMMARY_H_
