@@ -11,7 +11,7 @@
 // with S_i = E(K, Ctr_i) (§6.1). Open decrypts, recomputes the tag over the recovered
 // payload, compares with CtMemEq, and wipes the payload when the tags differ.
 //
-// The CBC-MAC is serial, one SM4 block call per 16 bytes; the counter part uses the
+// The CBC-MAC is serial and runs on the back end's single-block path (cbc_mac_blocks); the counter part uses the
 // SM4 ctr32 kernel in runs that never wrap its 32-bit counter, carrying into the rest
 // of the q-byte counter field between runs.
 //
@@ -30,6 +30,7 @@
 #include "crypto/common/bytes.h"
 #include "crypto/common/constant_time.h"
 #include "crypto/common/status_macros.h"
+#include "crypto/sm4/sm4_internal.h"
 #include "smcrypt/secure_zero.h"
 #include "smcrypt/sm4.h"
 
@@ -63,10 +64,11 @@ class CbcMac {
       XorBlock(buf_);
       fill_ = 0;
     }
-    while (len >= kSm4BlockSize) {
-      XorBlock(data);
-      data += kSm4BlockSize;
-      len -= kSm4BlockSize;
+    if (len >= kSm4BlockSize) {
+      const size_t n = len / kSm4BlockSize;
+      Sm4ActiveKernels().cbc_mac_blocks(key_.rk_enc, y_, data, n);
+      data += n * kSm4BlockSize;
+      len -= n * kSm4BlockSize;
     }
     if (len > 0) {
       std::memcpy(buf_, data, len);
@@ -85,8 +87,7 @@ class CbcMac {
 
  private:
   void XorBlock(const uint8_t* block) {
-    for (size_t i = 0; i < kSm4BlockSize; ++i) y_[i] ^= block[i];
-    Sm4EncryptBlocks(key_, y_, y_, 1);
+    Sm4ActiveKernels().cbc_mac_blocks(key_.rk_enc, y_, block, 1);
   }
 
   const Sm4Key& key_;

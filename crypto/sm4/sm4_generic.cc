@@ -39,6 +39,7 @@
 #include <cstring>
 
 #include "crypto/common/bytes.h"
+#include "crypto/common/constant_time.h"
 #include "crypto/sm4/sm4_internal.h"
 #include "smcrypt/secure_zero.h"
 
@@ -264,6 +265,65 @@ void Sm4GenericCtr32EncryptBlocks(const uint32_t rk[32], const uint8_t counter_b
     num_blocks -= n;
   }
   SecureZero(ks, sizeof(ks));
+}
+
+void Sm4GenericCtr128EncryptBlocks(const uint32_t rk[32], const uint8_t counter_block[16],
+                                   const uint8_t* in, uint8_t* out, size_t num_blocks) {
+  uint8_t ks[16 * kBatchBlocks];
+  uint64_t hi = LoadBe64(counter_block);
+  uint64_t lo = LoadBe64(counter_block + 8);
+  while (num_blocks > 0) {
+    const size_t n = num_blocks < kBatchBlocks ? num_blocks : kBatchBlocks;
+    for (size_t j = 0; j < n; ++j) {
+      StoreBe64(ks + 16 * j, hi);
+      StoreBe64(ks + 16 * j + 8, lo);
+      lo += 1;
+      hi += CtIsZero64(lo) & 1;  // carry into the high 64 bits, without a branch
+    }
+    CryptBatch(rk, ks, ks, n);
+    for (size_t i = 0; i < 16 * n; ++i) out[i] = in[i] ^ ks[i];
+    in += 16 * n;
+    out += 16 * n;
+    num_blocks -= n;
+  }
+  SecureZero(ks, sizeof(ks));
+}
+
+void Sm4GenericCbcDecryptBlocks(const uint32_t rk[32], uint8_t iv[16], const uint8_t* in,
+                                uint8_t* out, size_t num_blocks) {
+  uint8_t c[16 * kBatchBlocks];
+  uint8_t p[16 * kBatchBlocks];
+  while (num_blocks > 0) {
+    const size_t n = num_blocks < kBatchBlocks ? num_blocks : kBatchBlocks;
+    std::memcpy(c, in, 16 * n);  // kept: `out` may overwrite `in`
+    CryptBatch(rk, c, p, n);
+    for (size_t i = 0; i < 16; ++i) out[i] = p[i] ^ iv[i];
+    for (size_t i = 16; i < 16 * n; ++i) out[i] = p[i] ^ c[i - 16];
+    std::memcpy(iv, c + 16 * (n - 1), 16);
+    in += 16 * n;
+    out += 16 * n;
+    num_blocks -= n;
+  }
+  SecureZero(p, sizeof(p));
+}
+
+void Sm4GenericCbcEncryptBlocks(const uint32_t rk[32], uint8_t iv[16], const uint8_t* in,
+                                uint8_t* out, size_t num_blocks) {
+  uint8_t b[16];
+  for (size_t j = 0; j < num_blocks; ++j, in += 16, out += 16) {
+    for (size_t i = 0; i < 16; ++i) b[i] = in[i] ^ iv[i];
+    CryptBatch(rk, b, iv, 1);
+    std::memcpy(out, iv, 16);
+  }
+  SecureZero(b, sizeof(b));
+}
+
+void Sm4GenericCbcMacBlocks(const uint32_t rk[32], uint8_t y[16], const uint8_t* in,
+                            size_t num_blocks) {
+  for (size_t j = 0; j < num_blocks; ++j, in += 16) {
+    for (size_t i = 0; i < 16; ++i) y[i] ^= in[i];
+    CryptBatch(rk, y, y, 1);
+  }
 }
 
 }  // namespace smcrypt

@@ -33,7 +33,38 @@ struct Sm4Kernels {
   // word (GCM's inc32). Same aliasing rules as encrypt_blocks.
   void (*ctr32_encrypt_blocks)(const uint32_t rk[32], const uint8_t counter_block[16],
                                const uint8_t* in, uint8_t* out, size_t num_blocks);
+  // ctr128_encrypt_blocks is ctr32_encrypt_blocks with the whole 16-byte counter block
+  // one big-endian integer: block i uses counter_block + i modulo 2^128 (SM4-CTR as
+  // OpenSSL and Botan define it). The carry is computed without branches.
+  void (*ctr128_encrypt_blocks)(const uint32_t rk[32], const uint8_t counter_block[16],
+                                const uint8_t* in, uint8_t* out, size_t num_blocks);
+  // cbc_decrypt_blocks computes P_i = D(rk_dec, C_i) ⊕ C_{i−1} with C_{−1} = `iv` over
+  // `num_blocks` blocks (GB/T 17964-2021 §6), then sets `iv` to the last ciphertext
+  // block (unchanged when num_blocks is 0), so a message can be fed in pieces.
+  // `rk` must be the decryption-order round keys. `in == out` is allowed.
+  void (*cbc_decrypt_blocks)(const uint32_t rk[32], uint8_t iv[16], const uint8_t* in,
+                             uint8_t* out, size_t num_blocks);
+  // cbc_encrypt_blocks computes C_i = E(rk, P_i ⊕ C_{i−1}) with C_{−1} = `iv`, then
+  // sets `iv` to the last ciphertext block. Serial: back ends run it on their
+  // lowest-latency single-block path. `in == out` is allowed.
+  void (*cbc_encrypt_blocks)(const uint32_t rk[32], uint8_t iv[16], const uint8_t* in,
+                             uint8_t* out, size_t num_blocks);
+  // cbc_mac_blocks sets y ← E(rk, y ⊕ X) for each 16-byte block X of `in` in turn (the
+  // CBC-MAC of SP 800-38C §6.1 / CCM). Serial, like cbc_encrypt_blocks.
+  void (*cbc_mac_blocks)(const uint32_t rk[32], uint8_t y[16], const uint8_t* in,
+                         size_t num_blocks);
 };
+
+// Sm4SetKernelsForTesting makes Sm4ActiveKernels() return `k` (which must outlive its
+// use) until called again; nullptr restores the dispatched choice. For tests and the
+// benchmark harness, to run the modes on every back end this CPU supports. Sm4Gcm and
+// the other mode objects read the active back end on every call.
+// Sm4ActiveKernelName() keeps reporting the dispatched choice.
+void Sm4SetKernelsForTesting(const Sm4Kernels* k);
+
+// Sm4DispatchedKernels returns the back end chosen by CPU features, ignoring any
+// testing override.
+const Sm4Kernels& Sm4DispatchedKernels();
 
 // Sm4ActiveKernels returns the back end chosen for this process: the first entry of the
 // priority-ordered table whose required_features ⊆ GetCpuFeatures(). Thread-safe; the
@@ -49,6 +80,20 @@ void Sm4GenericEncryptBlocks(const uint32_t rk[32], const uint8_t* in, uint8_t* 
                              size_t num_blocks);
 void Sm4GenericCtr32EncryptBlocks(const uint32_t rk[32], const uint8_t counter_block[16],
                                   const uint8_t* in, uint8_t* out, size_t num_blocks);
+void Sm4GenericCtr128EncryptBlocks(const uint32_t rk[32], const uint8_t counter_block[16],
+                                   const uint8_t* in, uint8_t* out, size_t num_blocks);
+void Sm4GenericCbcDecryptBlocks(const uint32_t rk[32], uint8_t iv[16], const uint8_t* in,
+                                uint8_t* out, size_t num_blocks);
+void Sm4GenericCbcEncryptBlocks(const uint32_t rk[32], uint8_t iv[16], const uint8_t* in,
+                                uint8_t* out, size_t num_blocks);
+void Sm4GenericCbcMacBlocks(const uint32_t rk[32], uint8_t y[16], const uint8_t* in,
+                            size_t num_blocks);
+
+#if defined(__x86_64__)
+// The x86-64 back ends, each in its own file (sm4_<technique>_<width>.cc). Each is
+// declared by the file as `extern const Sm4Kernels kSm4<Name>;`.
+extern const Sm4Kernels kSm4GfniAvx512;
+#endif
 
 // Sm4GenericTau applies the non-linear transform τ (§6.2.1: the S-box on each of the
 // four bytes of `a`) in constant time. Used by the key schedule and by tests.

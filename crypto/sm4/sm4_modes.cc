@@ -1,8 +1,7 @@
 // sm4_modes.cc — SM4-ECB, SM4-CBC and SM4-CTR (GB/T 17964-2021 §5, §6, §10; PKCS#7
 // padding per RFC 5652 §6.3). Each mode is written once over the active back end's
-// "encrypt N blocks" function: ECB and CBC decryption hand the whole message to it,
-// CTR hands it batches of counter blocks, and only CBC encryption (serial by nature)
-// goes one block at a time.
+// kernels: ECB, CBC decryption and CTR hand the whole message to the widest path, and
+// CBC encryption (serial by nature) runs on the back end's single-block path.
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -123,14 +122,11 @@ class Sm4CbcCipher final : public Cipher {
                                       absl::string_view plaintext) const override {
     SMCRYPT_RETURN_IF_ERROR(CheckIvSize("SM4-CBC", iv, kSm4BlockSize));
     SMCRYPT_ASSIGN_OR_RETURN(std::string out, PadInput("SM4-CBC", padding_, plaintext));
-    // C_i = E(P_i ⊕ C_{i-1}), C_{-1} = IV: serial, one block per call.
-    const uint8_t* prev = BytePtr(iv.data());
+    // C_i = E(P_i ⊕ C_{i-1}), C_{-1} = IV: serial, on the back end's single-block path.
+    uint8_t chain[kSm4BlockSize];
+    std::memcpy(chain, iv.data(), kSm4BlockSize);
     uint8_t* p = BytePtr(out.data());
-    for (size_t off = 0; off < out.size(); off += kSm4BlockSize) {
-      for (size_t i = 0; i < kSm4BlockSize; ++i) p[off + i] ^= prev[i];
-      Sm4EncryptBlocks(key_, p + off, p + off, 1);
-      prev = p + off;
-    }
+    Sm4ActiveKernels().cbc_encrypt_blocks(key_.rk_enc, chain, p, p, out.size() / kSm4BlockSize);
     return out;
   }
 
@@ -138,16 +134,12 @@ class Sm4CbcCipher final : public Cipher {
                                       absl::string_view ciphertext) const override {
     SMCRYPT_RETURN_IF_ERROR(CheckIvSize("SM4-CBC", iv, kSm4BlockSize));
     SMCRYPT_RETURN_IF_ERROR(CheckCiphertextSize("SM4-CBC", padding_, ciphertext.size()));
-    // P_i = D(C_i) ⊕ C_{i-1}: all blocks decrypt in one parallel call, then one XOR pass
-    // (`in` and `out` are distinct buffers).
+    // P_i = D(C_i) ⊕ C_{i-1}: parallel, on the back end's widest path.
     std::string out(ciphertext.size(), '\0');
-    const uint8_t* in = BytePtr(ciphertext.data());
-    uint8_t* p = BytePtr(out.data());
-    Sm4DecryptBlocks(key_, in, p, out.size() / kSm4BlockSize);
-    if (!out.empty()) {
-      for (size_t i = 0; i < kSm4BlockSize; ++i) p[i] ^= static_cast<uint8_t>(iv[i]);
-      for (size_t i = kSm4BlockSize; i < out.size(); ++i) p[i] ^= in[i - kSm4BlockSize];
-    }
+    uint8_t chain[kSm4BlockSize];
+    std::memcpy(chain, iv.data(), kSm4BlockSize);
+    Sm4ActiveKernels().cbc_decrypt_blocks(key_.rk_dec, chain, BytePtr(ciphertext.data()),
+                                          BytePtr(out.data()), out.size() / kSm4BlockSize);
     SMCRYPT_RETURN_IF_ERROR(RemovePadding(padding_, out));
     return out;
   }
@@ -182,30 +174,28 @@ class Sm4CtrCipher final : public Cipher {
 
  private:
   // Crypt XORs the keystream E(K, T_0) ‖ E(K, T_1) ‖ … into `len` bytes, where T_0 = iv
-  // and T_{i+1} = T_i + 1 mod 2^128 (big-endian). The counter carry is computed with
-  // masks, not branches.
+  // and T_{i+1} = T_i + 1 mod 2^128 (big-endian). The back end's ctr128 kernel carries
+  // through all 128 bits without branches; a final partial block runs through a
+  // zero-padded copy.
   void Crypt(const uint8_t iv[kSm4BlockSize], const uint8_t* in, uint8_t* out,
              size_t len) const {
-    constexpr size_t kChunkBlocks = 64;
-    uint8_t ks[kChunkBlocks * kSm4BlockSize];
-    uint64_t hi = LoadBe64(iv);
-    uint64_t lo = LoadBe64(iv + 8);
-    while (len > 0) {
-      const size_t chunk_len = len < sizeof(ks) ? len : sizeof(ks);
-      const size_t num_blocks = (chunk_len + kSm4BlockSize - 1) / kSm4BlockSize;
-      for (size_t j = 0; j < num_blocks; ++j) {
-        StoreBe64(ks + kSm4BlockSize * j, hi);
-        StoreBe64(ks + kSm4BlockSize * j + 8, lo);
-        lo += 1;
-        hi += CtIsZero64(lo) & 1;  // carry into the high 64 bits
-      }
-      Sm4EncryptBlocks(key_, ks, ks, num_blocks);
-      for (size_t i = 0; i < chunk_len; ++i) out[i] = in[i] ^ ks[i];
-      in += chunk_len;
-      out += chunk_len;
-      len -= chunk_len;
-    }
-    SecureZero(ks, sizeof(ks));
+    const Sm4Kernels& k = Sm4ActiveKernels();
+    const size_t full = len / kSm4BlockSize;
+    k.ctr128_encrypt_blocks(key_.rk_enc, iv, in, out, full);
+    const size_t rest = len % kSm4BlockSize;
+    if (rest == 0) return;
+    // T_full = iv + full (mod 2^128), with ADD/ADC.
+    const unsigned __int128 t =
+        ((static_cast<unsigned __int128>(LoadBe64(iv)) << 64) | LoadBe64(iv + 8)) + full;
+    uint8_t block[kSm4BlockSize] = {};
+    uint8_t ctr[kSm4BlockSize];
+    StoreBe64(ctr, static_cast<uint64_t>(t >> 64));
+    StoreBe64(ctr + 8, static_cast<uint64_t>(t));
+    std::memcpy(block, in + full * kSm4BlockSize, rest);
+    k.ctr128_encrypt_blocks(key_.rk_enc, ctr, block, block, 1);
+    std::memcpy(out + full * kSm4BlockSize, block, rest);
+    SecureZero(block, sizeof(block));
+    SecureZero(ctr, sizeof(ctr));
   }
 
   const Sm4Key key_;  // wiped by ~Sm4Key
