@@ -41,29 +41,28 @@ absl::StatusOr<std::string> ReadPemFlag(const Args& args, absl::string_view flag
 
 }  // namespace
 
-absl::StatusOr<Session> Session::Connect(const Args& args) {
-  std::string target = kDefaultTarget;
+absl::StatusOr<ChannelConfig> ChannelConfigFromArgs(const Args& args) {
+  ChannelConfig config;
+  config.target = kDefaultTarget;
   if (const char* env = std::getenv("SMCRYPT_TARGET"); env != nullptr && *env != '\0') {
-    target = env;
+    config.target = env;
   }
-  if (std::optional<std::string> t = args.Get("target")) target = *t;
-  if (target.empty()) return absl::InvalidArgumentError("--target must not be empty");
+  if (std::optional<std::string> t = args.Get("target")) config.target = *t;
+  if (config.target.empty()) return absl::InvalidArgumentError("--target must not be empty");
 
-  Session session;
   if (std::optional<std::string> t = args.Get("timeout")) {
     absl::StatusOr<absl::Duration> d = ParseTimeout(*t);
     if (!d.ok()) return d.status();
-    session.timeout_ = *d;
+    config.timeout = *d;
   }
 
-  grpc::ChannelArguments channel_args;
+  grpc::ChannelArguments& channel_args = config.channel_args;
   // The server enforces its own --max_message_bytes; the client accepts any reply size.
   channel_args.SetMaxReceiveMessageSize(-1);
   channel_args.SetMaxSendMessageSize(-1);
 
   bool tls = args.Has("tls") || args.Has("ca") || args.Has("cert") || args.Has("cert-key") ||
              args.Has("server-name");
-  std::shared_ptr<grpc::ChannelCredentials> creds;
   if (tls) {
     grpc::SslCredentialsOptions ssl;
     absl::StatusOr<std::string> ca = ReadPemFlag(args, "ca");
@@ -79,15 +78,23 @@ absl::StatusOr<Session> Session::Connect(const Args& args) {
     ssl.pem_root_certs = *ca;  // empty: the system's trust store
     ssl.pem_cert_chain = *cert;
     ssl.pem_private_key = *key;
-    creds = grpc::SslCredentials(ssl);
+    config.credentials = grpc::SslCredentials(ssl);
     if (std::optional<std::string> name = args.Get("server-name")) {
       channel_args.SetSslTargetNameOverride(*name);
     }
   } else {
-    creds = grpc::InsecureChannelCredentials();
+    config.credentials = grpc::InsecureChannelCredentials();
   }
-  session.stub_ = smcrypt::v1::CryptoService::NewStub(
-      grpc::CreateCustomChannel(target, creds, channel_args));
+  return config;
+}
+
+absl::StatusOr<Session> Session::Connect(const Args& args) {
+  absl::StatusOr<ChannelConfig> config = ChannelConfigFromArgs(args);
+  if (!config.ok()) return config.status();
+  Session session;
+  session.timeout_ = config->timeout;
+  session.stub_ = smcrypt::v1::CryptoService::NewStub(grpc::CreateCustomChannel(
+      config->target, config->credentials, config->channel_args));
   return session;
 }
 

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -20,6 +21,20 @@ inline constexpr char kDefaultTarget[] = "localhost:50051";
 // kDefaultUnaryTimeout bounds unary RPCs when --timeout is absent; streams have no
 // default deadline (they may carry data of any size).
 inline constexpr absl::Duration kDefaultUnaryTimeout = absl::Seconds(30);
+
+// ChannelConfig is what the connection flags describe (--target, --tls, --ca, --cert,
+// --cert-key, --server-name, --timeout): the target, the channel credentials and
+// arguments, and the RPC deadline. smcrypt-load builds its channels from it too.
+struct ChannelConfig {
+  std::string target;
+  std::shared_ptr<grpc::ChannelCredentials> credentials;
+  grpc::ChannelArguments channel_args;
+  std::optional<absl::Duration> timeout;
+};
+
+// ChannelConfigFromArgs reads the connection flags ($SMCRYPT_TARGET when --target is
+// absent, else kDefaultTarget). Unreadable files and bad values are InvalidArgument.
+absl::StatusOr<ChannelConfig> ChannelConfigFromArgs(const Args& args);
 
 // Session holds the channel and stub of one command run.
 class Session {

@@ -1,0 +1,38 @@
+// options.h — parsing smcrypt-load's flag values: sizes ("1KiB"), durations ("300s"),
+// lists ("1,10,100"), and the channels of --target / --connections.
+#ifndef SMCRYPT_CLIENTS_SMCRYPT_LOAD_OPTIONS_H_
+#define SMCRYPT_CLIENTS_SMCRYPT_LOAD_OPTIONS_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "clients/smcrypt/session.h"
+#include "grpcpp/grpcpp.h"
+
+namespace smcrypt::load {
+
+// ParseSize reads a byte count: a number with an optional unit B, K/KiB/KB (1024),
+// M/MiB/MB (2^20), G/GiB/GB (2^30), case-insensitive ("512", "1KiB", "30k", "1GiB").
+absl::StatusOr<size_t> ParseSize(absl::string_view text);
+// ParseDurationFlag reads seconds ("300", "0.5") or an absl duration ("5m", "500ms").
+absl::StatusOr<absl::Duration> ParseDurationFlag(absl::string_view text);
+// ParseIntList reads "1,10,100" (positive integers).
+absl::StatusOr<std::vector<int>> ParseIntList(absl::string_view text);
+
+// TargetAddresses splits --target: "dns:///name:port" (one channel target; round_robin
+// over the resolved addresses), "a:1,b:2" (channel i goes to address i mod n), or one
+// address.
+std::vector<std::string> TargetAddresses(absl::string_view target);
+
+// MakeChannels creates `connections` channels (each its own TCP connection) from the CLI's
+// connection flags: channel i goes to TargetAddresses()[i mod n].
+std::vector<std::shared_ptr<grpc::Channel>> MakeChannels(const cli::ChannelConfig& config,
+                                                         int connections);
+
+}  // namespace smcrypt::load
+
+#endif  // SMCRYPT_CLIENTS_SMCRYPT_LOAD_OPTIONS_H_

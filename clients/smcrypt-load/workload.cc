@@ -1,0 +1,277 @@
+#include "clients/smcrypt-load/workload.h"
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "clients/smcrypt/algorithm_names.h"
+
+namespace smcrypt::load {
+namespace {
+
+namespace v1 = smcrypt::v1;
+
+// Unary wraps a prepared request and a callback-API method into a CallFn; the response
+// lives until the callback.
+template <typename Req, typename Resp, typename Method>
+CallFn Unary(std::shared_ptr<const Req> req, Method method) {
+  return [req = std::move(req), method](Stub& stub, grpc::ClientContext* ctx,
+                                        std::function<void(grpc::Status)> done) {
+    auto* resp = new Resp();
+    method(stub.async(), ctx, req.get(), resp,
+           [resp, done = std::move(done)](grpc::Status s) {
+             delete resp;
+             done(s);
+           });
+  };
+}
+
+#define SMCRYPT_LOAD_CALL(Method, Req, Resp, req)                                          \
+  Unary<Req, Resp>(std::move(req), [](auto* a, grpc::ClientContext* c, const Req* q, Resp* r, \
+                                      std::function<void(grpc::Status)> f) {                 \
+    a->Method(c, q, r, std::move(f));                                                        \
+  })
+
+size_t SymmetricKeySize(v1::Algorithm alg) {
+  switch (alg) {
+    case v1::AES_256_ECB:
+    case v1::AES_256_CBC:
+    case v1::AES_256_CTR:
+    case v1::AES_256_GCM:
+    case v1::HMAC_SM3:
+    case v1::HMAC_SHA_256:
+      return 32;
+    default:
+      return 16;
+  }
+}
+
+v1::Padding PaddingFor(v1::Algorithm alg, size_t size) {
+  if (!cli::UsesPadding(alg)) return v1::PADDING_UNSPECIFIED;
+  // The studies time the raw block modes; whole blocks go unpadded.
+  return size % 16 == 0 ? v1::PADDING_NONE : v1::PADDING_PKCS7;
+}
+
+}  // namespace
+
+absl::Status RpcError(const std::string& what, const grpc::Status& status) {
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                      absl::StrCat(what, ": ", CodeName(status.error_code()), ": ",
+                                   status.error_message()));
+}
+
+size_t MaxOaepPlaintext(v1::Algorithm alg) {
+  if (alg == v1::RSA_2048_OAEP) return 256 - 2 * 32 - 2;
+  if (alg == v1::RSA_3072_OAEP) return 384 - 2 * 32 - 2;
+  return 0;
+}
+
+Preparer::Preparer(std::shared_ptr<Stub> stub, absl::Duration timeout, uint64_t seed)
+    : stub_(std::move(stub)), timeout_(timeout), seed_(seed) {
+  symmetric_key_32_ = Payload(32);
+  // A different stream from the payloads: rotate the bytes.
+  std::rotate(symmetric_key_32_.begin(), symmetric_key_32_.begin() + 7, symmetric_key_32_.end());
+}
+
+void Preparer::Prepare(grpc::ClientContext* ctx) const {
+  ctx->set_deadline(absl::ToChronoTime(absl::Now() + timeout_));
+}
+
+std::string Preparer::Payload(size_t size) {
+  std::mt19937_64 rng(seed_ ^ (size * 0x9E3779B97F4A7C15ull));
+  std::string out(size, '\0');
+  size_t i = 0;
+  for (; i + 8 <= size; i += 8) {
+    const uint64_t v = rng();
+    std::memcpy(&out[i], &v, 8);
+  }
+  for (uint64_t v = rng(); i < size; ++i, v >>= 8) out[i] = static_cast<char>(v);
+  return out;
+}
+
+absl::StatusOr<v1::GetServerInfoResponse> Preparer::ServerInfo() {
+  grpc::ClientContext ctx;
+  Prepare(&ctx);
+  v1::GetServerInfoResponse resp;
+  ++rpcs_;
+  grpc::Status s = stub_->GetServerInfo(&ctx, v1::GetServerInfoRequest(), &resp);
+  if (!s.ok()) return RpcError("GetServerInfo", s);
+  return resp;
+}
+
+absl::StatusOr<const v1::GenerateKeyPairResponse*> Preparer::KeyPair(v1::Algorithm alg) {
+  auto it = keys_.find(alg);
+  if (it != keys_.end()) return &it->second;
+  v1::GenerateKeyPairRequest req;
+  req.set_algorithm(alg);
+  v1::GenerateKeyPairResponse resp;
+  grpc::ClientContext ctx;
+  Prepare(&ctx);
+  ++rpcs_;
+  grpc::Status s = stub_->GenerateKeyPair(&ctx, req, &resp);
+  if (!s.ok()) return RpcError(absl::StrCat("GenerateKeyPair ", cli::AlgorithmName(alg)), s);
+  if (resp.private_key_der().empty()) {
+    return absl::FailedPreconditionError(
+        "the server withholds generated private keys (--inline_private_keys=deny); "
+        "smcrypt-load needs inline keys");
+  }
+  return &keys_.emplace(alg, std::move(resp)).first->second;
+}
+
+absl::StatusOr<Workload> Preparer::Make(const WorkloadSpec& spec) {
+  using cli::AlgorithmFamily;
+  using cli::InFamily;
+  const v1::Algorithm alg = spec.algorithm;
+  const std::string name = cli::AlgorithmName(alg);
+  auto wrong = [&](absl::string_view family) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--rpc ", spec.rpc, " takes ", family, ", not ", name));
+  };
+  Workload w;
+  w.op.payload_bytes = spec.size;
+  const std::string data = Payload(spec.size);
+
+  if (spec.rpc == "Hash") {
+    if (!InFamily(alg, AlgorithmFamily::kHash)) return wrong("SM3 or SHA-256");
+    auto req = std::make_shared<v1::HashRequest>();
+    req->set_algorithm(alg);
+    req->set_data(data);
+    w.op.calls.push_back(SMCRYPT_LOAD_CALL(Hash, v1::HashRequest, v1::HashResponse, req));
+  } else if (spec.rpc == "Hmac") {
+    if (!InFamily(alg, AlgorithmFamily::kMac)) return wrong("HMAC-SM3 or HMAC-SHA-256");
+    auto req = std::make_shared<v1::HmacRequest>();
+    req->set_algorithm(alg);
+    req->mutable_key()->set_inline_key(symmetric_key_32_);
+    req->set_data(data);
+    w.op.calls.push_back(SMCRYPT_LOAD_CALL(Hmac, v1::HmacRequest, v1::HmacResponse, req));
+  } else if (spec.rpc == "Sign" || spec.rpc == "Verify") {
+    if (!InFamily(alg, AlgorithmFamily::kSignature)) return wrong("a signature algorithm");
+    absl::StatusOr<const v1::GenerateKeyPairResponse*> kp = KeyPair(alg);
+    if (!kp.ok()) return kp.status();
+    auto sign = std::make_shared<v1::SignRequest>();
+    sign->set_algorithm(alg);
+    sign->mutable_key()->set_inline_key((*kp)->private_key_der());
+    sign->set_data(data);
+    if (spec.rpc == "Sign") {
+      w.op.calls.push_back(SMCRYPT_LOAD_CALL(Sign, v1::SignRequest, v1::SignResponse, sign));
+    } else {
+      v1::SignResponse sig;
+      grpc::ClientContext ctx;
+      Prepare(&ctx);
+      ++rpcs_;
+      grpc::Status s = stub_->Sign(&ctx, *sign, &sig);
+      if (!s.ok()) return RpcError(absl::StrCat("Sign ", name), s);
+      auto req = std::make_shared<v1::VerifyRequest>();
+      req->set_algorithm(alg);
+      req->mutable_key()->set_inline_key((*kp)->public_key_der());
+      req->set_data(data);
+      req->set_signature(sig.signature());
+      w.op.calls.push_back(SMCRYPT_LOAD_CALL(Verify, v1::VerifyRequest, v1::VerifyResponse, req));
+    }
+  } else if (spec.rpc == "Encrypt" || spec.rpc == "Decrypt") {
+    if (!InFamily(alg, AlgorithmFamily::kSymmetric)) return wrong("an SM4 or AES mode");
+    v1::EncryptRequest enc;
+    enc.set_algorithm(alg);
+    enc.mutable_key()->set_inline_key(symmetric_key_32_.substr(0, SymmetricKeySize(alg)));
+    enc.set_plaintext(data);
+    enc.set_padding(PaddingFor(alg, spec.size));
+    if (spec.rpc == "Encrypt") {
+      // No nonce: the server draws a fresh one per request, as a client should let it.
+      auto req = std::make_shared<v1::EncryptRequest>(std::move(enc));
+      w.op.calls.push_back(SMCRYPT_LOAD_CALL(Encrypt, v1::EncryptRequest, v1::EncryptResponse, req));
+    } else {
+      v1::EncryptResponse ct;
+      grpc::ClientContext ctx;
+      Prepare(&ctx);
+      ++rpcs_;
+      grpc::Status s = stub_->Encrypt(&ctx, enc, &ct);
+      if (!s.ok()) return RpcError(absl::StrCat("Encrypt ", name), s);
+      auto req = std::make_shared<v1::DecryptRequest>();
+      req->set_algorithm(alg);
+      *req->mutable_key() = enc.key();
+      req->set_nonce(ct.nonce());
+      req->set_ciphertext(ct.ciphertext());
+      req->set_tag(ct.tag());
+      req->set_padding(enc.padding());
+      w.op.calls.push_back(SMCRYPT_LOAD_CALL(Decrypt, v1::DecryptRequest, v1::DecryptResponse, req));
+    }
+  } else if (spec.rpc == "PublicKeyEncrypt" || spec.rpc == "PublicKeyDecrypt") {
+    if (!InFamily(alg, AlgorithmFamily::kPublicKeyEncrypt)) return wrong("SM2 or RSA-*-OAEP");
+    absl::StatusOr<const v1::GenerateKeyPairResponse*> kp = KeyPair(alg);
+    if (!kp.ok()) return kp.status();
+    // RSA-OAEP takes at most one block per call: larger payloads go as consecutive
+    // maximum-size blocks (the study's method), each its own RPC, all in one operation.
+    const size_t block = MaxOaepPlaintext(alg) == 0 ? std::max<size_t>(spec.size, 1)
+                                                    : MaxOaepPlaintext(alg);
+    const size_t n = spec.size == 0 ? 1 : (spec.size + block - 1) / block;
+    w.blocks = static_cast<int>(n);
+    w.block_size = std::min(block, spec.size);
+    for (size_t i = 0; i < n; ++i) {
+      v1::PublicKeyEncryptRequest enc;
+      enc.set_algorithm(alg);
+      enc.mutable_key()->set_inline_key((*kp)->public_key_der());
+      enc.set_plaintext(data.substr(i * block, block));
+      if (spec.rpc == "PublicKeyEncrypt") {
+        auto req = std::make_shared<v1::PublicKeyEncryptRequest>(std::move(enc));
+        w.op.calls.push_back(SMCRYPT_LOAD_CALL(PublicKeyEncrypt, v1::PublicKeyEncryptRequest,
+                                               v1::PublicKeyEncryptResponse, req));
+        continue;
+      }
+      v1::PublicKeyEncryptResponse ct;
+      grpc::ClientContext ctx;
+      Prepare(&ctx);
+      ++rpcs_;
+      grpc::Status s = stub_->PublicKeyEncrypt(&ctx, enc, &ct);
+      if (!s.ok()) return RpcError(absl::StrCat("PublicKeyEncrypt ", name), s);
+      auto req = std::make_shared<v1::PublicKeyDecryptRequest>();
+      req->set_algorithm(alg);
+      req->mutable_key()->set_inline_key((*kp)->private_key_der());
+      req->set_ciphertext(ct.ciphertext());
+      w.op.calls.push_back(SMCRYPT_LOAD_CALL(PublicKeyDecrypt, v1::PublicKeyDecryptRequest,
+                                             v1::PublicKeyDecryptResponse, req));
+    }
+  } else if (spec.rpc == "HybridEncrypt" || spec.rpc == "HybridDecrypt") {
+    if (!InFamily(alg, AlgorithmFamily::kHybrid)) return wrong("an HPKE suite");
+    absl::StatusOr<const v1::GenerateKeyPairResponse*> kp = KeyPair(alg);
+    if (!kp.ok()) return kp.status();
+    v1::HybridEncryptRequest enc;
+    enc.set_algorithm(alg);
+    enc.mutable_key()->set_inline_key((*kp)->public_key_der());
+    enc.set_plaintext(data);
+    enc.set_info("smcrypt-load");
+    if (spec.rpc == "HybridEncrypt") {
+      auto req = std::make_shared<v1::HybridEncryptRequest>(std::move(enc));
+      w.op.calls.push_back(SMCRYPT_LOAD_CALL(HybridEncrypt, v1::HybridEncryptRequest,
+                                             v1::HybridEncryptResponse, req));
+    } else {
+      v1::HybridEncryptResponse ct;
+      grpc::ClientContext ctx;
+      Prepare(&ctx);
+      ++rpcs_;
+      grpc::Status s = stub_->HybridEncrypt(&ctx, enc, &ct);
+      if (!s.ok()) return RpcError(absl::StrCat("HybridEncrypt ", name), s);
+      auto req = std::make_shared<v1::HybridDecryptRequest>();
+      req->set_algorithm(alg);
+      req->mutable_key()->set_inline_key((*kp)->private_key_der());
+      req->set_ciphertext(ct.ciphertext());
+      req->set_info(enc.info());
+      w.op.calls.push_back(SMCRYPT_LOAD_CALL(HybridDecrypt, v1::HybridDecryptRequest,
+                                             v1::HybridDecryptResponse, req));
+    }
+  } else if (spec.rpc == "GenerateRandom") {
+    auto req = std::make_shared<v1::GenerateRandomRequest>();
+    req->set_length(static_cast<uint32_t>(spec.size));
+    w.op.calls.push_back(SMCRYPT_LOAD_CALL(GenerateRandom, v1::GenerateRandomRequest,
+                                           v1::GenerateRandomResponse, req));
+  } else {
+    std::string list;
+    for (const char* r : kUnaryRpcs) absl::StrAppend(&list, list.empty() ? "" : ", ", r);
+    return absl::InvalidArgumentError(
+        absl::StrCat("--rpc ", spec.rpc, ": expected one of ", list));
+  }
+  return w;
+}
+
+}  // namespace smcrypt::load

@@ -1,0 +1,82 @@
+// workload.h — what smcrypt-load sends: keys drawn once through GenerateKeyPair, request
+// payloads, and the Operation (one or more prepared unary calls) for an RPC, algorithm
+// and payload size. Decrypt-side workloads are prepared by encrypting once.
+#ifndef SMCRYPT_CLIENTS_SMCRYPT_LOAD_WORKLOAD_H_
+#define SMCRYPT_CLIENTS_SMCRYPT_LOAD_WORKLOAD_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "clients/smcrypt-load/runner.h"
+#include "smcrypt/v1/crypto.pb.h"
+
+namespace smcrypt::load {
+
+// The unary RPCs smcrypt-load can drive (--rpc values, as named in crypto.proto).
+inline constexpr const char* kUnaryRpcs[] = {
+    "Hash",          "Hmac",          "Sign",          "Verify",
+    "Encrypt",       "Decrypt",       "PublicKeyEncrypt", "PublicKeyDecrypt",
+    "HybridEncrypt", "HybridDecrypt", "GenerateRandom"};
+
+// WorkloadSpec names one workload.
+struct WorkloadSpec {
+  std::string rpc;                   // one of kUnaryRpcs
+  smcrypt::v1::Algorithm algorithm;  // ignored by GenerateRandom
+  size_t size = 0;                   // payload bytes (message, plaintext, random length)
+};
+
+// Workload is a prepared Operation and how it is labelled.
+struct Workload {
+  Operation op;
+  int blocks = 1;  // RSA-OAEP: the payload split into this many maximum-size blocks
+  size_t block_size = 0;
+};
+
+// MaxOaepPlaintext is RSAES-OAEP's plaintext limit with SHA-256 (k - 66 bytes): 190 for
+// RSA-2048, 318 for RSA-3072; 0 for other algorithms.
+size_t MaxOaepPlaintext(smcrypt::v1::Algorithm alg);
+
+// Preparer makes workloads. Its own RPCs (GenerateKeyPair once per algorithm, one
+// encryption or signature per decrypt/verify workload) are synchronous and counted in
+// rpcs(), so a run's total can be compared with the server's counters.
+class Preparer {
+ public:
+  Preparer(std::shared_ptr<Stub> stub, absl::Duration timeout, uint64_t seed);
+
+  absl::StatusOr<Workload> Make(const WorkloadSpec& spec);
+
+  // KeyPair returns the DER key pair of `alg`, drawn by GenerateKeyPair on first use.
+  absl::StatusOr<const smcrypt::v1::GenerateKeyPairResponse*> KeyPair(smcrypt::v1::Algorithm alg);
+  // Payload returns `size` pseudo-random bytes (fixed seed; not secret).
+  std::string Payload(size_t size);
+  // ServerInfo calls GetServerInfo (counted).
+  absl::StatusOr<smcrypt::v1::GetServerInfoResponse> ServerInfo();
+
+  int64_t rpcs() const { return rpcs_; }
+  Stub& stub() { return *stub_; }
+  // Count records `n` RPCs made on stub() by a caller (the streaming measurements).
+  void Count(int64_t n) { rpcs_ += n; }
+
+ private:
+  void Prepare(grpc::ClientContext* ctx) const;
+
+  std::shared_ptr<Stub> stub_;
+  absl::Duration timeout_;
+  uint64_t seed_;
+  int64_t rpcs_ = 0;
+  std::map<int, smcrypt::v1::GenerateKeyPairResponse> keys_;
+  std::string symmetric_key_32_;
+};
+
+// RpcError converts a failed grpc::Status into an absl::Status naming `what`.
+absl::Status RpcError(const std::string& what, const grpc::Status& status);
+
+}  // namespace smcrypt::load
+
+#endif  // SMCRYPT_CLIENTS_SMCRYPT_LOAD_WORKLOAD_H_
