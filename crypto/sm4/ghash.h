@@ -8,12 +8,12 @@
 // H = E(K, 0^128) and the hashed data are both secret: every back end is constant time
 // (no branch and no memory index depends on H, the state or the data).
 //
-// Back ends, in priority order (the first whose CPU features are present wins):
+// Back ends, in priority order (the first whose CPU features are present wins; the
+// table is in sm4_gcm.cc):
+//   vpclmulqdq_avx512 — VPCLMULQDQ on zmm, 16 blocks per reduction (ghash_clmul.cc);
+//   pclmul_avx — PCLMULQDQ on xmm, 4 blocks per reduction (ghash_clmul.cc);
 //   generic — portable C++, 64-bit integer multiplies with holes (ghash_generic.cc).
-// A carry-less-multiply back end (PCLMULQDQ on xmm, VPCLMULQDQ on ymm/zmm) is one more
-// file defining a GhashKernels value and one more entry, ahead of generic, in the
-// priority table in sm4_gcm.cc. GhashKey reserves room for the powers H, H^2, …, H^16
-// that such back ends aggregate with.
+// GhashKey holds the powers H, H^2, …, H^16 that the carry-less back ends aggregate with.
 #ifndef SMCRYPT_CRYPTO_SM4_GHASH_H_
 #define SMCRYPT_CRYPTO_SM4_GHASH_H_
 
@@ -59,8 +59,21 @@ const GhashKernels& GhashActiveKernels();
 // in priority order (generic last). Callers check required_features themselves.
 absl::Span<const GhashKernels* const> GhashAllKernelsForTesting();
 
+// GhashSetKernelsForTesting makes GhashActiveKernels() return `k` (which must outlive
+// its use) until called again; nullptr restores the dispatched choice. An Sm4Gcm object
+// keeps the GHASH back end that was active when it was created (its GhashKey is in
+// that back end's layout). For tests and the benchmark harness.
+void GhashSetKernelsForTesting(const GhashKernels* k);
+
 // kGhashGeneric is the portable, constant-time reference back end (ghash_generic.cc).
 extern const GhashKernels kGhashGeneric;
+
+#if defined(__x86_64__)
+// Carry-less multiply back ends (ghash_clmul.cc): VPCLMULQDQ on zmm with 16-block
+// aggregated reduction, and PCLMULQDQ on xmm with 4-block aggregated reduction.
+extern const GhashKernels kGhashVpclmulAvx512;
+extern const GhashKernels kGhashPclmulAvx;
+#endif
 
 }  // namespace smcrypt::internal
 

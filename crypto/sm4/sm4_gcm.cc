@@ -9,6 +9,7 @@
 // Constant time: SM4 and GHASH back ends are; lengths (public) are the only values that
 // steer branches and loop counts.
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -33,13 +34,25 @@ namespace smcrypt {
 
 namespace internal {
 
+namespace {
+std::atomic<const GhashKernels*> g_ghash_override{nullptr};
+}  // namespace
+
 absl::Span<const GhashKernels* const> GhashAllKernelsForTesting() {
   // Priority order: wider carry-less-multiply back ends go before generic.
-  static const GhashKernels* const kTable[] = {&kGhashGeneric};
+  static const GhashKernels* const kTable[] = {
+#if defined(__x86_64__)
+      &kGhashVpclmulAvx512,
+      &kGhashPclmulAvx,
+#endif
+      &kGhashGeneric,
+  };
   return kTable;
 }
 
 const GhashKernels& GhashActiveKernels() {
+  const GhashKernels* o = g_ghash_override.load(std::memory_order_relaxed);
+  if (o != nullptr) return *o;
   static const GhashKernels* const chosen = [] {
     const uint32_t features = GetCpuFeatures();
     for (const GhashKernels* k : GhashAllKernelsForTesting()) {
@@ -48,6 +61,10 @@ const GhashKernels& GhashActiveKernels() {
     return &kGhashGeneric;
   }();
   return *chosen;
+}
+
+void GhashSetKernelsForTesting(const GhashKernels* k) {
+  g_ghash_override.store(k, std::memory_order_relaxed);
 }
 
 }  // namespace internal
