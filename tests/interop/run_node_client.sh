@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# run_node_client.sh SMCRYPTD PROTO_DIR SRC_DIR WORK_DIR — the Node.js client interop test.
+#
+# Copies package.json, package-lock.json and interop.mjs from SRC_DIR to WORK_DIR, runs
+# `npm ci` there when the lock file changed (@grpc/grpc-js, @grpc/proto-loader, sm-crypto and
+# @hpke/core at the versions pinned by the committed lock file; node_modules stays in the
+# build tree), starts a real smcryptd (smcryptd_launch.sh) and runs interop.mjs against it
+# with PROTO_DIR loaded directly.
+# Exit 77 (ctest SKIP_RETURN_CODE) when node or npm is absent or node is older than 20.
+set -euo pipefail
+smcryptd=$1 proto=$2 src=$3 work=$4
+for bin in node npm; do
+  if ! command -v "$bin" >/dev/null 2>&1; then
+    echo "SKIP: $bin not found; the Node.js client interop test needs Node.js >= 20 and npm"
+    exit 77
+  fi
+done
+major=$(node -p 'process.versions.node.split(".")[0]')
+if (( major < 20 )); then
+  echo "SKIP: node $(node --version) found; the Node.js client interop test needs Node.js >= 20"
+  exit 77
+fi
+mkdir -p "$work"
+cp "$src/package.json" "$src/package-lock.json" "$src/interop.mjs" "$work/"
+# `npm ci` again only when the lock file changed since the last install in WORK_DIR.
+if ! cmp -s "$work/package-lock.json" "$work/node_modules/.smcrypt-lock-stamp"; then
+  (cd "$work" && npm ci --prefer-offline --no-audit --no-fund --loglevel=error)
+  cp "$work/package-lock.json" "$work/node_modules/.smcrypt-lock-stamp"
+fi
+
+# shellcheck source=smcryptd_launch.sh
+source "$(dirname "$0")/smcryptd_launch.sh"
+start_smcryptd "$smcryptd" "$work"
+
+cd "$work"
+node interop.mjs "$proto"
