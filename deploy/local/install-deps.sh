@@ -12,6 +12,8 @@ packages=(
   prometheus-cpp-dev
   libbotan-2-dev libgcrypt20-dev
   curl
+  # Python client interop test and examples: Debian's /usr/bin/python3 with these modules.
+  python3 python3-grpcio python3-protobuf python3-cryptography
 )
 
 missing=()
