@@ -2,6 +2,8 @@
 // and one-shot APIs, Sm3Batch, and HMAC-SM3 (RFC 2104). The compression function comes
 // from the back end that dispatch chose (sm3_dispatch.cc).
 #include <algorithm>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -111,13 +113,196 @@ std::array<uint8_t, kSm3DigestSize> Sm3Digest(absl::string_view data) {
 void Sm3Batch(absl::Span<const absl::string_view> messages, uint8_t* out) {
   if (messages.empty()) return;
   const Sm3Kernels& k = Sm3ActiveKernels();
-  if (k.batch != nullptr) {
+  if (k.batch != nullptr && messages.size() > 1) {
     k.batch(messages.data(), messages.size(), out);
     return;
   }
   for (size_t i = 0; i < messages.size(); ++i) {
     Sm3DigestWithKernel(k, messages[i], out + kSm3DigestSize * i);
   }
+}
+
+// --- Jobs, lanes and the KDF ------------------------------------------------------
+
+void Sm3HashJobsSerial(const Sm3Kernels& kernels, const Sm3Job* jobs, size_t num_jobs) {
+  for (size_t i = 0; i < num_jobs; ++i) {
+    const Sm3Job& job = jobs[i];
+    uint32_t state[8];
+    std::memcpy(state, job.state, sizeof(state));
+    const size_t num_blocks = job.len / kSm3BlockSize;
+    kernels.compress_blocks(state, job.data, num_blocks);
+    const size_t done = num_blocks * kSm3BlockSize;
+    PadAndFinish(kernels, state, job.data + done, job.len - done, job.prefix_len + job.len,
+                 job.out);
+    SecureZero(state, sizeof(state));
+  }
+}
+
+void Sm3HashJobs(const Sm3Job* jobs, size_t num_jobs) {
+  const Sm3Kernels& k = Sm3ActiveKernels();
+  if (k.hash_jobs != nullptr && num_jobs > 1) {
+    k.hash_jobs(jobs, num_jobs);
+  } else {
+    Sm3HashJobsSerial(k, jobs, num_jobs);
+  }
+}
+
+void Sm3BatchWithHashJobs(void (*hash_jobs)(const Sm3Job*, size_t),
+                          const absl::string_view* messages, size_t num_messages, uint8_t* out) {
+  constexpr size_t kChunk = 128;  // jobs per hand-over; lanes drain only at chunk ends
+  Sm3Job jobs[kChunk];
+  for (size_t first = 0; first < num_messages; first += kChunk) {
+    const size_t n = std::min(kChunk, num_messages - first);
+    for (size_t i = 0; i < n; ++i) {
+      std::memcpy(jobs[i].state, kSm3Iv, sizeof(kSm3Iv));
+      jobs[i].data = BytePtr(messages[first + i].data());
+      jobs[i].len = messages[first + i].size();
+      jobs[i].prefix_len = 0;
+      jobs[i].out = out + kSm3DigestSize * (first + i);
+    }
+    hash_jobs(jobs, n);
+  }
+}
+
+void Sm3RunLanes(size_t lanes, Sm3CompressLanesFn compress_lanes, const Sm3Job* jobs,
+                 size_t num_jobs) {
+  constexpr size_t kMaxLanes = 16;
+  if (lanes == 0 || lanes > kMaxLanes) std::abort();  // a back-end table error
+  alignas(64) uint32_t st[8 * kMaxLanes];
+  alignas(64) uint8_t pad[kMaxLanes][2 * kSm3BlockSize];
+  const uint8_t* ptr[kMaxLanes];
+  size_t left[kMaxLanes];        // blocks left in the lane's current segment
+  size_t pad_blocks[kMaxLanes];  // 1 or 2: the lane's padding segment
+  bool in_pad[kMaxLanes];
+  const Sm3Job* job[kMaxLanes];  // null: idle
+  size_t next = 0;
+  size_t active = 0;
+
+  auto assign = [&](size_t i) {
+    if (next == num_jobs) {
+      job[i] = nullptr;
+      return;
+    }
+    const Sm3Job& jb = jobs[next++];
+    job[i] = &jb;
+    ++active;
+    for (size_t w = 0; w < 8; ++w) st[w * lanes + i] = jb.state[w];
+    const size_t num_full = jb.len / kSm3BlockSize;
+    const size_t tail = jb.len - num_full * kSm3BlockSize;
+    std::memset(pad[i], 0, sizeof(pad[i]));
+    if (tail > 0) std::memcpy(pad[i], jb.data + num_full * kSm3BlockSize, tail);
+    pad[i][tail] = 0x80;
+    pad_blocks[i] = tail < kSm3BlockSize - 8 ? 1 : 2;
+    StoreBe64(pad[i] + pad_blocks[i] * kSm3BlockSize - 8, (jb.prefix_len + jb.len) * 8);
+    if (num_full > 0) {
+      ptr[i] = jb.data;
+      left[i] = num_full;
+      in_pad[i] = false;
+    } else {
+      ptr[i] = pad[i];
+      left[i] = pad_blocks[i];
+      in_pad[i] = true;
+    }
+  };
+  auto finish = [&](size_t i) {
+    for (size_t w = 0; w < 8; ++w) StoreBe32(job[i]->out + 4 * w, st[w * lanes + i]);
+    --active;
+  };
+
+  for (size_t i = 0; i < lanes; ++i) assign(i);
+  const size_t serial_below = std::max<size_t>(1, lanes / 8);
+  while (active > 0) {
+    if (next == num_jobs && active <= serial_below) {
+      // The few lanes still busy finish one at a time on the single-stream back end.
+      for (size_t i = 0; i < lanes; ++i) {
+        if (job[i] == nullptr) continue;
+        uint32_t state[8];
+        for (size_t w = 0; w < 8; ++w) state[w] = st[w * lanes + i];
+        Sm3DispatchedCompressBlocks(state, ptr[i], left[i]);
+        if (!in_pad[i]) Sm3DispatchedCompressBlocks(state, pad[i], pad_blocks[i]);
+        for (size_t w = 0; w < 8; ++w) st[w * lanes + i] = state[w];
+        SecureZero(state, sizeof(state));
+        finish(i);
+        job[i] = nullptr;
+      }
+      break;
+    }
+    size_t m = SIZE_MAX;
+    const uint8_t* busy = nullptr;
+    for (size_t i = 0; i < lanes; ++i) {
+      if (job[i] == nullptr) continue;
+      m = std::min(m, left[i]);
+      busy = ptr[i];
+    }
+    // Idle lanes repeat a busy lane's input (which has at least m blocks left); their
+    // results are never read.
+    for (size_t i = 0; i < lanes; ++i) {
+      if (job[i] == nullptr) ptr[i] = busy;
+    }
+    compress_lanes(st, ptr, m);
+    for (size_t i = 0; i < lanes; ++i) {
+      if (job[i] == nullptr) continue;
+      ptr[i] += m * kSm3BlockSize;
+      left[i] -= m;
+      if (left[i] > 0) continue;
+      if (!in_pad[i]) {
+        ptr[i] = pad[i];
+        left[i] = pad_blocks[i];
+        in_pad[i] = true;
+        continue;
+      }
+      finish(i);
+      assign(i);
+    }
+  }
+  SecureZero(st, sizeof(st));
+  SecureZero(pad, sizeof(pad));
+}
+
+uint64_t Sm3Kdf(const uint8_t* z, size_t z_len, const uint8_t* in, uint8_t* out,
+                size_t out_len) {
+  if (out_len == 0) return 0;
+  const Sm3Kernels& k = Sm3ActiveKernels();
+  // Z's complete blocks are shared by every Hv_i: compress them once.
+  uint32_t mid[8];
+  std::memcpy(mid, kSm3Iv, sizeof(mid));
+  const size_t z_full = z_len / kSm3BlockSize;
+  k.compress_blocks(mid, z, z_full);
+  const uint8_t* z_tail = z + z_full * kSm3BlockSize;
+  const size_t z_tail_len = z_len - z_full * kSm3BlockSize;
+  const size_t msg_len = z_tail_len + 4;  // Z's tail ‖ ct
+
+  constexpr size_t kChunk = 64;  // counters per hand-over to the lanes
+  alignas(64) uint8_t msgs[kChunk][kSm3BlockSize + 4];
+  alignas(64) uint8_t t[kChunk * kSm3DigestSize];
+  Sm3Job jobs[kChunk];
+  for (size_t i = 0; i < kChunk; ++i) {
+    if (z_tail_len > 0) std::memcpy(msgs[i], z_tail, z_tail_len);
+    std::memcpy(jobs[i].state, mid, sizeof(mid));
+    jobs[i].data = msgs[i];
+    jobs[i].len = msg_len;
+    jobs[i].prefix_len = z_full * kSm3BlockSize;
+    jobs[i].out = t + kSm3DigestSize * i;
+  }
+  const size_t num_hv = (out_len + kSm3DigestSize - 1) / kSm3DigestSize;
+  uint8_t acc = 0;
+  uint32_t ct = 1;  // §5.4.3: ct starts at 0x00000001
+  for (size_t first = 0; first < num_hv; first += kChunk) {
+    const size_t n = std::min(kChunk, num_hv - first);
+    for (size_t i = 0; i < n; ++i) StoreBe32(msgs[i] + z_tail_len, ct++);
+    Sm3HashJobs(jobs, n);
+    const size_t off = first * kSm3DigestSize;
+    const size_t len = std::min(n * kSm3DigestSize, out_len - off);
+    for (size_t i = 0; i < len; ++i) {
+      acc |= t[i];
+      out[off + i] = (in != nullptr ? in[off + i] : 0) ^ t[i];
+    }
+  }
+  SecureZero(mid, sizeof(mid));
+  SecureZero(msgs, sizeof(msgs));
+  SecureZero(t, sizeof(t));
+  for (Sm3Job& j : jobs) SecureZero(j.state, sizeof(j.state));
+  return 0 - static_cast<uint64_t>(CtIsZero32(acc) & 1);
 }
 
 // --- HMAC-SM3 ---------------------------------------------------------------------

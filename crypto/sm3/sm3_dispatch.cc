@@ -1,4 +1,14 @@
-// sm3_dispatch.cc — the priority-ordered SM3 back-end table and the one-time choice.
+// sm3_dispatch.cc — the priority-ordered SM3 back-end tables, the one-time choice, and
+// the testing override.
+//
+// Two tables (sm3_internal.h): single-stream back ends (compress_blocks) and
+// multi-buffer back ends (hash_jobs). Dispatch takes the first entry of each whose
+// features are present and combines them into one Sm3Kernels, named
+// "<single>+<multi>" ("avx_bmi2+mb16_avx512"), or "<single>" when no multi-buffer
+// back end fits.
+#include <atomic>
+#include <cstring>
+#include <iterator>
 #include <vector>
 
 #include "crypto/cpu/backends.h"
@@ -13,34 +23,115 @@ constexpr Sm3Kernels kSm3Generic = {
     /*required_features=*/0,
     /*compress_blocks=*/Sm3GenericCompressBlocks,
     /*batch=*/nullptr,
+    /*lanes=*/0,
+    /*hash_jobs=*/nullptr,
 };
 
-// Strongest first; generic is last and needs nothing, so the search always succeeds.
-constexpr const Sm3Kernels* kSm3Table[] = {
+// Single-stream back ends, strongest first; generic is last and needs nothing, so the
+// search always succeeds.
+constexpr const Sm3Kernels* kSm3SingleTable[] = {
+#if defined(__x86_64__)
+    &kSm3AvxBmi2,
+#endif
     &kSm3Generic,
 };
 
-const Sm3Kernels& ChooseSm3Kernels() {
+// Multi-buffer back ends, widest first. Empty on builds without any.
+constexpr const Sm3Kernels* kSm3MultiTable[] = {
+#if defined(__x86_64__)
+    &kSm3Mb16Avx512,
+    &kSm3Mb8Avx2,
+#endif
+    nullptr,  // end marker (keeps the array non-empty on every build)
+};
+
+const Sm3Kernels& ChooseSingle() {
   const uint32_t features = GetCpuFeatures();
-  for (const Sm3Kernels* k : kSm3Table) {
+  for (const Sm3Kernels* k : kSm3SingleTable) {
     if (internal::HasFeatures(features, k->required_features)) return *k;
   }
   return kSm3Generic;
 }
 
+const Sm3Kernels* ChooseMulti() {
+  const uint32_t features = GetCpuFeatures();
+  for (const Sm3Kernels* k : kSm3MultiTable) {
+    if (k != nullptr && internal::HasFeatures(features, k->required_features)) return k;
+  }
+  return nullptr;
+}
+
+const Sm3Kernels& DispatchedSingle() {
+  static const Sm3Kernels& single = ChooseSingle();
+  return single;
+}
+
+// Combined holds the dispatched back end: built once, then read-only.
+struct Combined {
+  char name[48];
+  Sm3Kernels kernels;
+};
+
+Combined MakeCombined() {
+  Combined c{};
+  const Sm3Kernels& single = DispatchedSingle();
+  const Sm3Kernels* multi = ChooseMulti();
+  std::strncat(c.name, single.name, sizeof(c.name) - 1);
+  c.kernels = single;
+  if (multi != nullptr) {
+    std::strncat(c.name, "+", sizeof(c.name) - 1 - std::strlen(c.name));
+    std::strncat(c.name, multi->name, sizeof(c.name) - 1 - std::strlen(c.name));
+    c.kernels.required_features |= multi->required_features;
+    c.kernels.batch = multi->batch;
+    c.kernels.lanes = multi->lanes;
+    c.kernels.hash_jobs = multi->hash_jobs;
+  }
+  return c;
+}
+
+const Sm3Kernels& Dispatched() {
+  static const Combined combined = [] {
+    Combined c = MakeCombined();
+    return c;
+  }();
+  // The name points into the static object itself, so it is fixed up after the copy.
+  static const Sm3Kernels kernels = [] {
+    Sm3Kernels k = combined.kernels;
+    k.name = combined.name;
+    return k;
+  }();
+  return kernels;
+}
+
+std::atomic<const Sm3Kernels*> g_override{nullptr};
+
 }  // namespace
 
+void Sm3DispatchedCompressBlocks(uint32_t state[8], const uint8_t* data, size_t num_blocks) {
+  DispatchedSingle().compress_blocks(state, data, num_blocks);
+}
+
 const Sm3Kernels& Sm3ActiveKernels() {
-  static const Sm3Kernels& active = ChooseSm3Kernels();
-  return active;
+  const Sm3Kernels* o = g_override.load(std::memory_order_acquire);
+  if (o != nullptr) return *o;
+  return Dispatched();
+}
+
+void Sm3SetKernelsForTesting(const Sm3Kernels* k) {
+  g_override.store(k, std::memory_order_release);
 }
 
 std::vector<const Sm3Kernels*> Sm3AllKernelsForTesting() {
-  return std::vector<const Sm3Kernels*>(std::begin(kSm3Table), std::end(kSm3Table));
+  std::vector<const Sm3Kernels*> all;
+  for (const Sm3Kernels* k : kSm3MultiTable) {
+    if (k != nullptr) all.push_back(k);
+  }
+  all.insert(all.end(), std::begin(kSm3SingleTable), std::end(kSm3SingleTable));
+  return all;
 }
 
 namespace internal {
-const char* Sm3ActiveKernelName() { return Sm3ActiveKernels().name; }
+const char* Sm3ActiveKernelName() { return Dispatched().name; }
 }  // namespace internal
 
 }  // namespace smcrypt

@@ -1,5 +1,13 @@
-// sm3_backends_test.cc — every compiled SM3 back end against generic and the standard,
-// and the dispatch choice for this CPU (STYLE.md items 19–20).
+// sm3_backends_test.cc — every compiled SM3 back end against generic, the standard and
+// OpenSSL (single-stream compress, multi-buffer jobs with lane refill, the public API
+// and the KDF through the testing override), and the dispatch choice for this CPU
+// (STYLE.md items 19–20).
+#include <openssl/core_names.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/kdf.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -10,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "smcrypt/cpu.h"
 #include "smcrypt/sm3.h"
+#include "tests/testing/status_matchers.h"
 #include "tests/testing/test_util.h"
 
 namespace smcrypt {
@@ -114,20 +123,334 @@ INSTANTIATE_TEST_SUITE_P(AllKernels, Sm3BackendTest,
                            return std::string(info.param->name);
                          });
 
-TEST(Sm3DispatchTest, ActiveIsFirstSupportedInPriorityOrder) {
-  const uint32_t features = GetCpuFeatures();
-  const Sm3Kernels* expected = nullptr;
-  for (const Sm3Kernels* k : Sm3AllKernelsForTesting()) {
-    if (internal::HasFeatures(features, k->required_features)) {
-      expected = k;
-      break;
+// --- Multi-buffer jobs, the public API through the override, the KDF ---------------
+
+bool IsMultiBuffer(const Sm3Kernels& k) { return k.hash_jobs != nullptr; }
+
+std::string Hex32(const uint8_t* p) {
+  return BytesToHex(absl::string_view(reinterpret_cast<const char*>(p), 32));
+}
+
+// ReferenceJobDigest hashes a job with generic: its state, then data, padded for
+// prefix_len + len bytes.
+std::string ReferenceJobDigest(const Sm3Job& job) {
+  Sm3Job copy = job;
+  uint8_t out[32];
+  copy.out = out;
+  Sm3HashJobsSerial(GenericKernels(), &copy, 1);
+  return Hex32(out);
+}
+
+void PrintSeed(uint64_t seed) {
+  std::printf("%s: seed %llu (set SMCRYPT_TEST_SEED to replay)\n",
+              ::testing::UnitTest::GetInstance()->current_test_info()->name(),
+              static_cast<unsigned long long>(seed));
+}
+
+TEST_P(Sm3BackendTest, HashJobsEveryLengthInOneQueue) {
+  if (!IsMultiBuffer(*GetParam())) GTEST_SKIP() << GetParam()->name << " is single-stream";
+  const uint64_t seed = TestSeed();
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  PrintSeed(seed);
+  std::mt19937_64 rng(seed + 5);
+  const std::string data = RandomBytes(rng, 1024 + 16);
+  // Every length 0..1024 (each message at its own offset), in increasing and in
+  // shuffled order, so lanes finish at different times and are refilled; half of the
+  // jobs start from a random midstate after 64 or 128 bytes.
+  std::vector<size_t> order(1025);
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  for (int pass = 0; pass < 2; ++pass) {
+    if (pass == 1) std::shuffle(order.begin(), order.end(), rng);
+    std::vector<Sm3Job> jobs(order.size());
+    std::vector<uint8_t> out(32 * jobs.size() + 1, 0xcc);
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      const size_t len = order[i];
+      if (i % 2 == 0) {
+        std::copy(std::begin(kSm3Iv), std::end(kSm3Iv), jobs[i].state);
+        jobs[i].prefix_len = 0;
+      } else {
+        for (uint32_t& w : jobs[i].state) w = static_cast<uint32_t>(rng());
+        jobs[i].prefix_len = 64 * (1 + i % 2);
+      }
+      jobs[i].data = reinterpret_cast<const uint8_t*>(data.data()) + 1 + len % 15;
+      jobs[i].len = len;
+      jobs[i].out = &out[32 * i];
+    }
+    GetParam()->hash_jobs(jobs.data(), jobs.size());
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      ASSERT_EQ(Hex32(&out[32 * i]), ReferenceJobDigest(jobs[i]))
+          << "pass " << pass << " job " << i << " len " << jobs[i].len;
+    }
+    ASSERT_EQ(out.back(), 0xcc) << "wrote past the end";
+  }
+}
+
+TEST_P(Sm3BackendTest, BatchShapes) {
+  if (!IsMultiBuffer(*GetParam())) GTEST_SKIP() << GetParam()->name << " is single-stream";
+  const uint64_t seed = TestSeed();
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  PrintSeed(seed);
+  std::mt19937_64 rng(seed + 6);
+  const size_t lanes = GetParam()->lanes;
+  struct Shape {
+    const char* name;
+    std::vector<size_t> lens;
+  };
+  std::vector<Shape> shapes = {
+      {"one lane", {100}},
+      {"one empty message", {0}},
+      {"all empty", std::vector<size_t>(lanes + 3, 0)},
+      {"exactly the lanes", std::vector<size_t>(lanes, 64)},
+      {"three times the lanes plus one", std::vector<size_t>(3 * lanes + 1, 200)},
+      {"one long among short ones", {}},
+      {"random large", {}},
+      {"GB/T 32905 examples", {}},
+  };
+  for (size_t i = 0; i < 2 * lanes; ++i) shapes[5].lens.push_back(i == 3 ? 20000 : i % 7);
+  for (int i = 0; i < 2 * static_cast<int>(lanes) + 1; ++i) {
+    shapes[6].lens.push_back(50000 + rng() % 150000);
+  }
+  for (const Shape& shape : shapes) {
+    SCOPED_TRACE(shape.name);
+    std::vector<std::string> storage;
+    if (std::string(shape.name) == "GB/T 32905 examples") {
+      std::string abcd16;
+      for (int i = 0; i < 16; ++i) abcd16 += "abcd";
+      for (size_t i = 0; i < lanes + 1; ++i) storage.push_back(i % 2 == 0 ? "abc" : abcd16);
+    } else {
+      for (size_t len : shape.lens) storage.push_back(RandomBytes(rng, len));
+    }
+    std::vector<absl::string_view> msgs(storage.begin(), storage.end());
+    std::vector<uint8_t> out(32 * msgs.size() + 1, 0xcc);
+    GetParam()->batch(msgs.data(), msgs.size(), out.data());
+    for (size_t i = 0; i < msgs.size(); ++i) {
+      ASSERT_EQ(Hex32(&out[32 * i]), BytesToHex(Digest(GenericKernels(), msgs[i])))
+          << "message " << i << " len " << msgs[i].size();
+    }
+    ASSERT_EQ(out.back(), 0xcc);
+    if (std::string(shape.name) == "GB/T 32905 examples") {
+      EXPECT_EQ(Hex32(&out[0]), BytesToHex(HexToBytes("66c7f0f462eeedd9d1f2d46bdc10e4e2"
+                                                      "4167c4875cf2f7a2297da02b8f4ba8e0")));
+      EXPECT_EQ(Hex32(&out[32]), BytesToHex(HexToBytes("debe9ff92275b8a138604889c18e5a4d"
+                                                       "6fdb70e5387e5765293dcba39c0c5732")));
     }
   }
-  ASSERT_NE(expected, nullptr);
-  EXPECT_STREQ(Sm3ActiveKernels().name, expected->name);
-  EXPECT_STREQ(internal::Sm3ActiveKernelName(), expected->name);
+}
+
+TEST_P(Sm3BackendTest, LargeRandomMessagesMatchGeneric) {
+  const uint64_t seed = TestSeed();
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  PrintSeed(seed);
+  std::mt19937_64 rng(seed + 7);
+  for (int i = 0; i < 4; ++i) {
+    const std::string m = RandomBytes(rng, 20000 + rng() % 200000);
+    ASSERT_EQ(BytesToHex(Digest(*GetParam(), m)), BytesToHex(Digest(GenericKernels(), m)))
+        << "len " << m.size();
+  }
+}
+
+std::string OpenSslSm3(absl::string_view data) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int md_len = 0;
+  EXPECT_EQ(EVP_Digest(data.data(), data.size(), md, &md_len, EVP_sm3(), nullptr), 1);
+  return std::string(reinterpret_cast<const char*>(md), md_len);
+}
+
+// OpenSslKdf is ANSI X9.63's KDF with SM3 and no SharedInfo, which is exactly the KDF of
+// GB/T 32918.4 §5.4.3 (SM3(Z ‖ ct), ct a 32-bit big-endian counter from 1).
+std::string OpenSslKdf(absl::string_view z, size_t out_len) {
+  std::string out(out_len, '\0');
+  if (out_len == 0) return out;
+  if (z.empty()) {  // OpenSSL's X963KDF refuses an empty secret: SM3(ct_i) one by one.
+    std::string t;
+    for (uint32_t ct = 1; t.size() < out_len; ++ct) {
+      const char c[4] = {static_cast<char>(ct >> 24), static_cast<char>(ct >> 16),
+                         static_cast<char>(ct >> 8), static_cast<char>(ct)};
+      t += OpenSslSm3(absl::string_view(c, 4));
+    }
+    return t.substr(0, out_len);
+  }
+  EVP_KDF* kdf = EVP_KDF_fetch(nullptr, "X963KDF", nullptr);
+  EXPECT_NE(kdf, nullptr);
+  EVP_KDF_CTX* ctx = EVP_KDF_CTX_new(kdf);
+  char digest[] = "SM3";
+  OSSL_PARAM params[] = {
+      OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, digest, 0),
+      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, const_cast<char*>(z.data()),
+                                        z.size()),
+      OSSL_PARAM_construct_end(),
+  };
+  EXPECT_EQ(EVP_KDF_derive(ctx, reinterpret_cast<unsigned char*>(out.data()), out_len, params),
+            1);
+  EVP_KDF_CTX_free(ctx);
+  EVP_KDF_free(kdf);
+  return out;
+}
+
+// UseKernels installs a back end through the testing override for one scope.
+class UseKernels {
+ public:
+  explicit UseKernels(const Sm3Kernels* k) { Sm3SetKernelsForTesting(k); }
+  ~UseKernels() { Sm3SetKernelsForTesting(nullptr); }
+};
+
+TEST_P(Sm3BackendTest, PublicApiThroughOverride) {
+  const uint64_t seed = TestSeed();
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  PrintSeed(seed);
+  std::mt19937_64 rng(seed + 8);
+  UseKernels use(GetParam());
+  ASSERT_EQ(&Sm3ActiveKernels(), GetParam());
+  // One-shot and incremental.
+  for (size_t len : {0, 3, 55, 56, 63, 64, 65, 127, 128, 1000, 5000}) {
+    const std::string m = RandomBytes(rng, len);
+    const auto d = Sm3Digest(m);
+    ASSERT_EQ(Hex32(d.data()), BytesToHex(OpenSslSm3(m))) << "len " << len;
+    Sm3 h;
+    h.Update(absl::string_view(m).substr(0, len / 3));
+    h.Update(absl::string_view(m).substr(len / 3));
+    ASSERT_EQ(BytesToHex(h.Finish()), BytesToHex(OpenSslSm3(m))) << "len " << len;
+  }
+  // Sm3Batch with mixed lengths, empty messages included, more messages than lanes.
+  std::vector<std::string> storage;
+  for (int i = 0; i < 37; ++i) storage.push_back(RandomBytes(rng, i % 5 == 0 ? 0 : rng() % 3000));
+  std::vector<absl::string_view> msgs(storage.begin(), storage.end());
+  std::vector<uint8_t> out(32 * msgs.size());
+  Sm3Batch(msgs, out.data());
+  for (size_t i = 0; i < msgs.size(); ++i) {
+    ASSERT_EQ(Hex32(&out[32 * i]), BytesToHex(OpenSslSm3(msgs[i]))) << "message " << i;
+  }
+  // HMAC-SM3 against OpenSSL, short and long keys.
+  for (size_t key_len : {1, 32, 64, 65, 200}) {
+    const std::string key = RandomBytes(rng, key_len);
+    const std::string m = RandomBytes(rng, rng() % 2000);
+    ASSERT_OK_AND_ASSIGN(auto mac, HmacSm3::New(key));
+    ASSERT_OK_AND_ASSIGN(std::string tag, mac->ComputeMac(m));
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int md_len = 0;
+    ASSERT_NE(HMAC(EVP_sm3(), key.data(), static_cast<int>(key.size()),
+                   reinterpret_cast<const unsigned char*>(m.data()), m.size(), md, &md_len),
+              nullptr);
+    ASSERT_EQ(BytesToHex(tag),
+              BytesToHex(absl::string_view(reinterpret_cast<char*>(md), md_len)))
+        << "key_len " << key_len;
+  }
+}
+
+TEST_P(Sm3BackendTest, KdfMatchesOpenSslX963) {
+  const uint64_t seed = TestSeed();
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  PrintSeed(seed);
+  std::mt19937_64 rng(seed + 9);
+  UseKernels use(GetParam());
+  for (size_t z_len : {64, 0, 1, 59, 60, 63, 65, 128, 200}) {
+    const std::string z = RandomBytes(rng, z_len);
+    const std::string want = OpenSslKdf(z, 2100);
+    for (size_t out_len : {size_t{0}, size_t{1}, size_t{31}, size_t{32}, size_t{33}, size_t{64},
+                           size_t{100}, size_t{512}, size_t{1024}, size_t{2047}, size_t{2100},
+                           static_cast<size_t>(rng() % 2100)}) {
+      SCOPED_TRACE(::testing::Message() << "z_len " << z_len << " out_len " << out_len);
+      // Plain output.
+      std::vector<uint8_t> t(out_len + 1, 0xcc);
+      const uint64_t zero = Sm3Kdf(reinterpret_cast<const uint8_t*>(z.data()), z.size(),
+                                   nullptr, t.data(), out_len);
+      EXPECT_EQ(zero, 0u);
+      ASSERT_EQ(BytesToHex(absl::string_view(reinterpret_cast<char*>(t.data()), out_len)),
+                BytesToHex(want.substr(0, out_len)));
+      ASSERT_EQ(t.back(), 0xcc);
+      // XOR into a message, in place.
+      const std::string m = RandomBytes(rng, out_len);
+      std::vector<uint8_t> c(m.begin(), m.end());
+      Sm3Kdf(reinterpret_cast<const uint8_t*>(z.data()), z.size(), c.data(), c.data(), out_len);
+      for (size_t i = 0; i < out_len; ++i) {
+        ASSERT_EQ(c[i], static_cast<uint8_t>(m[i] ^ want[i])) << "byte " << i;
+      }
+    }
+  }
+}
+
+TEST(Sm3KdfTest, SerialAndLaneParallelAgree) {
+  // The active back end (lanes if this CPU has a multi-buffer back end) against generic.
+  const uint64_t seed = TestSeed();
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  PrintSeed(seed);
+  std::mt19937_64 rng(seed + 10);
+  const std::string z = RandomBytes(rng, 64);
+  for (size_t out_len = 0; out_len <= 1100; out_len += 1 + out_len / 8) {
+    std::vector<uint8_t> fast(out_len), slow(out_len);
+    Sm3Kdf(reinterpret_cast<const uint8_t*>(z.data()), z.size(), nullptr, fast.data(), out_len);
+    {
+      UseKernels use(&GenericKernels());
+      Sm3Kdf(reinterpret_cast<const uint8_t*>(z.data()), z.size(), nullptr, slow.data(),
+             out_len);
+    }
+    ASSERT_EQ(fast, slow) << "out_len " << out_len;
+  }
+}
+
+TEST(Sm3KdfTest, ZeroLengthReturnsZeroMask) {
+  uint8_t z[64] = {};
+  uint8_t sentinel = 0x5a;
+  EXPECT_EQ(Sm3Kdf(z, sizeof(z), nullptr, &sentinel, 0), 0u);
+  EXPECT_EQ(sentinel, 0x5a);
+}
+
+// --- Dispatch ---------------------------------------------------------------------
+
+TEST(Sm3DispatchTest, FeatureMasksOfEachBackEnd) {
+  for (const Sm3Kernels* k : Sm3AllKernelsForTesting()) {
+    const std::string name = k->name;
+    if (name == "generic") {
+      EXPECT_EQ(k->required_features, 0u);
+    } else if (name == "avx_bmi2") {
+      // BMI1/BMI2 and AVX, not AVX2 (an AVX2 CPU need not have BMI2).
+      EXPECT_EQ(k->required_features, uint32_t{kCpuAvx | kCpuBmi2});
+    } else if (name == "mb16_avx512") {
+      EXPECT_EQ(k->required_features, uint32_t{kCpuAvx512});
+      EXPECT_EQ(k->lanes, 16u);
+    } else if (name == "mb8_avx2") {
+      EXPECT_EQ(k->required_features, uint32_t{kCpuAvx2});
+      EXPECT_EQ(k->lanes, 8u);
+    } else {
+      ADD_FAILURE() << "unexpected back end " << name;
+    }
+    EXPECT_NE(k->compress_blocks, nullptr) << name;
+    EXPECT_EQ(k->hash_jobs != nullptr, k->lanes > 0) << name;
+    EXPECT_EQ(k->batch != nullptr, k->lanes > 0) << name;
+  }
+}
+
+TEST(Sm3DispatchTest, ActiveIsFirstSupportedOfEachTable) {
+  const uint32_t features = GetCpuFeatures();
+  std::string single, multi;
+  for (const Sm3Kernels* k : Sm3AllKernelsForTesting()) {
+    if (!internal::HasFeatures(features, k->required_features)) continue;
+    if (k->lanes > 0 && multi.empty()) multi = k->name;
+    if (k->lanes == 0 && single.empty()) single = k->name;
+  }
+  ASSERT_FALSE(single.empty());
+  const std::string expected = multi.empty() ? single : single + "+" + multi;
+  std::printf("CPU features %s: SM3 back end %s\n", FormatCpuFeatureList(features).c_str(),
+              expected.c_str());
+  for (const Sm3Kernels* k : Sm3AllKernelsForTesting()) {
+    if (!internal::HasFeatures(features, k->required_features)) {
+      std::printf("  skipped %s: lacks %s\n", k->name,
+                  FormatCpuFeatureList(k->required_features & ~features).c_str());
+    }
+  }
+  EXPECT_EQ(Sm3ActiveKernels().name, expected);
+  EXPECT_EQ(internal::Sm3ActiveKernelName(), expected);
+  EXPECT_EQ(Sm3ActiveKernels().lanes == 0, multi.empty());
   EXPECT_STREQ(Sm3AllKernelsForTesting().back()->name, "generic");
-  EXPECT_EQ(Sm3AllKernelsForTesting().back()->required_features, 0u);
+}
+
+TEST(Sm3DispatchTest, OverrideSwitchesAndRestores) {
+  const std::string dispatched = Sm3ActiveKernels().name;
+  Sm3SetKernelsForTesting(&GenericKernels());
+  EXPECT_STREQ(Sm3ActiveKernels().name, "generic");
+  EXPECT_EQ(internal::Sm3ActiveKernelName(), dispatched);  // still the dispatched choice
+  Sm3SetKernelsForTesting(nullptr);
+  EXPECT_EQ(Sm3ActiveKernels().name, dispatched);
 }
 
 }  // namespace
