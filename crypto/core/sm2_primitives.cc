@@ -67,11 +67,11 @@ absl::Status Sm2Verify::Verify(absl::string_view signature, absl::string_view da
     SMCRYPT_ASSIGN_OR_RETURN(raw, Sm2SignatureFromDer(signature));
   }
   SMCRYPT_ASSIGN_OR_RETURN(auto e, DigestFor(z_, prehashed_, data));
-  return Sm2VerifyDigest(key_, View(e), raw);
+  return Sm2VerifyDigestCached(cache_, View(e), raw);
 }
 
 absl::StatusOr<std::string> Sm2PublicKeyEncrypt::Encrypt(absl::string_view plaintext) const {
-  return Sm2Encrypt(key_, plaintext, format_);
+  return Sm2EncryptCached(cache_, plaintext, format_);
 }
 
 absl::StatusOr<std::string> Sm2PublicKeyDecrypt::Decrypt(absl::string_view ciphertext) const {

@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "crypto/sm2/sm2_key_cache.h"
 #include "smcrypt/primitives/public_key_encrypt.h"
 #include "smcrypt/primitives/public_key_sign.h"
 #include "smcrypt/primitives/public_key_verify.h"
@@ -36,7 +37,8 @@ class Sm2Sign final : public PublicKeySign {
   bool prehashed_;
 };
 
-// Sm2Verify verifies SM2 signatures (§7.1); Z is precomputed as in Sm2Sign.
+// Sm2Verify verifies SM2 signatures (§7.1); Z is precomputed as in Sm2Sign, and the
+// key's comb table is built after a few uses (Sm2PublicKeyCache).
 class Sm2Verify final : public PublicKeyVerify {
  public:
   static absl::StatusOr<std::unique_ptr<PublicKeyVerify>> New(Sm2PublicKey key,
@@ -46,22 +48,23 @@ class Sm2Verify final : public PublicKeyVerify {
  private:
   Sm2Verify(Sm2PublicKey key, std::array<uint8_t, 32> z, SignatureEncoding encoding,
             bool prehashed)
-      : key_(std::move(key)), z_(z), encoding_(encoding), prehashed_(prehashed) {}
-  Sm2PublicKey key_;
+      : cache_(key), z_(z), encoding_(encoding), prehashed_(prehashed) {}
+  Sm2PublicKeyCache cache_;
   std::array<uint8_t, 32> z_;
   SignatureEncoding encoding_;
   bool prehashed_;
 };
 
-// Sm2PublicKeyEncrypt / Sm2PublicKeyDecrypt: GB/T 32918.4 in the chosen format.
+// Sm2PublicKeyEncrypt / Sm2PublicKeyDecrypt: GB/T 32918.4 in the chosen format. The
+// encrypter builds the recipient key's comb table after a few uses (Sm2PublicKeyCache).
 class Sm2PublicKeyEncrypt final : public PublicKeyEncrypt {
  public:
   Sm2PublicKeyEncrypt(Sm2PublicKey key, Sm2CiphertextFormat format)
-      : key_(std::move(key)), format_(format) {}
+      : cache_(key), format_(format) {}
   absl::StatusOr<std::string> Encrypt(absl::string_view plaintext) const override;
 
  private:
-  Sm2PublicKey key_;
+  Sm2PublicKeyCache cache_;
   Sm2CiphertextFormat format_;
 };
 

@@ -1,4 +1,7 @@
-// sm2_dispatch.cc — chooses the SM2 field back end once, in priority order.
+// sm2_dispatch.cc — chooses the SM2 back end once, in priority order, and holds the
+// test/bench override (Sm2SetKernelsForTesting).
+#include <atomic>
+
 #include "crypto/cpu/backends.h"
 #include "crypto/sm2/sm2_field.h"
 #include "smcrypt/cpu.h"
@@ -8,12 +11,13 @@ namespace {
 
 // Priority order: the first entry whose features the CPU has wins; generic is last.
 const Sm2Kernels* const kSm2Backends[] = {
+#if defined(__x86_64__)
+    &kSm2KernelsMulxAdx,
+#endif
     &kSm2KernelsGeneric,
 };
 
-}  // namespace
-
-const Sm2Kernels& Sm2ActiveKernels() {
+const Sm2Kernels& Dispatched() {
   static const Sm2Kernels* const chosen = [] {
     const uint32_t features = GetCpuFeatures();
     for (const Sm2Kernels* k : kSm2Backends) {
@@ -24,11 +28,25 @@ const Sm2Kernels& Sm2ActiveKernels() {
   return *chosen;
 }
 
+std::atomic<const Sm2Kernels*> g_override{nullptr};
+
+}  // namespace
+
+const Sm2Kernels& Sm2ActiveKernels() {
+  const Sm2Kernels* o = g_override.load(std::memory_order_acquire);
+  if (o != nullptr) return *o;
+  return Dispatched();
+}
+
+void Sm2SetKernelsForTesting(const Sm2Kernels* k) {
+  g_override.store(k, std::memory_order_release);
+}
+
 const Sm2Kernels* const* Sm2AllKernelsForTesting(size_t* count) {
   *count = sizeof(kSm2Backends) / sizeof(kSm2Backends[0]);
   return kSm2Backends;
 }
 
-const char* Sm2ActiveKernelName() { return Sm2ActiveKernels().name; }
+const char* Sm2ActiveKernelName() { return Dispatched().name; }
 
 }  // namespace smcrypt::internal

@@ -1,9 +1,12 @@
 // sm2_encrypt.cc — SM2 public-key encryption (GB/T 32918.4-2016): encryption (§6.1),
 // decryption (§7.1) and the SM3 key derivation function (§5.4.3).
 //
-// Constant time: k, d, the shared point (x2, y2), t and the plaintext never steer a
-// branch or an index; C3 is compared with CtMemEq. The all-zero test on t (A5/B4) only
-// decides whether to draw a new k or to fail, as the standard requires.
+// Constant-time review: k, d, the shared point (x2, y2), t and the plaintext never steer
+// a branch or an index: C1 = [k]G by the back end's constant-time comb, [k]P_B by the
+// constant-time comb over the recipient's cached table (or fixed windows), [d]C1 by
+// fixed windows with complete additions (C1 is public); C3 is compared with CtMemEq;
+// the all-zero test on t ORs every byte into one accumulator and only its final mask
+// decides whether to draw a new k or to fail, as the standard requires (A5/B4).
 //
 // Empty messages: klen = 0 gives an empty t, and the all-zero test of A5/B4 does not
 // apply (there is no derived key to be weak); C2 is empty and C3 = SM3(x2 ‖ y2).
@@ -37,6 +40,10 @@ using internal::Sm2Kernels;
 
 absl::Status DecryptionFailed() { return absl::InvalidArgumentError("decryption failed"); }
 
+// KdfXor is the SM3 KDF of §5.4.3, serial (one SM3 block chain per 32-byte counter
+// block), fused with the XOR. It is the single place to switch to a lane-parallel SM3
+// KDF (the counter blocks are independent) once crypto/sm3 offers one.
+//
 // KdfXor sets out[i] = in[i] ⊕ t[i] for t = KDF(x2 ‖ y2, len) (§5.4.3: SM3 over Z ‖ ct,
 // ct a 32-bit big-endian counter from 1). Returns ~0 if t is all zero (len > 0), 0 if
 // not or if len = 0. `in` may equal `out`.
@@ -73,11 +80,16 @@ void ComputeC3(const uint8_t x2y2[64], const uint8_t* m, size_t len, uint8_t c3[
 }
 
 // SharedPoint writes x2 ‖ y2 of [scalar]P (affine, big-endian). Returns ~0 at infinity.
+// With `table` (p's comb table) the multiplication is the constant-time comb over it.
 uint64_t SharedPoint(const Sm2Kernels& kern, const Sm2Affine& p, const uint64_t scalar[4],
-                     uint8_t x2y2[64]) {
+                     uint8_t x2y2[64], const internal::Sm2PointTable* table = nullptr) {
   Sm2Jacobian j;
   Sm2Affine a;
-  internal::ScalarMulPoint(kern, &j, p, scalar);
+  if (table != nullptr) {
+    internal::ScalarMulComb(kern, &j, table->comb(), scalar);
+  } else {
+    internal::ScalarMulPoint(kern, &j, p, scalar);
+  }
   const uint64_t inf = internal::PointToAffine(kern, &a, j);
   internal::FeToBytes(kern, x2y2, a.x);
   internal::FeToBytes(kern, x2y2 + 32, a.y);
@@ -94,7 +106,7 @@ namespace internal {
 
 absl::StatusOr<std::string> Sm2EncryptCore(const Sm2PublicKey& key, absl::string_view message,
                                            Sm2CiphertextFormat format, bool compress_c1,
-                                           Sm2NonceSource next_k) {
+                                           Sm2NonceSource next_k, const Sm2PointTable* table) {
   if (message.size() > kMaxMessageSize) {
     return absl::InvalidArgumentError(absl::StrCat(
         "SM2 message: at most ", kMaxMessageSize, " bytes, got ", message.size()));
@@ -131,7 +143,7 @@ absl::StatusOr<std::string> Sm2EncryptCore(const Sm2PublicKey& key, absl::string
     ScalarMulBase(kern, &kg, k);  // A2: C1 = [k]G
     PointToAffine(kern, &kga, kg);
     // A3: h = 1, so S = [h]P_B is P_B itself, which is not at infinity (validated).
-    SharedPoint(kern, p, k, x2y2);  // A4: (x2, y2) = [k]P_B
+    SharedPoint(kern, p, k, x2y2, table);  // A4: (x2, y2) = [k]P_B
     // A5, A6: t = KDF(x2 ‖ y2, klen); C2 = M ⊕ t. An all-zero t means a new k.
     const uint64_t t_zero = KdfXor(x2y2, BytePtr(message.data()), c2, mlen);
     if (!ValueBarrier(t_zero)) break;

@@ -136,26 +136,7 @@ void FeCmov(uint64_t r[4], const uint64_t a[4], uint64_t mask) {
   for (int j = 0; j < 4; ++j) r[j] = CtSelect64(mask, a[j], r[j]);
 }
 
-void FeInv(const Sm2Kernels& k, uint64_t r[4], const uint64_t a[4]) {
-  // p − 2 = 1^31 0 1^128 0^32 1^62 0 1 (bits from 255 down to 0).
-  uint64_t x2[4], x31[4], x32[4], x62[4], t[4];
-  FeChain(k, a, x2, x31, x32, x62);
-  k.fe_sqr(t, x31);
-  for (int i = 0; i < 4; ++i) {
-    FeSqrN(k, t, t, 32);
-    k.fe_mul(t, t, x32);
-  }
-  FeSqrN(k, t, t, 32);
-  FeSqrN(k, t, t, 62);
-  k.fe_mul(t, t, x62);
-  FeSqrN(k, t, t, 2);
-  k.fe_mul(r, t, a);
-  SecureZero(x2, sizeof(x2));
-  SecureZero(x31, sizeof(x31));
-  SecureZero(x32, sizeof(x32));
-  SecureZero(x62, sizeof(x62));
-  SecureZero(t, sizeof(t));
-}
+void FeInv(const Sm2Kernels& k, uint64_t r[4], const uint64_t a[4]) { k.fe_inv(r, a); }
 
 void FeSqrtCandidate(const Sm2Kernels& k, uint64_t r[4], const uint64_t a[4]) {
   // (p + 1)/4 = 1^31 0 1^128 0^31 1 0^62.
@@ -219,6 +200,11 @@ void ScMul(uint64_t r[4], const uint64_t a[4], const uint64_t b[4]) {
   MontMul(t, a, b, kSm2N, kN0);      // a·b·R⁻¹
   MontMul(r, t, kRRn.v, kSm2N, kN0);  // a·b
   SecureZero(t, sizeof(t));
+}
+
+void ScToMont(uint64_t r[4], const uint64_t a[4]) { MontMul(r, a, kRRn.v, kSm2N, kN0); }
+void ScMontMul(uint64_t r[4], const uint64_t a[4], const uint64_t b[4]) {
+  MontMul(r, a, b, kSm2N, kN0);
 }
 
 void ScInv(uint64_t r[4], const uint64_t a[4]) {

@@ -19,22 +19,73 @@ namespace smcrypt::internal {
 
 using Fe = uint64_t[4];
 
-// Sm2Kernels is one SM2 field back end: Montgomery multiplication and squaring mod p,
-// inputs and output fully reduced, output may alias inputs. `name` is the back-end name
-// of DESIGN.md ("generic", "mulx_adx", ...); `required_features` are CpuFeature bits.
+// Points: Jacobian (X, Y, Z) stands for (X/Z², Y/Z³), Z = 0 is the point at infinity;
+// affine (x, y). Coordinates in Montgomery form, fully reduced (the same representation
+// on every back end, so tables built by one back end serve all of them).
+struct Sm2Jacobian {
+  uint64_t X[4], Y[4], Z[4];
+};
+
+struct Sm2Affine {
+  uint64_t x[4], y[4];
+};
+
+// Sm2CombTable is a fixed-base comb over a point P for signed w-bit windows (Booth):
+// points[i·2^(w−1) + j] = (j + 1)·2^(w·i)·P (affine), for i < windows, j < 2^(w−1),
+// w·windows ≥ 257. Built by sm2_comb_table.cc; public data.
+struct Sm2CombTable {
+  int w;
+  int windows;
+  const Sm2Affine* points;
+};
+
+// Sm2Kernels is one SM2 back end. fe_mul / fe_sqr are Montgomery multiplication and
+// squaring mod p (inputs and output fully reduced, output may alias inputs); the other
+// entries run whole scalar multiplications inside the back end, so the field operations
+// inline into the point formulas (no indirect call per field operation).
+// `name` is the back-end name of DESIGN.md ("generic", "mulx_adx", ...);
+// `required_features` are CpuFeature bits.
+//
+// Constant time: fe_*, fe_inv, mul_comb and mul_point are constant time in all their
+// inputs (mul_comb reads every table row with masks). mul_two_vartime is NOT constant
+// time: verification only, where every input is public.
 struct Sm2Kernels {
   const char* name;
   uint32_t required_features;
   void (*fe_mul)(uint64_t r[4], const uint64_t a[4], const uint64_t b[4]);
   void (*fe_sqr)(uint64_t r[4], const uint64_t a[4]);
+  // fe_inv sets r = a^(p−2) (a⁻¹, or 0 for a = 0), Montgomery form.
+  void (*fe_inv)(uint64_t r[4], const uint64_t a[4]);
+  // mul_comb sets r = scalar·P over the comb table of P (any scalar < 2^256), one
+  // mixed addition per window and no doublings.
+  void (*mul_comb)(Sm2Jacobian* r, const Sm2CombTable& table, const uint64_t scalar[4]);
+  // mul_point sets r = scalar·p (any scalar < 2^256): signed 5-bit fixed windows over
+  // 1p … 16p, complete additions.
+  void (*mul_point)(Sm2Jacobian* r, const Sm2Affine& p, const uint64_t scalar[4]);
+  // mul_two_vartime sets r = s·G + t·P for PUBLIC s, t, P (< 2^256): s·G from the comb
+  // table `g`, t·P from `p_table` when given, else by width-5 wNAF with doublings.
+  void (*mul_two_vartime)(Sm2Jacobian* r, const Sm2CombTable& g, const uint64_t s[4],
+                          const Sm2Affine& p, const Sm2CombTable* p_table,
+                          const uint64_t t[4]);
 };
 
 // The portable back end (unsigned __int128 products), defined in sm2_field_generic.cc.
 extern const Sm2Kernels kSm2KernelsGeneric;
+#if defined(__x86_64__)
+// MULX/ADCX/ADOX back end (BMI2 + ADX), defined in sm2_field_mulx.cc.
+extern const Sm2Kernels kSm2KernelsMulxAdx;
+#endif
 
 // Sm2ActiveKernels returns the back end chosen for this CPU (first in priority order
-// whose features GetCpuFeatures() has), chosen once, thread-safe.
+// whose features GetCpuFeatures() has), chosen once, thread-safe; or the override set
+// by Sm2SetKernelsForTesting.
 const Sm2Kernels& Sm2ActiveKernels();
+
+// Sm2SetKernelsForTesting makes Sm2ActiveKernels() return `k` (tests and benchmarks run
+// every back end through the public API); nullptr restores the dispatched choice.
+// Sm2ActiveKernelName() keeps reporting the dispatched choice. The caller must only
+// pass a back end whose features this CPU has. Thread-safe (atomic pointer).
+void Sm2SetKernelsForTesting(const Sm2Kernels* k);
 
 // Sm2AllKernelsForTesting lists every compiled back end, supported here or not.
 const Sm2Kernels* const* Sm2AllKernelsForTesting(size_t* count);
@@ -87,6 +138,11 @@ void FeFromPlain(const Sm2Kernels& k, uint64_t r[4], const uint64_t a[4]);
 void ScAdd(uint64_t r[4], const uint64_t a[4], const uint64_t b[4]);
 void ScSub(uint64_t r[4], const uint64_t a[4], const uint64_t b[4]);
 void ScMul(uint64_t r[4], const uint64_t a[4], const uint64_t b[4]);
+// ScToMont sets r = a·2^256 mod n (Montgomery form mod n, for a < n); ScMontMul sets
+// r = a·b·2^−256 mod n (a, b < n; the Montgomery constant −n⁻¹ mod 2^64 of n). So
+// ScMontMul(ScToMont(a), b) = a·b mod n in one Montgomery multiplication.
+void ScToMont(uint64_t r[4], const uint64_t a[4]);
+void ScMontMul(uint64_t r[4], const uint64_t a[4], const uint64_t b[4]);
 // ScInv sets r = a^(n−2) mod n (a⁻¹ for a ≠ 0; 0 for 0), fixed 4-bit windows over the
 // public exponent.
 void ScInv(uint64_t r[4], const uint64_t a[4]);

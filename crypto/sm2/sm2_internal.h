@@ -25,7 +25,8 @@ namespace smcrypt {
 // Sm2PrivateKeyAccess exposes the stored scalars (32 big-endian bytes each).
 struct Sm2PrivateKeyAccess {
   static const SecretData& d(const Sm2PrivateKey& key) { return key.d_; }
-  static const SecretData& d1_inv(const Sm2PrivateKey& key) { return key.d1_inv_; }
+  // (1 + d)⁻¹·2^256 mod n: (1 + d)⁻¹ in Montgomery form mod n (see ScMontMul).
+  static const SecretData& d1_inv_mont(const Sm2PrivateKey& key) { return key.d1_inv_; }
 };
 
 namespace internal {
@@ -42,10 +43,18 @@ absl::Status Sm2RandomNonce(uint64_t k[4]);
 absl::StatusOr<std::string> Sm2SignDigestCore(const Sm2PrivateKey& key, absl::string_view e,
                                               Sm2NonceSource next_k);
 
-// Sm2EncryptCore: GB/T 32918.4 §6.1 A1–A8.
+// Sm2EncryptCore: GB/T 32918.4 §6.1 A1–A8. With `table` (the comb table of the
+// recipient's key), [k]P_B is a constant-time comb over it instead of the fixed-window
+// variable-base multiplication.
 absl::StatusOr<std::string> Sm2EncryptCore(const Sm2PublicKey& key, absl::string_view message,
                                            Sm2CiphertextFormat format, bool compress_c1,
-                                           Sm2NonceSource next_k);
+                                           Sm2NonceSource next_k,
+                                           const Sm2PointTable* table = nullptr);
+
+// Sm2VerifyDigestCore: GB/T 32918.2 §7.1 B1–B7 over the 32-byte digest e, with the
+// key's comb table when given. Errors as Sm2VerifyDigest.
+absl::Status Sm2VerifyDigestCore(const Sm2PublicKey& key, absl::string_view e,
+                                 absl::string_view signature, const Sm2PointTable* table);
 
 // Sm2PublicKeyToAffine loads the (already validated) public point in Montgomery form.
 void Sm2PublicKeyToAffine(const Sm2Kernels& k, const Sm2PublicKey& key, Sm2Affine* out);

@@ -142,9 +142,11 @@ absl::StatusOr<Sm2PrivateKey> Sm2PrivateKey::FromScalar(absl::string_view d) {
   Sm2PrivateKey key;
   key.d_ = SecretDataFromStringView(d);
   // (1 + d)⁻¹ mod n; 1 + d ∈ [2, n − 1] so it is invertible.
+  // Kept in Montgomery form mod n, so that signing needs one Montgomery multiplication.
   uint64_t one[4] = {1, 0, 0, 0}, d1[4], inv[4];
   internal::ScAdd(d1, dl, one);
   internal::ScInv(inv, d1);
+  internal::ScToMont(inv, inv);
   key.d1_inv_.resize(kSm2ScalarSize);
   internal::LimbsToBytes(key.d1_inv_.data(), inv);
   // P = dG.

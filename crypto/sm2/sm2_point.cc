@@ -1,5 +1,11 @@
-// sm2_point.cc — point arithmetic and scalar multiplication on sm2p256v1. See sm2_point.h
-// for the formulas, the complete handling of special cases and the constant-time rules.
+// sm2_point.cc — single point operations on sm2p256v1 through the back end's fe_mul /
+// fe_sqr, and the scalar-multiplication entry points (which run inside the back end). See
+// sm2_point.h for the formulas, the complete handling of special cases and the
+// constant-time rules.
+//
+// Constant-time review: PointAdd / PointAddMixed compute every case and select with
+// masks; PointToAffine uses the fixed Fermat chain; no branch or index depends on
+// coordinates.
 #include "crypto/sm2/sm2_point.h"
 
 #include <cstring>
@@ -27,104 +33,10 @@ const CurveConsts& Consts() {
   return c;
 }
 
-// Fixed-base table: kBaseWindows windows of kBaseW bits; entry [i][j] = (j+1)·2^(6i)·G.
-constexpr int kBaseW = 6;
-constexpr int kBaseWindows = 43;  // 43·6 = 258 ≥ 256 + 1 sign bit
-constexpr int kBaseEntries = 1 << (kBaseW - 1);
-
-// Variable-base: 5-bit signed windows over 1p … 16p.
-constexpr int kVarW = 5;
-constexpr int kVarWindows = 52;  // window 51 holds bits 254..259, sign bit 260 is 0
-constexpr int kVarEntries = 1 << (kVarW - 1);
-
-struct BaseTable {
-  Sm2Affine p[kBaseWindows][kBaseEntries];
-};
-
 void JacCmov(Sm2Jacobian* r, const Sm2Jacobian& a, uint64_t mask) {
   FeCmov(r->X, a.X, mask);
   FeCmov(r->Y, a.Y, mask);
   FeCmov(r->Z, a.Z, mask);
-}
-
-// BatchToAffine converts n points with Z ≠ 0 using one inversion (Montgomery's trick).
-// Public data only (table construction).
-void BatchToAffine(const Sm2Kernels& k, Sm2Affine* out, const Sm2Jacobian* in, int n) {
-  uint64_t prefix[kBaseEntries][4];
-  FeCopy(prefix[0], in[0].Z);
-  for (int i = 1; i < n; ++i) k.fe_mul(prefix[i], prefix[i - 1], in[i].Z);
-  uint64_t inv[4];
-  FeInv(k, inv, prefix[n - 1]);
-  for (int i = n - 1; i >= 0; --i) {
-    uint64_t zinv[4];
-    if (i > 0) {
-      k.fe_mul(zinv, inv, prefix[i - 1]);
-      k.fe_mul(inv, inv, in[i].Z);
-    } else {
-      FeCopy(zinv, inv);
-    }
-    uint64_t zinv2[4];
-    k.fe_sqr(zinv2, zinv);
-    k.fe_mul(out[i].x, in[i].X, zinv2);
-    k.fe_mul(zinv2, zinv2, zinv);
-    k.fe_mul(out[i].y, in[i].Y, zinv2);
-  }
-}
-
-const BaseTable& GetBaseTable() {
-  static const BaseTable* const table = [] {
-    const Sm2Kernels& k = Sm2ActiveKernels();
-    auto* t = new BaseTable;
-    Sm2Jacobian base;
-    PointFromAffine(&base, Consts().g);
-    Sm2Jacobian row[kBaseEntries];
-    for (int i = 0; i < kBaseWindows; ++i) {
-      row[0] = base;
-      PointDouble(k, &row[1], base);
-      for (int j = 2; j < kBaseEntries; ++j) PointAdd(k, &row[j], row[j - 1], base);
-      BatchToAffine(k, t->p[i], row, kBaseEntries);
-      for (int d = 0; d < kBaseW; ++d) PointDouble(k, &base, base);
-    }
-    return t;
-  }();
-  return *table;
-}
-
-// Window returns `count` bits of the scalar starting at bit `start` (may be −1; bits
-// outside [0, 256) read as 0). Positions are public.
-uint64_t Window(const uint64_t s[4], int start, int count) {
-  uint64_t w = 0;
-  for (int i = 0; i < count; ++i) {
-    const int pos = start + i;
-    if (pos < 0 || pos >= 256) continue;
-    w |= ((s[pos / 64] >> (pos % 64)) & 1) << i;
-  }
-  return w;
-}
-
-// SelectAffine sets out to table[idx − 1] for idx in 1..n, or zeros for idx = 0, reading
-// every entry.
-void SelectAffine(Sm2Affine* out, const Sm2Affine* table, int n, uint64_t idx) {
-  std::memset(out, 0, sizeof(*out));
-  for (int j = 0; j < n; ++j) {
-    const uint64_t mask = CtEq64(idx, static_cast<uint64_t>(j + 1));
-    for (int l = 0; l < 4; ++l) {
-      out->x[l] |= table[j].x[l] & mask;
-      out->y[l] |= table[j].y[l] & mask;
-    }
-  }
-}
-
-void SelectJacobian(Sm2Jacobian* out, const Sm2Jacobian* table, int n, uint64_t idx) {
-  std::memset(out, 0, sizeof(*out));
-  for (int j = 0; j < n; ++j) {
-    const uint64_t mask = CtEq64(idx, static_cast<uint64_t>(j + 1));
-    for (int l = 0; l < 4; ++l) {
-      out->X[l] |= table[j].X[l] & mask;
-      out->Y[l] |= table[j].Y[l] & mask;
-      out->Z[l] |= table[j].Z[l] & mask;
-    }
-  }
 }
 
 }  // namespace
@@ -294,60 +206,22 @@ uint64_t BoothRecode(uint64_t in, int w, uint64_t* neg) {
 }
 
 void ScalarMulBase(const Sm2Kernels& k, Sm2Jacobian* r, const uint64_t scalar[4]) {
-  const BaseTable& table = GetBaseTable();
-  Sm2Jacobian acc;
-  std::memset(&acc, 0, sizeof(acc));  // infinity
-  Sm2Affine t;
-  uint64_t neg_y[4];
-  for (int i = 0; i < kBaseWindows; ++i) {
-    uint64_t neg;
-    const uint64_t digit =
-        BoothRecode(Window(scalar, kBaseW * i - 1, kBaseW + 1), kBaseW, &neg);
-    SelectAffine(&t, table.p[i], kBaseEntries, digit);
-    FeNeg(neg_y, t.y);
-    FeCmov(t.y, neg_y, neg);
-    PointAddMixed(k, &acc, acc, t, CtIsZero64(digit));
-  }
-  *r = acc;
-  SecureZero(&acc, sizeof(acc));
-  SecureZero(&t, sizeof(t));
-  SecureZero(neg_y, sizeof(neg_y));
+  k.mul_comb(r, Sm2BaseCombTable(), scalar);
+}
+
+void ScalarMulComb(const Sm2Kernels& k, Sm2Jacobian* r, const Sm2CombTable& table,
+                   const uint64_t scalar[4]) {
+  k.mul_comb(r, table, scalar);
 }
 
 void ScalarMulPoint(const Sm2Kernels& k, Sm2Jacobian* r, const Sm2Affine& p,
                     const uint64_t scalar[4]) {
-  Sm2Jacobian table[kVarEntries];
-  PointFromAffine(&table[0], p);
-  PointDouble(k, &table[1], table[0]);
-  for (int j = 2; j < kVarEntries; ++j) PointAdd(k, &table[j], table[j - 1], table[0]);
-
-  Sm2Jacobian acc, t;
-  std::memset(&acc, 0, sizeof(acc));
-  uint64_t neg_y[4];
-  for (int i = kVarWindows - 1; i >= 0; --i) {
-    if (i != kVarWindows - 1) {
-      for (int d = 0; d < kVarW; ++d) PointDouble(k, &acc, acc);
-    }
-    uint64_t neg;
-    const uint64_t digit = BoothRecode(Window(scalar, kVarW * i - 1, kVarW + 1), kVarW, &neg);
-    SelectJacobian(&t, table, kVarEntries, digit);  // digit 0 → Z = 0 (infinity)
-    FeNeg(neg_y, t.Y);
-    FeCmov(t.Y, neg_y, neg);
-    PointAdd(k, &acc, acc, t);
-  }
-  *r = acc;
-  SecureZero(&acc, sizeof(acc));
-  SecureZero(&t, sizeof(t));
-  SecureZero(table, sizeof(table));
-  SecureZero(neg_y, sizeof(neg_y));
+  k.mul_point(r, p, scalar);
 }
 
 void ScalarMulTwoVartime(const Sm2Kernels& k, Sm2Jacobian* r, const uint64_t s[4],
-                         const Sm2Affine& p, const uint64_t t[4]) {
-  Sm2Jacobian sg, tp;
-  ScalarMulBase(k, &sg, s);
-  ScalarMulPoint(k, &tp, p, t);
-  PointAdd(k, r, sg, tp);
+                         const Sm2Affine& p, const uint64_t t[4], const Sm2PointTable* p_table) {
+  k.mul_two_vartime(r, Sm2BaseCombTable(), s, p, p_table ? &p_table->comb() : nullptr, t);
 }
 
 }  // namespace smcrypt::internal

@@ -10,25 +10,22 @@
 // input at infinity, P = Q, P = −Q gives Z = 0 by itself), so they are correct and
 // constant time on every input, including inputs derived from secrets.
 //
-// Constant time: ScalarMulBase and ScalarMulPoint take a secret scalar; they use signed
-// fixed windows (Booth recoding without branches) and read every table entry with masks
-// for each digit. ScalarMulTwoVartime is for public scalars (verification) only.
+// Constant time: ScalarMulBase, ScalarMulComb and ScalarMulPoint take a secret scalar;
+// they use signed fixed windows (Booth recoding without branches) and read every table
+// entry with masks for each digit. ScalarMulTwoVartime is for public scalars
+// (verification) only. The scalar multiplications run inside the back end
+// (Sm2Kernels::mul_*); the single point operations here go through fe_mul/fe_sqr and
+// serve table construction and tests.
 #ifndef SMCRYPT_CRYPTO_SM2_SM2_POINT_H_
 #define SMCRYPT_CRYPTO_SM2_SM2_POINT_H_
 
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "crypto/sm2/sm2_field.h"
 
 namespace smcrypt::internal {
-
-struct Sm2Jacobian {
-  uint64_t X[4], Y[4], Z[4];
-};
-
-struct Sm2Affine {
-  uint64_t x[4], y[4];
-};
 
 // Sm2CurveB and the generator, Montgomery form (computed once).
 const uint64_t* Sm2CurveB();
@@ -49,19 +46,41 @@ void PointFromAffine(Sm2Jacobian* r, const Sm2Affine& a);
 // AffineIsOnCurve returns ~0 if y² = x³ − 3x + b.
 uint64_t AffineIsOnCurve(const Sm2Kernels& k, const Sm2Affine& a);
 
-// ScalarMulBase sets r = scalar·G for a 256-bit scalar (plain limbs, any value < 2^256).
-// Signed 6-bit windows over a table of j·2^(6i)·G (43 × 32 affine points, built once),
-// one complete mixed addition per window, no doublings. Constant time in `scalar`.
+// Sm2BaseCombTable is the fixed-base comb for G: signed 7-bit windows, 37 windows × 64
+// affine points (j·2^(7i)·G, 151,552 bytes), built once on first use (sm2_comb_table.cc).
+const Sm2CombTable& Sm2BaseCombTable();
+
+// Sm2PointTable is a comb table for one public point P (signed 5-bit windows, 52 × 16
+// affine points, 53,248 bytes), for public keys used repeatedly: verification,
+// encryption. Building costs about as much as 40 verifications.
+class Sm2PointTable {
+ public:
+  static std::unique_ptr<Sm2PointTable> Build(const Sm2Kernels& k, const Sm2Affine& p);
+  const Sm2CombTable& comb() const { return comb_; }
+
+ private:
+  Sm2PointTable() = default;
+  std::vector<Sm2Affine> points_;
+  Sm2CombTable comb_{};
+};
+
+// ScalarMulBase sets r = scalar·G for a 256-bit scalar (plain limbs, any value < 2^256)
+// with the back end's constant-time comb over Sm2BaseCombTable(): one mixed addition per
+// window, no doublings, every table row read in full with masks.
 void ScalarMulBase(const Sm2Kernels& k, Sm2Jacobian* r, const uint64_t scalar[4]);
+// ScalarMulComb is ScalarMulBase over the comb table of another point (constant time in
+// `scalar`; the table is public).
+void ScalarMulComb(const Sm2Kernels& k, Sm2Jacobian* r, const Sm2CombTable& table,
+                   const uint64_t scalar[4]);
 // ScalarMulPoint sets r = scalar·p: signed 5-bit windows over 1p … 16p (Jacobian),
 // 5 doublings and one complete addition per window. Constant time in `scalar`.
 void ScalarMulPoint(const Sm2Kernels& k, Sm2Jacobian* r, const Sm2Affine& p,
                     const uint64_t scalar[4]);
-// ScalarMulTwoVartime sets r = s·G + t·p for PUBLIC s, t (verification only). Callers
-// may not rely on it being constant time; today it reuses the two constant-time
-// multiplications and one complete addition.
+// ScalarMulTwoVartime sets r = s·G + t·p for PUBLIC s, t (verification only): s·G from
+// the comb table of G, t·p from `p_table` when given, else by width-5 wNAF. VARIABLE TIME.
 void ScalarMulTwoVartime(const Sm2Kernels& k, Sm2Jacobian* r, const uint64_t s[4],
-                         const Sm2Affine& p, const uint64_t t[4]);
+                         const Sm2Affine& p, const uint64_t t[4],
+                         const Sm2PointTable* p_table = nullptr);
 
 // Booth recoding of one window of w+1 bits (BoringSSL's ec_GFp_nistp_recode_scalar_bits):
 // returns the digit magnitude in [0, 2^(w−1)] and sets *neg to ~0 for a negative digit.

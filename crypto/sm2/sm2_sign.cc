@@ -1,10 +1,18 @@
 // sm2_sign.cc — SM2 digital signatures (GB/T 32918.2-2016): Z (§5.5), e = SM3(Z ‖ M),
 // signing (§6.1) and verification (§7.1).
 //
-// Signing is constant time in d and k: scalar arithmetic mod n with masks, k·G by the
-// constant-time fixed-base multiplication. The only branches are on the rejection
+// Constant-time review: signing is constant time in d and k: scalar arithmetic mod n with
+// masks, k·G by the back end's constant-time comb (masked full-row selects), x1 by the
+// fixed Fermat chain, s = (1 + d)⁻¹·(k + r) − r with (1 + d)⁻¹ cached in the key in
+// Montgomery form (one multiplication mod n). The only branches are on the rejection
 // conditions of §6.1 (r = 0, r + k = n, s = 0), which lead to a fresh k and reveal
-// nothing about the accepted one. Verification handles public data only.
+// nothing about the accepted one. Verification handles public data only and is
+// variable time (wNAF / comb double-scalar multiplication, projective comparison).
+//
+// Nonces: k is drawn fresh from the CSPRNG (RAND_bytes) for every signature, by
+// rejection sampling on [1, n − 1]. No pool of precomputed secret nonces is kept:
+// GmSSL-style pools keep k values in memory between requests, which a memory disclosure
+// would turn into private keys.
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -87,13 +95,11 @@ absl::StatusOr<std::string> Sm2SignDigestCore(const Sm2PrivateKey& key, absl::st
                                               Sm2NonceSource next_k) {
   SMCRYPT_RETURN_IF_ERROR(CheckDigestSize(e));
   const Sm2Kernels& kern = Sm2ActiveKernels();
-  uint64_t el[4], d[4], d1_inv[4], k[4], x1[4], r[4], s[4], t[4];
+  uint64_t el[4], d1_inv_mont[4], k[4], x1[4], r[4], s[4], t[4], zinv[4];
   Sm2Jacobian kg;
-  Sm2Affine kga;
   LimbsFromBytes(el, BytePtr(e.data()));
   ScReduceOnce(el, el);
-  LimbsFromBytes(d, Sm2PrivateKeyAccess::d(key).data());
-  LimbsFromBytes(d1_inv, Sm2PrivateKeyAccess::d1_inv(key).data());
+  LimbsFromBytes(d1_inv_mont, Sm2PrivateKeyAccess::d1_inv_mont(key).data());
   absl::Status status;
   for (;;) {
     status = next_k(k);  // A3
@@ -102,16 +108,18 @@ absl::StatusOr<std::string> Sm2SignDigestCore(const Sm2PrivateKey& key, absl::st
       status = absl::InvalidArgumentError("SM2 nonce k out of range [1, n-1]");
       break;
     }
-    ScalarMulBase(kern, &kg, k);  // A4: (x1, y1) = [k]G
-    PointToAffine(kern, &kga, kg);
-    FeToPlain(kern, x1, kga.x);
+    ScalarMulBase(kern, &kg, k);  // A4: (x1, y1) = [k]G; only x1 = X/Z² is needed
+    kern.fe_inv(zinv, kg.Z);
+    kern.fe_sqr(zinv, zinv);
+    kern.fe_mul(x1, kg.X, zinv);
+    FeToPlain(kern, x1, x1);
     ScReduceOnce(x1, x1);
     ScAdd(r, el, x1);  // A5: r = (e + x1) mod n
-    ScAdd(t, r, k);
+    ScAdd(t, r, k);    // r + k
     const uint64_t reject_r = ScIsZero(r) | ScIsZero(t);  // r = 0 or r + k = n
-    ScMul(t, r, d);
-    ScSub(t, k, t);
-    ScMul(s, d1_inv, t);  // A6: s = (1 + d)⁻¹·(k − r·d) mod n
+    // A6: s = (1 + d)⁻¹·(k − r·d) = (1 + d)⁻¹·(k + r) − r mod n: one multiplication.
+    ScMontMul(s, d1_inv_mont, t);
+    ScSub(s, s, r);
     const uint64_t reject = ValueBarrier(reject_r | ScIsZero(s));
     if (!reject) break;
   }
@@ -121,16 +129,66 @@ absl::StatusOr<std::string> Sm2SignDigestCore(const Sm2PrivateKey& key, absl::st
     LimbsToBytes(BytePtr(&sig[0]), r);
     LimbsToBytes(BytePtr(&sig[32]), s);
   }
-  SecureZero(d, sizeof(d));
-  SecureZero(d1_inv, sizeof(d1_inv));
+  SecureZero(d1_inv_mont, sizeof(d1_inv_mont));
   SecureZero(k, sizeof(k));
   SecureZero(x1, sizeof(x1));
   SecureZero(t, sizeof(t));
   SecureZero(s, sizeof(s));
+  SecureZero(zinv, sizeof(zinv));
   SecureZero(&kg, sizeof(kg));
-  SecureZero(&kga, sizeof(kga));
   if (!status.ok()) return status;
   return sig;
+}
+
+absl::Status Sm2VerifyDigestCore(const Sm2PublicKey& key, absl::string_view e,
+                                 absl::string_view signature, const Sm2PointTable* table) {
+  // Every input here is public (key, digest, signature), so this function branches on
+  // data and uses the variable-time double-scalar multiplication.
+  SMCRYPT_RETURN_IF_ERROR(CheckDigestSize(e));
+  if (signature.size() != kSm2RawSignatureSize) {
+    return absl::InvalidArgumentError(absl::StrCat("SM2 signature: expected ",
+                                                   kSm2RawSignatureSize, " bytes (r ‖ s), got ",
+                                                   signature.size()));
+  }
+  const Sm2Kernels& kern = Sm2ActiveKernels();
+  uint64_t r[4], s[4], t[4], el[4], c[4];
+  LimbsFromBytes(r, BytePtr(signature.data()));
+  LimbsFromBytes(s, BytePtr(signature.data() + 32));
+  // B1, B2: r, s ∈ [1, n − 1].
+  if (ScIsZero(r) || !LtN(r)) return SignatureInvalid();
+  if (ScIsZero(s) || !LtN(s)) return SignatureInvalid();
+  // B5: t = (r + s) mod n, t ≠ 0.
+  ScAdd(t, r, s);
+  if (ScIsZero(t)) return SignatureInvalid();
+  // B6: (x1', y1') = [s]G + [t]P_A, left in Jacobian coordinates (X, Y, Z).
+  Sm2Affine p;
+  Sm2PublicKeyToAffine(kern, key, &p);
+  Sm2Jacobian sum;
+  ScalarMulTwoVartime(kern, &sum, s, p, t, table);
+  if (FeIsZero(sum.Z)) return SignatureInvalid();
+  // B7: R = (e' + x1') mod n = r ⟺ x1' ≡ c = (r − e') (mod n). As 0 ≤ x1' < p < 2n,
+  // x1' ∈ {c, c + n}; each candidate x is checked as X = x·Z² (mod p), no inversion.
+  LimbsFromBytes(el, BytePtr(e.data()));
+  ScReduceOnce(el, el);
+  ScSub(c, r, el);
+  uint64_t z2[4], cand[4], rhs[4];
+  kern.fe_sqr(z2, sum.Z);
+  FeFromPlain(kern, cand, c);  // c < n < p
+  kern.fe_mul(rhs, cand, z2);
+  if (FeEqual(rhs, sum.X)) return absl::OkStatus();
+  uint64_t cn[4];
+  u128 acc = 0;
+  for (int j = 0; j < 4; ++j) {
+    acc += static_cast<u128>(c[j]) + kSm2N[j];
+    cn[j] = static_cast<uint64_t>(acc);
+    acc >>= 64;
+  }
+  if (acc == 0 && LtP(cn)) {
+    FeFromPlain(kern, cand, cn);
+    kern.fe_mul(rhs, cand, z2);
+    if (FeEqual(rhs, sum.X)) return absl::OkStatus();
+  }
+  return SignatureInvalid();
 }
 
 }  // namespace internal
@@ -141,37 +199,7 @@ absl::StatusOr<std::string> Sm2SignDigest(const Sm2PrivateKey& key, absl::string
 
 absl::Status Sm2VerifyDigest(const Sm2PublicKey& key, absl::string_view e,
                              absl::string_view signature) {
-  SMCRYPT_RETURN_IF_ERROR(CheckDigestSize(e));
-  if (signature.size() != kSm2RawSignatureSize) {
-    return absl::InvalidArgumentError(absl::StrCat("SM2 signature: expected ",
-                                                   kSm2RawSignatureSize, " bytes (r ‖ s), got ",
-                                                   signature.size()));
-  }
-  const Sm2Kernels& kern = internal::Sm2ActiveKernels();
-  uint64_t r[4], s[4], t[4], el[4], x1[4], rr[4];
-  internal::LimbsFromBytes(r, BytePtr(signature.data()));
-  internal::LimbsFromBytes(s, BytePtr(signature.data() + 32));
-  // B1, B2: r, s ∈ [1, n − 1].
-  if (internal::ScIsZero(r) || !internal::LtN(r)) return SignatureInvalid();
-  if (internal::ScIsZero(s) || !internal::LtN(s)) return SignatureInvalid();
-  // B5: t = (r + s) mod n, t ≠ 0.
-  internal::ScAdd(t, r, s);
-  if (internal::ScIsZero(t)) return SignatureInvalid();
-  // B6: (x1', y1') = [s]G + [t]P_A.
-  Sm2Affine p;
-  internal::Sm2PublicKeyToAffine(kern, key, &p);
-  Sm2Jacobian sum;
-  internal::ScalarMulTwoVartime(kern, &sum, s, p, t);
-  Sm2Affine q;
-  if (internal::PointToAffine(kern, &q, sum)) return SignatureInvalid();
-  // B7: R = (e' + x1') mod n, R = r.
-  internal::FeToPlain(kern, x1, q.x);
-  internal::ScReduceOnce(x1, x1);
-  internal::LimbsFromBytes(el, BytePtr(e.data()));
-  internal::ScReduceOnce(el, el);
-  internal::ScAdd(rr, el, x1);
-  if (!internal::FeEqual(rr, r)) return SignatureInvalid();
-  return absl::OkStatus();
+  return internal::Sm2VerifyDigestCore(key, e, signature, nullptr);
 }
 
 }  // namespace smcrypt

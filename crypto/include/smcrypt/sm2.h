@@ -76,7 +76,7 @@ class Sm2PrivateKey {
  private:
   Sm2PrivateKey() = default;
   SecretData d_;           // 32 bytes, big-endian
-  SecretData d1_inv_;      // (1 + d)^-1 mod n, 32 bytes big-endian
+  SecretData d1_inv_;      // (1 + d)^-1 * 2^256 mod n (Montgomery form), 32 bytes big-endian
   Sm2PublicKey public_key_;
   friend struct Sm2PrivateKeyAccess;
 };
