@@ -29,6 +29,7 @@ constexpr Sm4Kernels kSm4Generic = {
 const Sm4Kernels* const kSm4Table[] = {
 #if defined(__x86_64__)
     &kSm4GfniAvx512,
+    &kSm4GfniAvx2,
 #endif
     &kSm4Generic,
 };

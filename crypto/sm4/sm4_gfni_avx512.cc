@@ -73,6 +73,8 @@ struct Ops<__m512i> {
   using V = __m512i;
   using Mask = __mmask16;
   static constexpr int kLanes = 4;  // blocks per register before the transpose
+  // MakeMask selects the dwords of the first `blocks` blocks of a register.
+  static SM4_INLINE Mask MakeMask(int blocks) { return static_cast<Mask>((1u << (4 * blocks)) - 1); }
   static SM4_INLINE V Set1(uint32_t w) { return _mm512_set1_epi32(static_cast<int>(w)); }
   static SM4_INLINE V Zero() { return _mm512_setzero_si512(); }
   static SM4_INLINE V Xor(V a, V b) { return _mm512_xor_si512(a, b); }
@@ -117,6 +119,7 @@ struct Ops<__m128i> {
   using V = __m128i;
   using Mask = __mmask8;
   static constexpr int kLanes = 1;
+  static SM4_INLINE Mask MakeMask(int blocks) { return static_cast<Mask>((1u << (4 * blocks)) - 1); }
   static SM4_INLINE V Set1(uint32_t w) { return _mm_set1_epi32(static_cast<int>(w)); }
   static SM4_INLINE V Zero() { return _mm_setzero_si128(); }
   static SM4_INLINE V Xor(V a, V b) { return _mm_xor_si128(a, b); }
@@ -207,7 +210,7 @@ SM4_INLINE typename Ops<V>::Mask GroupMask(size_t nb, int m) {
   constexpr int L = Ops<V>::kLanes;
   const long have = static_cast<long>(nb) - static_cast<long>(L * m);
   const int blocks = have <= 0 ? 0 : (have >= L ? L : static_cast<int>(have));
-  return static_cast<typename Ops<V>::Mask>((1u << (4 * blocks)) - 1);
+  return Ops<V>::MakeMask(blocks);
 }
 
 // Loads G groups of blocks (full groups, or the first `nb` blocks of a single group when
@@ -440,7 +443,7 @@ SM4_INLINE void CbcDecStep(const uint32_t rk[32], __m128i* prev, const uint8_t* 
 #pragma GCC unroll 4
     for (int m = 0; m < 4; ++m) {
       const uint8_t* p = in + (4 * g + m) * kRegBytes;
-      const auto k = kPartial ? GroupMask<V>(nb, m) : static_cast<typename O::Mask>(~0u);
+      const auto k = kPartial ? GroupMask<V>(nb, m) : O::MakeMask(O::kLanes);
       V c;
       if (g == 0 && m == 0) {
         c = O::PrevBlocks(k, p, *prev);

@@ -93,6 +93,7 @@ void Sm4GenericCbcMacBlocks(const uint32_t rk[32], uint8_t y[16], const uint8_t*
 // The x86-64 back ends, each in its own file (sm4_<technique>_<width>.cc). Each is
 // declared by the file as `extern const Sm4Kernels kSm4<Name>;`.
 extern const Sm4Kernels kSm4GfniAvx512;
+extern const Sm4Kernels kSm4GfniAvx2;
 #endif
 
 // Sm4GenericTau applies the non-linear transform τ (§6.2.1: the S-box on each of the
