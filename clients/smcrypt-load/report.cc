@@ -122,7 +122,7 @@ std::string JsonString(const std::string& s) {
 std::string JsonNumber(double v) {
   if (!std::isfinite(v)) return "null";
   if (v == std::floor(v) && std::fabs(v) < 9e15) return absl::StrFormat("%.0f", v);
-  return absl::StrFormat("%.6g", v);
+  return absl::StrFormat("%.15g", v);
 }
 
 std::string LatencyJson(const Histogram& h) {

@@ -1,0 +1,254 @@
+// Integration tests of smcrypt-load (label integration; the full 20,000-in-flight run is
+// label slow): each scenario, shortened, runs against a real smcryptd; its JSON report must
+// be well-formed, every operation OK, and its request count must equal the server's
+// grpc_server_handled_total delta (read here from /metrics, independently of the tool).
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "gtest/gtest.h"
+#include "tests/server/smcryptd_process.h"
+
+namespace smcrypt {
+namespace {
+
+using google::protobuf::Struct;
+using google::protobuf::Value;
+
+// HandledTotal sums every grpc_server_handled_total series of a /metrics answer.
+double HandledTotal(int metrics_port) {
+  const std::string text = testing::HttpGet(metrics_port, "/metrics");
+  double sum = 0;
+  bool any = false;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (!absl::StartsWith(line, "grpc_server_handled_total{")) continue;
+    double v = 0;
+    if (absl::SimpleAtod(line.substr(line.rfind(' ') + 1), &v)) {
+      sum += v;
+      any = true;
+    }
+  }
+  return any ? sum : -1;
+}
+
+struct LoadRun {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+  Struct json;
+  bool json_ok = false;
+};
+
+class SmcryptLoadTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    server_ = new testing::Smcryptd();
+    ASSERT_TRUE(server_->Start({})) << server_->log();
+    dir_ = new std::string(std::filesystem::temp_directory_path() /
+                           absl::StrCat("smcrypt_load_test_", getpid()));
+    std::filesystem::create_directories(*dir_);
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    std::filesystem::remove_all(*dir_);
+    delete dir_;
+  }
+
+  // Run runs smcrypt-load with `args` plus the target, metrics URL and --json.
+  LoadRun Run(std::vector<std::string> args) {
+    const std::string json = *dir_ + "/report.json";
+    std::filesystem::remove(json);
+    std::string cmd = absl::StrCat(SMCRYPT_LOAD_PATH, " --target ", server_->target(),
+                                   " --metrics-url http://127.0.0.1:", server_->metrics_port(),
+                                   "/metrics --no-progress --json ", json);
+    for (const std::string& a : args) absl::StrAppend(&cmd, " ", a);
+    absl::StrAppend(&cmd, " 2>&1");
+    LoadRun r;
+    FILE* p = popen(cmd.c_str(), "r");
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.output.append(buf, n);
+    const int status = pclose(p);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    std::ifstream f(json);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    r.json_ok = google::protobuf::util::JsonStringToMessage(ss.str(), &r.json).ok();
+    return r;
+  }
+
+  // CheckReport runs `args` and checks the report against the server's counters.
+  // Returns the scenarios array.
+  std::vector<Value> RunAndCheck(std::vector<std::string> args) {
+    const double before = HandledTotal(server_->metrics_port());
+    EXPECT_GE(before, 0);
+    LoadRun r = Run(args);
+    const double after = HandledTotal(server_->metrics_port());
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(r.json_ok) << "malformed JSON report\n" << r.output;
+    if (!r.json_ok) return {};
+    const auto& f = r.json.fields();
+    EXPECT_EQ(f.at("tool").string_value(), "smcrypt-load");
+    const auto& req = f.at("requests").struct_value().fields();
+    const double measured = req.at("measured").number_value();
+    const double setup = req.at("setup").number_value();
+    EXPECT_EQ(req.at("total").number_value(), measured + setup);
+    // The report's request count is the server's.
+    EXPECT_EQ(req.at("total").number_value(), after - before) << r.output;
+    double steps_requests = 0;
+    std::vector<Value> scenarios;
+    for (const Value& sc : f.at("scenarios").list_value().values()) {
+      scenarios.push_back(sc);
+      for (const Value& st : sc.struct_value().fields().at("steps").list_value().values()) {
+        const auto& s = st.struct_value().fields();
+        steps_requests += s.at("requests").number_value();
+        EXPECT_EQ(s.at("errors").number_value(), 0) << s.at("first_error").string_value();
+        EXPECT_EQ(s.at("ok").number_value(), s.at("operations").number_value());
+        EXPECT_GT(s.at("ok").number_value(), 0);
+        // Each step's count equals the server's delta over that step.
+        const auto& server = s.at("server").struct_value().fields();
+        EXPECT_EQ(server.at("handled_delta").number_value(), s.at("requests").number_value());
+        const auto& lat = s.at("latency_us").struct_value().fields();
+        EXPECT_LE(lat.at("p50").number_value(), lat.at("p99").number_value());
+        EXPECT_LE(lat.at("p99").number_value(), lat.at("max").number_value());
+        EXPECT_EQ(lat.at("count").number_value(), s.at("ok").number_value());
+      }
+    }
+    EXPECT_EQ(steps_requests, measured);
+    return scenarios;
+  }
+
+  static size_t Steps(const Value& scenario) {
+    return scenario.struct_value().fields().at("steps").list_value().values_size();
+  }
+
+  static testing::Smcryptd* server_;
+  static std::string* dir_;
+};
+
+testing::Smcryptd* SmcryptLoadTest::server_ = nullptr;
+std::string* SmcryptLoadTest::dir_ = nullptr;
+
+TEST_F(SmcryptLoadTest, Baseline) {
+  std::vector<Value> sc =
+      RunAndCheck({"--scenario baseline --sizes 512,1KiB --requests 2 --duration 1"});
+  ASSERT_EQ(sc.size(), 1u);
+  // SM2, both HPKE suites and RSA-2048-OAEP, encrypt and decrypt, two sizes.
+  EXPECT_EQ(Steps(sc[0]), 4u * 2 * 2);
+  bool rsa_split = false;
+  for (const Value& st : sc[0].struct_value().fields().at("steps").list_value().values()) {
+    const auto& s = st.struct_value().fields();
+    if (s.at("algorithm").string_value() == "RSA-2048-OAEP" && s.at("size_bytes").number_value() == 1024) {
+      // 1 KiB in 190-byte OAEP blocks: 6 RPCs per operation.
+      EXPECT_EQ(s.at("rpcs_per_operation").number_value(), 6);
+      EXPECT_EQ(s.at("requests").number_value(), 6 * s.at("operations").number_value());
+      rsa_split = true;
+    }
+  }
+  EXPECT_TRUE(rsa_split);
+}
+
+TEST_F(SmcryptLoadTest, Load) {
+  std::vector<Value> sc = RunAndCheck({"--scenario load --duration 1"});
+  ASSERT_EQ(sc.size(), 1u);
+  EXPECT_EQ(Steps(sc[0]), 2u);
+  const auto& summary = sc[0].struct_value().fields().at("summary").struct_value().fields();
+  const double rate = summary.at("ops_per_second.SM2").number_value();
+  EXPECT_GT(rate, 0);
+  EXPECT_NEAR(summary.at("daily_capacity.SM2").number_value(), rate * 8 * 3600 * 0.2 / 0.8,
+              1e-9 * rate * 8 * 3600);
+  EXPECT_GT(summary.at("daily_capacity.HPKE-SM2-SM3-SM4GCM").number_value(), 0);
+}
+
+TEST_F(SmcryptLoadTest, Concurrency) {
+  std::vector<Value> sc =
+      RunAndCheck({"--scenario concurrency --steps 1,50,500 --duration 1 --connections 4"});
+  ASSERT_EQ(sc.size(), 1u);
+  EXPECT_EQ(Steps(sc[0]), 2u * 3);
+  const auto& summary = sc[0].struct_value().fields().at("summary").struct_value().fields();
+  EXPECT_EQ(summary.at("errors").number_value(), 0);
+  EXPECT_EQ(summary.at("max_inflight_client").number_value(), 500);
+}
+
+TEST_F(SmcryptLoadTest, Paper) {
+  const std::string charts = *dir_ + "/charts";
+  std::vector<Value> sc = RunAndCheck({"--scenario paper --requests 2 --duration 0.05",
+                                       "--stream-bytes 3MiB --chart-dir", charts});
+  ASSERT_EQ(sc.size(), 1u);
+  const auto& tables = sc[0].struct_value().fields().at("tables").list_value().values();
+  ASSERT_EQ(tables.size(), 7u);
+  for (const Value& t : tables) {
+    const auto& f = t.struct_value().fields();
+    EXPECT_GT(f.at("rows").list_value().values_size(), 0) << f.at("title").string_value();
+    const std::string svg = absl::StrCat(charts, "/", f.at("id").string_value(), ".svg");
+    EXPECT_TRUE(std::filesystem::exists(svg)) << svg;
+  }
+  // The published SM3/SHA-256 ratio at 8 B is 1.3819 (vendor A).
+  EXPECT_EQ(tables[0].struct_value().fields().at("rows").list_value().values(0)
+                .list_value().values(1).string_value(), "1.3819");
+}
+
+TEST_F(SmcryptLoadTest, GenericClosedAndOpenLoop) {
+  std::vector<Value> closed = RunAndCheck(
+      {"--scenario run --rpc Hash --alg sm3 --size 1KiB --requests 200 --concurrency 8"});
+  ASSERT_EQ(closed.size(), 1u);
+  const auto& s = closed[0].struct_value().fields().at("steps").list_value().values(0).struct_value().fields();
+  EXPECT_EQ(s.at("operations").number_value(), 200);
+  std::vector<Value> open = RunAndCheck(
+      {"--scenario run --rpc Encrypt --alg SM4-GCM --size 512 --rate 200 --duration 1"});
+  ASSERT_EQ(open.size(), 1u);
+  const auto& o = open[0].struct_value().fields().at("steps").list_value().values(0).struct_value().fields();
+  EXPECT_NEAR(o.at("operations").number_value(), 200, 20);
+  EXPECT_TRUE(o.count("latency_uncorrected_us"));
+}
+
+TEST_F(SmcryptLoadTest, QuickWritesCsvAndCharts) {
+  const std::string csv = *dir_ + "/quick.csv";
+  std::vector<Value> sc = RunAndCheck(
+      {"--scenario quick --duration 0.5 --steps 1,20 --csv", csv, "--chart-dir", *dir_ + "/q"});
+  ASSERT_EQ(sc.size(), 2u);
+  std::ifstream f(csv);
+  std::string line;
+  int lines = 0;
+  while (std::getline(f, line)) ++lines;
+  EXPECT_EQ(lines, 1 + 2 + 2 * 2);  // header, load steps, concurrency steps
+  EXPECT_TRUE(std::filesystem::exists(*dir_ + "/q/concurrency.svg"));
+}
+
+TEST_F(SmcryptLoadTest, UsageErrors) {
+  LoadRun r = Run({"--scenario run --rpc Hash --alg SM4-GCM --requests 1"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(absl::StrContains(r.output, "takes SM3 or SHA-256")) << r.output;
+  r = Run({"--scenario nosuch"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  r = Run({"--bogus"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+}
+
+// The acceptance run: the default concurrency scenario (steps up to 20,000 in flight)
+// with every response OK. Long: label slow.
+TEST_F(SmcryptLoadTest, SlowConcurrency20000) {
+  if (std::getenv("SMCRYPT_LOAD_SLOW") == nullptr) {
+    GTEST_SKIP() << "set SMCRYPT_LOAD_SLOW=1 (ctest -L slow does) for the 20,000-in-flight run";
+  }
+  std::vector<Value> sc = RunAndCheck({"--scenario concurrency"});
+  ASSERT_EQ(sc.size(), 1u);
+  const auto& summary = sc[0].struct_value().fields().at("summary").struct_value().fields();
+  EXPECT_EQ(summary.at("errors").number_value(), 0);
+  EXPECT_EQ(summary.at("max_inflight_client").number_value(), 20000);
+}
+
+}  // namespace
+}  // namespace smcrypt

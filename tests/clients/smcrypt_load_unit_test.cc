@@ -1,0 +1,176 @@
+// Unit tests of smcrypt-load's pieces (label unit): the log-linear histogram's layout and
+// relative-error bound, flag value parsing, the Prometheus text reader and the SVG writer.
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "clients/smcrypt-load/histogram.h"
+#include "clients/smcrypt-load/options.h"
+#include "clients/smcrypt-load/server_metrics.h"
+#include "clients/smcrypt-load/svg_chart.h"
+#include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+namespace smcrypt::load {
+namespace {
+
+TEST(HistogramTest, SmallValuesAreExact) {
+  Histogram h;
+  for (uint64_t v = 0; v < 256; ++v) h.Record(v);
+  EXPECT_EQ(h.count(), 256u);
+  EXPECT_EQ(h.min(), 0u);
+  EXPECT_EQ(h.max(), 255u);
+  EXPECT_DOUBLE_EQ(h.Mean(), 127.5);
+  EXPECT_DOUBLE_EQ(h.ValueAtPercentile(50), 127);  // rank 128
+  EXPECT_DOUBLE_EQ(h.ValueAtPercentile(100), 255);
+  EXPECT_DOUBLE_EQ(h.ValueAtPercentile(0), 0);
+}
+
+TEST(HistogramTest, BucketsTileTheRangeWithBoundedWidth) {
+  // Every bucket starts where the previous one ends, and width / lower bound <= 1/128.
+  uint64_t next = 0;
+  for (size_t i = 0; i < Histogram::NumBuckets(); ++i) {
+    ASSERT_EQ(Histogram::BucketLowerBound(i), next) << "bucket " << i;
+    const uint64_t w = Histogram::BucketWidth(i);
+    if (i >= Histogram::kSubBuckets) {
+      ASSERT_LE(static_cast<double>(w) / Histogram::BucketLowerBound(i), 1.0 / 128) << i;
+    }
+    ASSERT_EQ(Histogram::BucketIndex(next), i);
+    ASSERT_EQ(Histogram::BucketIndex(next + w - 1), i);
+    next += w;
+    if (next == 0) break;  // wrapped: the last bucket ends at 2^64
+  }
+  EXPECT_EQ(next, 0u) << "buckets must cover the whole uint64_t range";
+  EXPECT_EQ(Histogram::BucketIndex(UINT64_MAX), Histogram::NumBuckets() - 1);
+}
+
+TEST(HistogramTest, PercentilesWithinRelativeErrorOfExact) {
+  const uint64_t seed = 20240601;
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  std::lognormal_distribution<double> dist(13.0, 2.0);  // ~0.4 ms median, wide tail
+  std::vector<uint64_t> values;
+  Histogram h;
+  for (int i = 0; i < 100000; ++i) {
+    const uint64_t v = static_cast<uint64_t>(dist(rng));
+    values.push_back(v);
+    h.Record(v);
+  }
+  std::sort(values.begin(), values.end());
+  for (double p : {1.0, 10.0, 50.0, 90.0, 99.0, 99.9, 99.99, 100.0}) {
+    const size_t rank = static_cast<size_t>(std::ceil(p / 100 * values.size()));
+    const double exact = static_cast<double>(values[std::max<size_t>(rank, 1) - 1]);
+    const double got = h.ValueAtPercentile(p);
+    EXPECT_LE(std::fabs(got - exact), exact * Histogram::kMaxRelativeError + 0.5)
+        << "p" << p << " exact " << exact << " got " << got;
+  }
+  EXPECT_EQ(h.max(), values.back());
+  EXPECT_EQ(h.min(), values.front());
+  long double sum = 0;
+  for (uint64_t v : values) sum += v;
+  EXPECT_NEAR(h.Mean(), static_cast<double>(sum / values.size()), 1e-6 * h.Mean());
+}
+
+TEST(HistogramTest, MergeEqualsRecordingEverything) {
+  Histogram a, b, all;
+  for (uint64_t v = 1; v < 5000000; v = v * 3 + 1) {
+    ((v & 1) ? a : b).Record(v);
+    all.Record(v);
+  }
+  a.Merge(b);
+  EXPECT_EQ(a.count(), all.count());
+  EXPECT_EQ(a.max(), all.max());
+  EXPECT_EQ(a.min(), all.min());
+  for (double p : {25.0, 50.0, 75.0, 99.0}) {
+    EXPECT_EQ(a.ValueAtPercentile(p), all.ValueAtPercentile(p));
+  }
+}
+
+TEST(HistogramTest, EmptyIsZero) {
+  Histogram h;
+  EXPECT_EQ(h.count(), 0u);
+  EXPECT_EQ(h.ValueAtPercentile(99), 0);
+  EXPECT_EQ(h.Mean(), 0);
+  EXPECT_EQ(h.min(), 0u);
+}
+
+TEST(OptionsTest, Sizes) {
+  EXPECT_EQ(*ParseSize("512"), 512u);
+  EXPECT_EQ(*ParseSize("1KiB"), 1024u);
+  EXPECT_EQ(*ParseSize("30k"), 30u * 1024);
+  EXPECT_EQ(*ParseSize("1MiB"), 1u << 20);
+  EXPECT_EQ(*ParseSize("1GiB"), size_t{1} << 30);
+  EXPECT_EQ(*ParseSize("16B"), 16u);
+  EXPECT_FALSE(ParseSize("abc").ok());
+  EXPECT_FALSE(ParseSize("-1").ok());
+  EXPECT_FALSE(ParseSize("").ok());
+}
+
+TEST(OptionsTest, DurationsAndLists) {
+  EXPECT_EQ(*ParseDurationFlag("300"), absl::Seconds(300));
+  EXPECT_EQ(*ParseDurationFlag("500ms"), absl::Milliseconds(500));
+  EXPECT_FALSE(ParseDurationFlag("0").ok());
+  EXPECT_FALSE(ParseDurationFlag("soon").ok());
+  EXPECT_EQ(*ParseIntList("1,10, 100,20_000"), (std::vector<int>{1, 10, 100, 20000}));
+  EXPECT_FALSE(ParseIntList("1,0").ok());
+  EXPECT_FALSE(ParseIntList("").ok());
+}
+
+TEST(OptionsTest, TargetAddresses) {
+  EXPECT_EQ(TargetAddresses("127.0.0.1:1"), (std::vector<std::string>{"127.0.0.1:1"}));
+  EXPECT_EQ(TargetAddresses("a:1,b:2"), (std::vector<std::string>{"a:1", "b:2"}));
+  EXPECT_EQ(TargetAddresses("dns:///svc:50051"), (std::vector<std::string>{"dns:///svc:50051"}));
+}
+
+TEST(ServerMetricsTest, ParsesSmcryptdExposition) {
+  const std::string text =
+      "# HELP grpc_server_handled_total Total number of RPCs completed\n"
+      "# TYPE grpc_server_handled_total counter\n"
+      "grpc_server_handled_total{grpc_code=\"OK\",grpc_method=\"Hash\",grpc_service=\"smcrypt.v1."
+      "CryptoService\",grpc_type=\"unary\"} 12\n"
+      "grpc_server_handled_total{grpc_code=\"OK\",grpc_method=\"Sign\",grpc_service=\"smcrypt.v1."
+      "CryptoService\",grpc_type=\"unary\"} 3\n"
+      "grpc_server_handled_total{grpc_code=\"RESOURCE_EXHAUSTED\",grpc_method=\"Hash\","
+      "grpc_service=\"smcrypt.v1.CryptoService\",grpc_type=\"unary\"} 2\n"
+      "smcrypt_inflight_requests 7\n"
+      "process_cpu_seconds_total 1.5\n"
+      "process_resident_memory_bytes 2.5e+07\n";
+  ASSERT_OK_AND_ASSIGN(ServerSample s, ParseServerSample(text));
+  EXPECT_EQ(s.handled_total, 17);
+  EXPECT_EQ(s.handled_by_code["OK"], 15);
+  EXPECT_EQ(s.handled_by_code["RESOURCE_EXHAUSTED"], 2);
+  EXPECT_EQ(s.inflight, 7);
+  EXPECT_EQ(s.cpu_seconds, 1.5);
+  EXPECT_EQ(s.resident_bytes, 2.5e7);
+  EXPECT_FALSE(ParseServerSample("# nothing here\nfoo 1\n").ok());
+}
+
+TEST(ServerMetricsTest, BadUrls) {
+  EXPECT_EQ(HttpGet("https://x:1/metrics", absl::Seconds(1)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(HttpGet("http://127.0.0.1/metrics", absl::Seconds(1)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(SvgTest, ChartsAreStandaloneSvgWithEveryPoint) {
+  LinePanel p{"ops/s", false, {{"SM2", {{1, 10}, {10, 100}, {100, 150}}}, {"HPKE", {{1, 12}}}}};
+  const std::string line = LineChartSvg("t <&>", "in flight", true, {p});
+  EXPECT_TRUE(absl::StartsWith(line, "<?xml"));
+  EXPECT_TRUE(absl::StrContains(line, "<svg xmlns=\"http://www.w3.org/2000/svg\""));
+  EXPECT_TRUE(absl::StrContains(line, "t &lt;&amp;&gt;"));
+  EXPECT_TRUE(absl::EndsWith(line, "</svg>\n"));
+  size_t circles = 0;
+  for (size_t at = 0; (at = line.find("<circle", at)) != std::string::npos; ++at) ++circles;
+  EXPECT_EQ(circles, 4u);
+  const std::string bars = BarChartSvg("r", "ratio", {"8 B", "64 B"},
+                                       {{"paper", {1.38, 1.23}}, {"measured", {1.1, std::nan("")}}},
+                                       true, 1);
+  size_t rects = 0;
+  for (size_t at = 0; (at = bars.find("<rect x=", at)) != std::string::npos; ++at) ++rects;
+  EXPECT_EQ(rects, 6u);  // three bars (the NaN is left out), the plot frame, two legend swatches
+}
+
+}  // namespace
+}  // namespace smcrypt::load
