@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "bench/paper_figures.h"
 #include "bench/smcrypt_bench/bench_util.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -328,9 +329,9 @@ void PrintPaperView(const std::map<std::string, Result>& results,
   // Table 2: SM3/SHA-256 running-time ratio (> 1: SM3 is slower).
   {
     out << "\nSM3 / SHA-256 running-time ratio\n";
-    const size_t sizes[] = {8, 64, 256, 1024, 524288, 1048576};
-    const double pub_a[] = {1.3819, 1.2329, 1.1652, 1.1295, 1.1181, 1.1160};
-    const double pub_ossl[] = {1.8048, 1.8392, 1.9581, 2.0152, 2.0292, 2.0546};
+    const auto& sizes = paper::kHashSizes;
+    const auto& pub_a = paper::kSm3OverSha256VendorA;
+    const auto& pub_ossl = paper::kSm3OverSha256OpenSsl;
     std::vector<std::vector<std::string>> rows = {
         {"size", "paper A", "paper OpenSSL", "openssl", sm + "/openssl SHA-256"}};
     for (size_t i = 0; i < 6; ++i) {
@@ -348,8 +349,8 @@ void PrintPaperView(const std::map<std::string, Result>& results,
     out << "\nSignature running-time ratios (> 1: the numerator is slower)\n";
     std::vector<std::vector<std::string>> rows = {
         {"ratio", "op", "paper", "measured (openssl)", "measured (" + sm + " SM2)"}};
-    const double pub_k1_sm2[] = {1.11, 1.12};
-    const double pub_k1_p256[] = {16.60, 4.16};
+    const auto& pub_k1_sm2 = paper::kSignEcdsaK1OverSm2;
+    const auto& pub_k1_p256 = paper::kSignEcdsaK1OverP256;
     const char* ops[] = {"sign", "verify"};
     for (int i = 0; i < 2; ++i) {
       const double k1 = Ops(t, "openssl", "ECDSA-SECP256K1", ops[i], kPaperSignBytes);
@@ -371,20 +372,8 @@ void PrintPaperView(const std::map<std::string, Result>& results,
   {
     out << "\nPublic-key encryption running-time ratios X / OpenSSL SM2 (RSA beyond one OAEP "
            "block: consecutive maximum-size blocks)\n";
-    const size_t sizes[] = {16, 64, 256, 1024, 4096, 16384, 32768};
-    const double pub[2][3][7] = {
-        {{0.147787644, 0.148209251, 0.151985583, 0.162721267, 0.201123432, 0.298521417,
-          0.364572911},
-         {0.040161646, 0.039978619, 0.079726359, 0.193082678, 0.688962323, 1.877450216,
-          2.688391462},
-         {0.080578194, 0.080326983, 0.080332399, 0.233398426, 0.837251662, 2.34507407,
-          3.371995372}},
-        {{0.228408613, 0.226845092, 0.234965591, 0.250163081, 0.301611021, 0.398097074,
-          0.446773723},
-         {2.29651208, 2.263777384, 4.537950334, 10.6395389, 35.33215849, 78.22104433,
-          100.6119596},
-         {7.175291258, 7.07422817, 7.082142906, 19.95441131, 65.68612578, 151.4175574,
-          196.0483998}}};
+    const auto& sizes = paper::kPkeSizes;
+    const auto& pub = paper::kPkeRatio;
     std::vector<std::vector<std::string>> rows = {
         {"op", "size", "paper A", "paper RSA2048", "paper RSA3072", sm, "RSA-2048-OAEP",
          "RSA-3072-OAEP"}};
@@ -408,21 +397,9 @@ void PrintPaperView(const std::map<std::string, Result>& results,
   // that, so its OpenSSL SM4 / AES-EVP ratio is (SM4/AES) / (AESEVP/AES). Measured: SM4
   // throughput / OpenSSL EVP AES-128 throughput (< 1: SM4 is slower).
   {
-    const size_t sizes[] = {32, 128, 512, 1024, 4096, 16384, 65536, 262144, 1048576};
-    const double ecb[2][3][9] = {
-        {{0.99, 2.9, 3.34, 3.35, 3.43, 3.54, 3.5, 3.53, 3.52},
-         {0.81, 0.83, 0.83, 0.84, 0.81, 0.82, 0.82, 0.82, 0.82},
-         {10.69, 25.08, 31.96, 33.54, 34, 35.1, 35.19, 35.4, 34.48}},
-        {{1.31, 3.92, 4.47, 4.47, 4.57, 4.71, 4.73, 4.74, 4.71},
-         {1.07, 1.12, 1.12, 1.12, 1.10, 1.11, 1.08, 1.13, 1.12},
-         {11.13, 29.96, 40.97, 43.08, 43.54, 45.04, 45.44, 45.7, 45.48}}};
-    const double cbc[2][3][9] = {
-        {{1.52, 1.18, 1.09, 1.07, 1.05, 1.05, 1.05, 1.04, 1.05},
-         {1.19, 0.89, 0.82, 0.80, 0.80, 0.80, 0.81, 0.80, 0.80},
-         {8.53, 6.55, 6.02, 5.92, 5.93, 5.92, 5.95, 5.84, 5.95}},
-        {{1.23, 3.67, 4.36, 4.39, 4.56, 4.61, 4.63, 4.63, 4.66},
-         {1.09, 1.10, 1.11, 1.11, 1.11, 1.11, 1.11, 1.10, 1.11},
-         {10.75, 28.65, 44.58, 48.78, 52.46, 53.39, 53.93, 54, 54.05}}};
+    const auto& sizes = paper::kBlockSizes;
+    const auto& ecb = paper::kEcbRatio;
+    const auto& cbc = paper::kCbcRatio;
     for (int mode = 0; mode < 2; ++mode) {
       const std::string m = mode == 0 ? "ECB" : "CBC";
       const auto& pub = mode == 0 ? ecb : cbc;
