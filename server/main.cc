@@ -26,6 +26,9 @@ ABSL_FLAG(std::string, listen, "0.0.0.0:50051",
           "gRPC listen address host:port (port 0 picks a free port and logs it)");
 ABSL_FLAG(std::string, metrics_listen, "0.0.0.0:9464",
           "Prometheus /metrics listen address host:port; empty disables it");
+ABSL_FLAG(std::string, health_listen, "",
+          "HOST:PORT of a second, plaintext gRPC listener serving only grpc.health.v1 (for "
+          "Kubernetes gRPC probes, which cannot use TLS); empty: none");
 ABSL_FLAG(std::string, keys_dir, "",
           "keyring directory of <key_id>.pem files (a mounted Kubernetes Secret works); "
           "default: no keyring");
@@ -125,8 +128,16 @@ int main(int argc, char** argv) {
     return 1;
   }
 
+  if (!absl::GetFlag(FLAGS_health_listen).empty() &&
+      !ValidHostPort(absl::GetFlag(FLAGS_health_listen))) {
+    LogError(absl::StrCat("--health_listen must be HOST:PORT or empty, got '",
+                          absl::GetFlag(FLAGS_health_listen), "'"));
+    return 1;
+  }
+
   smcrypt::server::ServerOptions options;
   options.listen = absl::GetFlag(FLAGS_listen);
+  options.health_listen = absl::GetFlag(FLAGS_health_listen);
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   options.keys_dir = absl::GetFlag(FLAGS_keys_dir);
   const std::string inline_keys = absl::GetFlag(FLAGS_inline_private_keys);

@@ -70,16 +70,23 @@ Server::~Server() {
     server_->Shutdown(std::chrono::system_clock::now());
     server_->Wait();
   }
+  if (health_server_ != nullptr) {
+    health_server_->Shutdown(std::chrono::system_clock::now());
+    health_server_->Wait();
+  }
 }
 
 void Server::SetHealth(bool serving) {
   absl::MutexLock lock(&mu_);
   if (!started_ || server_ == nullptr) return;
   if (shutting_down_) serving = false;
-  grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService();
-  if (health == nullptr) return;
-  health->SetServingStatus("", serving);
-  health->SetServingStatus(kCryptoServiceName, serving);
+  for (grpc::Server* s : {server_.get(), health_server_.get()}) {
+    if (s == nullptr) continue;
+    grpc::HealthCheckServiceInterface* health = s->GetHealthCheckService();
+    if (health == nullptr) continue;
+    health->SetServingStatus("", serving);
+    health->SetServingStatus(kCryptoServiceName, serving);
+  }
 }
 
 absl::Status Server::BuildAndStart(const ServerOptions& options) {
@@ -160,6 +167,21 @@ absl::Status Server::BuildAndStart(const ServerOptions& options) {
     return absl::UnavailableError(
         absl::StrCat("cannot listen on ", options_.listen, " (address in use or invalid?)"));
   }
+  if (!options_.health_listen.empty()) {
+    grpc::ServerBuilder health_builder;
+    health_builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+    health_builder.AddListeningPort(options_.health_listen, grpc::InsecureServerCredentials(),
+                                    &health_port_);
+    health_server_ = health_builder.BuildAndStart();
+    if (health_server_ == nullptr || health_port_ == 0) {
+      health_server_.reset();
+      server_->Shutdown(std::chrono::system_clock::now());
+      server_->Wait();
+      server_.reset();
+      return absl::UnavailableError(absl::StrCat("cannot listen on ", options_.health_listen,
+                                                 " for --health_listen (address in use or invalid?)"));
+    }
+  }
   {
     absl::MutexLock lock(&mu_);
     started_ = true;
@@ -172,6 +194,10 @@ absl::Status Server::BuildAndStart(const ServerOptions& options) {
   if (!options_.metrics_listen.empty()) {
     LogInfo(absl::StrCat("metrics on ", HostOf(options_.metrics_listen), ":",
                          metrics_->metrics_port(), "/metrics"));
+  }
+  if (health_server_ != nullptr) {
+    LogInfo(absl::StrCat("health (grpc.health.v1 only, plaintext) on ",
+                         HostOf(options_.health_listen), ":", health_port_));
   }
   if (!self_tests_->all_passed()) {
     LogError("self-tests failed: health is NOT_SERVING");
@@ -191,6 +217,10 @@ void Server::Shutdown() {
   server_->Shutdown(std::chrono::system_clock::now() +
                     absl::ToChronoMilliseconds(options_.shutdown_grace));
   server_->Wait();
+  if (health_server_ != nullptr) {
+    health_server_->Shutdown(std::chrono::system_clock::now());
+    health_server_->Wait();
+  }
   LogInfo("shut down");
 }
 

@@ -41,6 +41,10 @@ struct ServerOptions {
   int64_t max_inflight = 65536;
   // shutdown_grace: how long Shutdown waits for in-flight RPCs before cancelling them.
   absl::Duration shutdown_grace = absl::Seconds(20);
+  // health_listen: if set, a second, plaintext gRPC server on this address serves only
+  // grpc.health.v1.Health (mirroring the main server's status), for Kubernetes gRPC
+  // probes, which cannot speak TLS. Port 0 picks a free port (see health_port()).
+  std::string health_listen;
 };
 
 inline constexpr char kCryptoServiceName[] = "smcrypt.v1.CryptoService";
@@ -60,6 +64,7 @@ class Server {
   // port and metrics_port are the bound ports (after BuildAndStart).
   int port() const { return port_; }
   int metrics_port() const { return metrics_ ? metrics_->metrics_port() : 0; }
+  int health_port() const { return health_port_; }
 
   // Shutdown turns health NOT_SERVING, stops accepting RPCs, lets in-flight RPCs finish
   // for up to shutdown_grace and cancels what is left. Returns when the server stopped.
@@ -77,7 +82,10 @@ class Server {
   std::unique_ptr<CryptoEngine> engine_;
   std::unique_ptr<CryptoServiceImpl> service_;
   std::unique_ptr<grpc::Server> server_;
+  // health_server_ serves grpc.health.v1 only, in plaintext (--health_listen).
+  std::unique_ptr<grpc::Server> health_server_;
   int port_ = 0;
+  int health_port_ = 0;
   absl::Mutex mu_;
   bool started_ ABSL_GUARDED_BY(mu_) = false;
   bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;

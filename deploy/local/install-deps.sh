@@ -31,6 +31,13 @@ if ! command -v npm >/dev/null 2>&1; then
   done
 fi
 
+# kubectl renders the Kubernetes manifests in the deploy tests (`kubectl kustomize`); a
+# kubectl already on PATH (e.g. a cloud SDK's) is used as it is.
+if ! command -v kubectl >/dev/null 2>&1; then
+  dpkg-query -W -f='${Status}' kubernetes-client 2>/dev/null | grep -q "install ok installed" \
+    || missing+=(kubernetes-client)
+fi
+
 if [ "${#missing[@]}" -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
   exit 0

@@ -1043,6 +1043,48 @@ TEST_F(TlsTest, MutualTls) {
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::UNAVAILABLE) << refused.error_message();
 }
 
+// --health_listen: with TLS on the main port, a plaintext port answers grpc.health.v1
+// (what a Kubernetes gRPC probe sends) and nothing else.
+TEST_F(TlsTest, PlaintextHealthPortServesOnlyHealth) {
+  Smcryptd server;
+  ASSERT_TRUE(server.Start({"--tls_cert=" + (dir_ / "server.pem"),
+                            "--tls_key=" + (dir_ / "server.key"),
+                            "--health_listen=127.0.0.1:0"})) << server.log();
+  // The health line follows the listening line that Start waits for.
+  std::smatch m;
+  std::string log;
+  const std::regex health_re("health \\(grpc\\.health\\.v1 only, plaintext\\) on 127\\.0\\.0\\.1:([0-9]+)");
+  for (int i = 0; i < 100; ++i) {
+    log = server.log();
+    if (std::regex_search(log, m, health_re)) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(std::regex_search(log, m, health_re)) << log;
+  const std::string health_target = "127.0.0.1:" + m[1].str();
+  auto channel = grpc::CreateChannel(health_target, grpc::InsecureChannelCredentials());
+  auto health = grpc::health::v1::Health::NewStub(channel);
+  for (const std::string service : {"", "smcrypt.v1.CryptoService"}) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    grpc::health::v1::HealthCheckRequest req;
+    req.set_service(service);
+    grpc::health::v1::HealthCheckResponse resp;
+    ASSERT_TRUE(health->Check(&ctx, req, &resp).ok()) << service;
+    EXPECT_EQ(resp.status(), grpc::health::v1::HealthCheckResponse::SERVING) << service;
+  }
+  // The crypto service is not reachable in plaintext there.
+  auto stub = v1::CryptoService::NewStub(channel);
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  v1::HashRequest req;
+  req.set_algorithm(v1::SM3);
+  req.set_data("abc");
+  v1::HashResponse resp;
+  EXPECT_EQ(stub->Hash(&ctx, req, &resp).error_code(), grpc::StatusCode::UNIMPLEMENTED);
+  // And the TLS port still serves it.
+  EXPECT_TRUE(CallHash(server.target(), false).ok());
+}
+
 // SIGTERM with a stream in flight: health turns NOT_SERVING, the RPC completes, exit 0.
 TEST(SmcryptdShutdownTest, SigtermDrainsInFlightRpc) {
   Smcryptd server;

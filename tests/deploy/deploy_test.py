@@ -1,0 +1,467 @@
+#!/usr/bin/env python3
+"""deploy_test.py — the `deploy` tests: everything in deploy/ is valid and consistent.
+
+- Kubernetes: both kustomize overlays render with `kubectl kustomize`; every object
+  validates against the Kubernetes OpenAPI schemas (kubernetes-models, offline); the
+  properties smcryptd relies on hold (non-root, read-only root, no privilege escalation,
+  dropped capabilities, seccomp, gRPC probes on the health port, grace period longer than
+  --shutdown_grace, prod's keyring/TLS/inline-key policy, ...).
+- Monitoring: every metric the Grafana dashboard and the alert rules use appears on a
+  live smcryptd's /metrics or in deploy/monitoring/external-metrics.txt, and every label
+  they group or filter by exists.
+- Container image: every binary the Dockerfile copies is built and installed by
+  `cmake --install`, and the runtime stage's packages provide every shared library those
+  binaries load.
+
+Usage: deploy_test.py --src ROOT --build BUILD_DIR --smcryptd PATH --node_dir DIR
+(run_deploy_test.sh sets DIR up with `npm ci`).
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import urllib.request
+
+ARGS = None
+
+# Packages every debian:12-slim image already has (Priority: required).
+BASE_IMAGE_PACKAGES = {"libc6", "libgcc-s1", "zlib1g"}
+# Labels Prometheus or Kubernetes service discovery attach to every series.
+TARGET_LABELS = {"job", "instance", "namespace", "pod", "container", "service", "endpoint", "le"}
+PROMQL_WORDS = {
+    "sum", "max", "min", "avg", "count", "by", "without", "rate", "irate", "increase",
+    "histogram_quantile", "and", "or", "unless", "on", "ignoring", "group_left", "group_right",
+    "label_values", "bool", "offset",
+}
+
+
+def node(script, *args):
+    out = subprocess.run(["node", os.path.join(ARGS.node_dir, script), *args],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return out.returncode, out.stdout
+
+
+def yaml_docs(path):
+    rc, out = node("yaml2json.mjs", path)
+    if rc != 0:
+        raise AssertionError(f"cannot parse {path}: {out}")
+    return json.loads(out)
+
+
+def render(overlay, tmp):
+    out = subprocess.run(
+        ["kubectl", "kustomize", os.path.join(ARGS.src, "deploy/k8s/overlays", overlay)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if out.returncode != 0:
+        raise AssertionError(f"kubectl kustomize {overlay} failed: {out.stderr}")
+    path = os.path.join(tmp, f"{overlay}.yaml")
+    with open(path, "w") as f:
+        f.write(out.stdout)
+    return path
+
+
+def flag(args, name):
+    """The value of --name=value in a container's args, or None."""
+    for a in args:
+        if a.startswith(f"--{name}="):
+            return a.split("=", 1)[1]
+    return None
+
+
+def duration_seconds(text):
+    m = re.fullmatch(r"(?:(\d+)m)?(?:(\d+)s)?", text)
+    if not m or not text:
+        raise AssertionError(f"cannot read duration {text!r}")
+    return int(m.group(1) or 0) * 60 + int(m.group(2) or 0)
+
+
+class KubernetesTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp()
+        cls.files = {o: render(o, cls.tmp) for o in ("dev", "prod")}
+        cls.objects = {o: yaml_docs(p) for o, p in cls.files.items()}
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    def one(self, overlay, kind, name=None):
+        found = [o for o in self.objects[overlay]
+                 if o["kind"] == kind and (name is None or o["metadata"]["name"] == name)]
+        self.assertEqual(len(found), 1, f"{overlay}: expected one {kind} {name or ''}")
+        return found[0]
+
+    def container(self, overlay):
+        pod = self.one(overlay, "Deployment")["spec"]["template"]["spec"]
+        (c,) = [c for c in pod["containers"] if c["name"] == "smcryptd"]
+        return pod, c
+
+    def test_objects_validate_against_the_openapi_schemas(self):
+        rc, out = node("validate.mjs", *self.files.values())
+        self.assertEqual(rc, 0, out)
+        self.assertIn("14 objects validated, 0 failures", out)
+
+    def test_validator_rejects_a_wrong_object(self):
+        # The schema check can fail: a string where an integer belongs is reported.
+        bad = os.path.join(self.tmp, "bad.yaml")
+        with open(self.files["prod"]) as f:
+            text = f.read()
+        with open(bad, "w") as f:
+            f.write(text.replace("replicas: 3", "replicas: three", 1))
+        rc, out = node("validate.mjs", bad)
+        self.assertNotEqual(rc, 0, out)
+        self.assertIn("replicas", out)
+
+    def test_every_object_is_present(self):
+        for overlay in self.objects:
+            kinds = sorted(o["kind"] for o in self.objects[overlay])
+            self.assertEqual(kinds, sorted(["Deployment", "Service", "Service",
+                                            "HorizontalPodAutoscaler", "PodDisruptionBudget",
+                                            "NetworkPolicy", "ServiceMonitor"]), overlay)
+            ns = {o["metadata"].get("namespace") for o in self.objects[overlay]}
+            self.assertEqual(ns, {"smcrypt-dev" if overlay == "dev" else "smcrypt"})
+
+    def test_pod_security(self):
+        for overlay in self.objects:
+            pod, c = self.container(overlay)
+            sc = pod["securityContext"]
+            self.assertTrue(sc["runAsNonRoot"])
+            self.assertNotEqual(sc["runAsUser"], 0)
+            self.assertEqual(sc["seccompProfile"]["type"], "RuntimeDefault")
+            self.assertFalse(pod["automountServiceAccountToken"])
+            csc = c["securityContext"]
+            self.assertFalse(csc["allowPrivilegeEscalation"])
+            self.assertTrue(csc["readOnlyRootFilesystem"])
+            self.assertEqual(csc["capabilities"]["drop"], ["ALL"])
+            self.assertNotIn("add", csc["capabilities"])
+            for kind in ("requests", "limits"):
+                self.assertEqual(set(c["resources"][kind]), {"cpu", "memory"}, overlay)
+
+    def test_probes_use_grpc_health_on_the_plaintext_health_port(self):
+        for overlay in self.objects:
+            _, c = self.container(overlay)
+            health = flag(c["args"], "health_listen")
+            self.assertIsNotNone(health, "--health_listen is needed: gRPC probes cannot use TLS")
+            port = int(health.rsplit(":", 1)[1])
+            self.assertIn(port, [p["containerPort"] for p in c["ports"]])
+            for probe in ("readinessProbe", "livenessProbe", "startupProbe"):
+                self.assertEqual(c[probe]["grpc"]["port"], port, f"{overlay} {probe}")
+            self.assertEqual(c["readinessProbe"]["grpc"]["service"], "smcrypt.v1.CryptoService")
+
+    def test_ports_match_the_flags(self):
+        for overlay in self.objects:
+            _, c = self.container(overlay)
+            ports = {p["name"]: p["containerPort"] for p in c["ports"]}
+            self.assertEqual(int(flag(c["args"], "listen").rsplit(":", 1)[1]), ports["grpc"])
+            self.assertEqual(int(flag(c["args"], "metrics_listen").rsplit(":", 1)[1]),
+                             ports["metrics"])
+
+    def test_grace_period_is_longer_than_shutdown_grace(self):
+        for overlay in self.objects:
+            pod, c = self.container(overlay)
+            grace = duration_seconds(flag(c["args"], "shutdown_grace") or "20s")
+            self.assertGreater(pod["terminationGracePeriodSeconds"], grace, overlay)
+
+    def test_services_monitor_and_spread(self):
+        for overlay in self.objects:
+            svcs = {o["metadata"]["name"]: o for o in self.objects[overlay] if o["kind"] == "Service"}
+            self.assertEqual(svcs["smcryptd"]["spec"]["type"], "ClusterIP")
+            self.assertEqual(svcs["smcryptd-headless"]["spec"]["clusterIP"], "None")
+            pod, _ = self.container(overlay)
+            labels = self.one(overlay, "Deployment")["spec"]["template"]["metadata"]["labels"]
+            for s in svcs.values():
+                for k, v in s["spec"]["selector"].items():
+                    self.assertEqual(labels.get(k), v, f"{s['metadata']['name']} selects no pod")
+            sm = self.one(overlay, "ServiceMonitor")
+            port = sm["spec"]["endpoints"][0]["port"]
+            matched = [s for s in svcs.values()
+                       if all(s["metadata"]["labels"].get(k) == v
+                              for k, v in sm["spec"]["selector"]["matchLabels"].items())
+                       and port in [p["name"] for p in s["spec"]["ports"]]]
+            self.assertTrue(matched, "the ServiceMonitor matches no Service port")
+            keys = {t["topologyKey"] for t in pod["topologySpreadConstraints"]}
+            self.assertIn("kubernetes.io/hostname", keys)
+
+    def test_autoscaling_and_disruption_budget(self):
+        for overlay in self.objects:
+            hpa = self.one(overlay, "HorizontalPodAutoscaler")
+            self.assertEqual(hpa["spec"]["scaleTargetRef"]["name"], "smcryptd")
+            self.assertEqual(hpa["spec"]["metrics"][0]["resource"]["name"], "cpu")
+            self.assertLessEqual(hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"])
+            pdb = self.one(overlay, "PodDisruptionBudget")
+            # A budget may never keep every replica: it would block every node drain.
+            replicas = self.one(overlay, "Deployment")["spec"]["replicas"]
+            self.assertLess(pdb["spec"]["minAvailable"], min(replicas, hpa["spec"]["minReplicas"]))
+
+    def test_prod_uses_keyring_tls_and_refuses_inline_keys(self):
+        pod, c = self.container("prod")
+        args = c["args"]
+        self.assertEqual(flag(args, "inline_private_keys"), "deny")
+        mounts = {m["mountPath"]: m for m in c["volumeMounts"]}
+        volumes = {v["name"]: v for v in pod["volumes"]}
+        for f, secret in (("keys_dir", "smcrypt-keys"), ("tls_cert", "smcrypt-tls"),
+                          ("tls_key", "smcrypt-tls")):
+            path = flag(args, f)
+            self.assertIsNotNone(path, f"--{f}")
+            mount = [m for p, m in mounts.items() if path == p or path.startswith(p + "/")]
+            self.assertEqual(len(mount), 1, f"--{f}={path} is not on a mounted volume")
+            self.assertTrue(mount[0]["readOnly"])
+            vol = volumes[mount[0]["name"]]
+            self.assertEqual(vol["secret"]["secretName"], secret)
+            self.assertEqual(vol["secret"]["defaultMode"] & 0o007, 0,
+                             "key files must not be world-readable")
+        policy = self.one("prod", "NetworkPolicy")
+        grpc_rules = [r for r in policy["spec"]["ingress"]
+                      if any(p["port"] == 50051 for p in r.get("ports", []))]
+        self.assertTrue(all("from" in r for r in grpc_rules), "prod gRPC ingress must name its sources")
+
+    def test_dev_has_no_keyring(self):
+        _, c = self.container("dev")
+        self.assertIsNone(flag(c["args"], "keys_dir"))
+
+    def test_kustomizations_use_the_v2_0_3_syntax(self):
+        allowed = {"apiVersion", "kind", "namespace", "bases", "resources",
+                   "patchesStrategicMerge", "commonLabels", "images", "namePrefix"}
+        root = os.path.join(ARGS.src, "deploy/k8s")
+        found = 0
+        for dirpath, _, files in os.walk(root):
+            if "kustomization.yaml" in files:
+                found += 1
+                (k,) = yaml_docs(os.path.join(dirpath, "kustomization.yaml"))
+                self.assertLessEqual(set(k), allowed, dirpath)
+        self.assertEqual(found, 3)
+
+
+def start_smcryptd():
+    proc = subprocess.Popen([ARGS.smcryptd, "--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    log = ""
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        log += line
+        m = re.search(r"metrics on 127\.0\.0\.1:(\d+)", log)
+        if m:
+            return proc, int(m.group(1))
+    proc.kill()
+    raise AssertionError(f"smcryptd did not start:\n{log}")
+
+
+def promql_selectors(expr):
+    """(metric name, {label names}) for every `name{...}` selector of a PromQL expression,
+    plus the labels of every `by (...)` clause under the key None."""
+    out = []
+    for m in re.finditer(r"([a-zA-Z_:][a-zA-Z0-9_:]*)\s*\{([^}]*)\}", expr):
+        labels = set(re.findall(r"([a-zA-Z_][a-zA-Z0-9_]*)\s*(?:=~|!~|!=|=)", m.group(2)))
+        out.append((m.group(1), labels))
+    for m in re.finditer(r"\bby\s*\(([^)]*)\)", expr):
+        out.append((None, {x.strip() for x in m.group(1).split(",") if x.strip()}))
+    # Every metric is referenced with a selector; a bare name would escape this check.
+    stripped = re.sub(r"\{[^}]*\}|\"[^\"]*\"|\[[^\]]*\]|\bby\s*\([^)]*\)", " ", expr)
+    for word in re.findall(r"[a-zA-Z_:][a-zA-Z0-9_:]*", stripped):
+        if word in PROMQL_WORDS or word in TARGET_LABELS or word.startswith("$"):
+            continue
+        if any(word == name for name, _ in out):
+            continue
+        raise AssertionError(f"bare name {word!r} in {expr!r}: write it as {word}{{...}}")
+    return out
+
+
+class MonitoringTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        proc, port = start_smcryptd()
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+                text = r.read().decode()
+        finally:
+            proc.kill()
+            proc.wait()
+        cls.metrics, cls.labels = set(), set()
+        for line in text.splitlines():
+            m = re.match(r"# TYPE (\S+) (\S+)", line)
+            if m:
+                name, kind = m.groups()
+                cls.metrics.add(name)
+                if kind == "histogram":
+                    cls.metrics |= {name + "_bucket", name + "_sum", name + "_count"}
+                continue
+            m = re.match(r"([a-zA-Z_:][a-zA-Z0-9_:]*)\{([^}]*)\}", line)
+            if m:
+                cls.labels |= set(re.findall(r"([a-zA-Z_][a-zA-Z0-9_]*)=", m.group(2)))
+        cls.external = set()
+        with open(os.path.join(ARGS.src, "deploy/monitoring/external-metrics.txt")) as f:
+            for line in f:
+                if line.strip() and not line.startswith("#"):
+                    cls.external.add(line.split()[0])
+        cls.exprs = []
+        with open(os.path.join(ARGS.src, "deploy/monitoring/grafana-dashboard.json")) as f:
+            dash = json.load(f)
+        for p in dash["panels"]:
+            for t in p.get("targets", []):
+                cls.exprs.append(("dashboard: " + p["title"], t["expr"]))
+        for v in dash["templating"]["list"]:
+            if v["type"] == "query":
+                cls.exprs.append(("dashboard variable " + v["name"], v["query"]))
+        (rules,) = yaml_docs(os.path.join(ARGS.src, "deploy/monitoring/alerts.yaml"))
+        for g in rules["groups"]:
+            for r in g["rules"]:
+                cls.exprs.append(("alert " + r["alert"], r["expr"]))
+
+    def test_live_server_exports_the_core_metrics(self):
+        for name in ("grpc_server_handled_total", "grpc_server_handling_seconds_bucket",
+                     "smcrypt_bytes_processed_total", "smcrypt_kernel_info",
+                     "smcrypt_selftest_ok", "process_cpu_seconds_total",
+                     "process_resident_memory_bytes"):
+            self.assertIn(name, self.metrics)
+
+    def test_every_metric_used_exists(self):
+        used = set()
+        for where, expr in self.exprs:
+            for name, labels in promql_selectors(expr):
+                if name is not None:
+                    used.add(name)
+                    self.assertIn(name, self.metrics | self.external, f"{where}: {name}")
+        self.assertGreaterEqual(len(used), 8)
+        self.assertLessEqual(self.external, used, "external-metrics.txt lists unused names")
+
+    def test_every_label_used_exists(self):
+        for where, expr in self.exprs:
+            for name, labels in promql_selectors(expr):
+                if name in self.external:
+                    continue
+                for label in labels:
+                    self.assertIn(label, self.labels | TARGET_LABELS, f"{where}: label {label}")
+
+    def test_alerts_cover_errors_latency_selftest_restarts(self):
+        names = {w for w, _ in self.exprs if w.startswith("alert ")}
+        for a in ("SmcryptdErrorRatioHigh", "SmcryptdLatencyP99High", "SmcryptdSelfTestFailed",
+                  "SmcryptdPodRestarting"):
+            self.assertIn("alert " + a, names)
+
+
+class DockerfileTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        with open(os.path.join(ARGS.src, "deploy/docker/Dockerfile")) as f:
+            text = re.sub(r"\\\n", " ", f.read())
+        cls.stages = {}
+        stage = None
+        for line in text.splitlines():
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            word, _, rest = line.partition(" ")
+            if word == "FROM":
+                m = re.match(r"(\S+)\s+AS\s+(\S+)", rest, re.I)
+                stage = m.group(2)
+                cls.stages[stage] = {"base": m.group(1), "lines": []}
+            cls.stages[stage]["lines"].append((word, rest))
+
+    def packages(self, stage):
+        pkgs = set()
+        for word, rest in self.stages[stage]["lines"]:
+            if word == "RUN":
+                for m in re.finditer(r"apt-get install ([^&]*)", rest):
+                    pkgs |= {p for p in m.group(1).split() if not p.startswith("-")}
+        return pkgs
+
+    def test_runtime_stage_is_minimal_and_non_root(self):
+        self.assertEqual(list(self.stages), ["build", "runtime"])
+        lines = self.stages["runtime"]["lines"]
+        words = [w for w, _ in lines]
+        self.assertNotIn("HEALTHCHECK", words)
+        (user,) = [r for w, r in lines if w == "USER"]
+        self.assertRegex(user, r"^[1-9][0-9]*:[1-9][0-9]*$", "numeric non-root USER")
+        (expose,) = [r for w, r in lines if w == "EXPOSE"]
+        self.assertEqual(set(expose.split()), {"50051", "9464"})
+        (entry,) = [r for w, r in lines if w == "ENTRYPOINT"]
+        self.assertTrue(entry.startswith("["), "exec-form ENTRYPOINT: no shell at run time")
+        self.assertTrue(self.stages["runtime"]["base"].startswith("debian:12"))
+
+    def copied_binaries(self):
+        out = {}
+        for w, r in self.stages["runtime"]["lines"]:
+            if w == "COPY" and r.startswith("--from=build"):
+                src, dst = r.split()[1:3]
+                out[src] = dst
+        return out
+
+    def test_copied_binaries_are_built_and_installed_by_cmake(self):
+        copied = self.copied_binaries()
+        self.assertTrue(copied)
+        (build_cmd,) = [r for w, r in self.stages["build"]["lines"]
+                        if w == "RUN" and "cmake --install" in r]
+        targets = set(re.search(r"--target ([^&]*)", build_cmd).group(1).split())
+        prefix = re.search(r"cmake --install \S+ --prefix (\S+)", build_cmd).group(1)
+        self.assertEqual(targets, {os.path.basename(s) for s in copied},
+                         "build targets and copied binaries differ")
+        with tempfile.TemporaryDirectory() as tmp:
+            out = subprocess.run(["cmake", "--install", ARGS.build, "--prefix", tmp],
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            self.assertEqual(out.returncode, 0, out.stdout)
+            for src in copied:
+                rel = os.path.relpath(src, prefix)
+                path = os.path.join(tmp, rel)
+                self.assertTrue(os.access(path, os.X_OK), f"cmake --install does not produce {rel}")
+            self.check_runtime_libraries([os.path.join(tmp, os.path.relpath(s, prefix))
+                                          for s in copied])
+
+    def check_runtime_libraries(self, binaries):
+        if shutil.which("dpkg") is None:
+            self.skipTest("dpkg not found: cannot map shared libraries to Debian packages")
+        runtime = self.packages("runtime") | BASE_IMAGE_PACKAGES
+        loads = {}  # library path -> binaries that load it
+        for b in binaries:
+            out = subprocess.run(["ldd", b], stdout=subprocess.PIPE, text=True, check=True).stdout
+            for lib in re.findall(r"=>\s+(/\S+)", out):
+                loads.setdefault(lib, []).append(os.path.basename(b))
+        self.assertTrue(loads)
+        # One dpkg query for every path (as linked and resolved; /lib is /usr/lib here).
+        paths = sorted({p for lib in loads for p in (lib, os.path.realpath(lib))})
+        out = subprocess.run(["dpkg", "-S", *paths], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True).stdout
+        owner = {}
+        for line in out.splitlines():
+            pkg, _, path = line.partition(": ")
+            owner[path.strip()] = pkg.split(":")[0]
+        for lib, users in sorted(loads.items()):
+            pkg = owner.get(lib) or owner.get(os.path.realpath(lib))
+            self.assertIsNotNone(pkg, f"{users}: no Debian package owns {lib}")
+            self.assertIn(pkg, runtime, f"{users} load {lib} from {pkg}, which the runtime "
+                                        "stage does not install")
+
+    def test_build_stage_packages_are_those_of_install_deps(self):
+        with open(os.path.join(ARGS.src, "deploy/local/install-deps.sh")) as f:
+            deps = set(re.findall(r"[a-z0-9][a-z0-9+.-]+", f.read()))
+        self.assertLessEqual(self.packages("build"), deps)
+
+    def test_dockerignore_keeps_build_trees_out(self):
+        with open(os.path.join(ARGS.src, ".dockerignore")) as f:
+            entries = {l.strip() for l in f if l.strip() and not l.startswith("#")}
+        for e in (".git", "build", "build-*", "**/node_modules"):
+            self.assertIn(e, entries)
+
+
+def main():
+    global ARGS
+    p = argparse.ArgumentParser()
+    p.add_argument("--src", required=True)
+    p.add_argument("--build", required=True)
+    p.add_argument("--smcryptd", required=True)
+    p.add_argument("--node_dir", required=True)
+    ARGS, rest = p.parse_known_args()
+    unittest.main(argv=[sys.argv[0], "-v", *rest])
+
+
+if __name__ == "__main__":
+    main()
