@@ -30,6 +30,8 @@ const Sm4Kernels* const kSm4Table[] = {
 #if defined(__x86_64__)
     &kSm4GfniAvx512,
     &kSm4GfniAvx2,
+    &kSm4VaesAvx512,
+    &kSm4AesniAvx2,
 #endif
     &kSm4Generic,
 };

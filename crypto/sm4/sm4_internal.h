@@ -94,6 +94,8 @@ void Sm4GenericCbcMacBlocks(const uint32_t rk[32], uint8_t y[16], const uint8_t*
 // declared by the file as `extern const Sm4Kernels kSm4<Name>;`.
 extern const Sm4Kernels kSm4GfniAvx512;
 extern const Sm4Kernels kSm4GfniAvx2;
+extern const Sm4Kernels kSm4VaesAvx512;
+extern const Sm4Kernels kSm4AesniAvx2;
 #endif
 
 // Sm4GenericTau applies the non-linear transform τ (§6.2.1: the S-box on each of the

@@ -1,0 +1,559 @@
+// sm4_aesni_avx2.cc — SM4 (GB/T 32907-2016 §6–§7) with AES-NI and AVX2: the x86-64
+// fallback for CPUs without GFNI (Haswell through Comet Lake, Zen 1–3).
+//
+// Instructions: AESENCLAST (xmm; a ymm register is split into its two halves),
+//   VPSHUFB nibble tables, VPSLLD/VPSRLD/VPOR, VPXOR, VPUNPCK*, VPMASKMOVD, VPCMPGTD.
+// CPU features: kCpuAesni, kCpuAvx and kCpuAvx2.
+// Technique: "S-box by AESENCLAST with pre/post affine maps" (the sm4ni construction,
+//   as libgcrypt's sm4-aesni-avx2): S(x) = A2·AES-S(A1·x ⊕ c1) ⊕ c2 with A1 = ψ·A and
+//   A2 = A·ψ⁻¹·Aff_AES⁻¹ (ψ as in sm4_gfni_avx512.cc); each affine map is two VPSHUFB
+//   lookups in constant 16-byte nibble tables, and a VPSHUFB by InvShiftRows before
+//   AESENCLAST (zero round key) cancels its ShiftRows.
+// Layout, interleaving (16 blocks in flight), CTR counter generation and the xmm
+//   serial path are those of sm4_gfni_avx2.cc.
+//
+// Constant time: yes. VPSHUFB indexes a register with data, not memory; the tables are
+//   constants. AESENCLAST has data-independent latency. Branches, loop counts, masks and
+//   addresses depend only on the public block count and buffer pointers.
+#if defined(__x86_64__)
+
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "crypto/sm4/sm4_internal.h"
+#include "smcrypt/cpu.h"
+#include "smcrypt/secure_zero.h"
+
+// GCC 12 warns that __m256i's alignment/aliasing attributes are dropped when it is a
+// template argument (harmless: values live in registers), and flags the intentionally
+// undefined pass-through operand inside its own AVX-512 headers.
+#pragma GCC diagnostic ignored "-Wignored-attributes"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#define SM4_TARGET __attribute__((target("avx,avx2,aes")))
+#define SM4_INLINE SM4_TARGET inline __attribute__((always_inline))
+
+namespace smcrypt {
+namespace {
+
+// Nibble tables of the affine maps around the AES S-box (SM4's S(x) = A2(AES-S(A1(x)))):
+// A1·x ⊕ c1 = kPreLo[x & 15] ⊕ kPreHi[x >> 4] (A1 = ψ·A, c1 = ψ(0xD3) = 0x3E), and
+// A2·y ⊕ c2 = kPostLo[y & 15] ⊕ kPostHi[y >> 4] (A2 = A·ψ⁻¹·Aff_AES⁻¹, folding AES's own
+// output affine map away). Checked against the standard's S-box through every back-end test.
+#define SM4_PRE_LO 0x3e, 0xb2, 0x0e, 0x82, 0xbb, 0x37, 0x8b, 0x07, 0xa1, 0x2d, 0x91, 0x1d, 0x24, 0xa8, 0x14, 0x98
+#define SM4_PRE_HI 0x00, 0xdc, 0x2e, 0xf2, 0xc5, 0x19, 0xeb, 0x37, 0x08, 0xd4, 0x26, 0xfa, 0xcd, 0x11, 0xe3, 0x3f
+#define SM4_POST_LO 0x6c, 0xd4, 0xa6, 0x1e, 0x52, 0xea, 0x98, 0x20, 0x0b, 0xb3, 0xc1, 0x79, 0x35, 0x8d, 0xff, 0x47
+#define SM4_POST_HI 0x00, 0xe0, 0x50, 0xb0, 0x9d, 0x7d, 0xcd, 0x2d, 0xc0, 0x20, 0x90, 0x70, 0x5d, 0xbd, 0x0d, 0xed
+// InvShiftRows, applied before AESENCLAST so that its ShiftRows leaves bytes in place.
+#define SM4_INV_SHIFT_ROWS 0, 13, 10, 7, 4, 1, 14, 11, 8, 5, 2, 15, 12, 9, 6, 3
+
+// --- One set of operations per register width (xmm: 4 lanes, ymm: 8 lanes) ---------
+// AVX2 has no three-input logic and no rotate: XOR3 is two VPXORs, a rotate by a
+// multiple of 8 is one VPSHUFB and any other rotate is two shifts and an OR. Masks are
+// vectors (all-ones lanes) for VPMASKMOVD.
+
+template <typename V>
+struct Ops;
+
+template <>
+struct Ops<__m256i> {
+  using V = __m256i;
+  using Mask = __m256i;
+  static constexpr int kLanes = 2;  // blocks per register before the transpose
+  static SM4_INLINE Mask MakeMask(int blocks) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(4 * blocks), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
+  static SM4_INLINE V Set1(uint32_t w) { return _mm256_set1_epi32(static_cast<int>(w)); }
+  static SM4_INLINE V Zero() { return _mm256_setzero_si256(); }
+  static SM4_INLINE V Xor(V a, V b) { return _mm256_xor_si256(a, b); }
+  static SM4_INLINE V Xor3(V a, V b, V c) { return Xor(Xor(a, b), c); }
+  template <int n>
+  static SM4_INLINE V Rol(V a) {
+    if constexpr (n == 8) {
+      return _mm256_shuffle_epi8(a, _mm256_broadcastsi128_si256(_mm_set_epi8(14, 13, 12, 15, 10, 9, 8, 11, 6, 5, 4, 7, 2, 1, 0, 3)));
+    } else if constexpr (n == 16) {
+      return _mm256_shuffle_epi8(a, _mm256_broadcastsi128_si256(_mm_set_epi8(13, 12, 15, 14, 9, 8, 11, 10, 5, 4, 7, 6, 1, 0, 3, 2)));
+    } else if constexpr (n == 24) {
+      return _mm256_shuffle_epi8(a, _mm256_broadcastsi128_si256(_mm_set_epi8(12, 15, 14, 13, 8, 11, 10, 9, 4, 7, 6, 5, 0, 3, 2, 1)));
+    } else {
+      return _mm256_or_si256(_mm256_slli_epi32(a, n), _mm256_srli_epi32(a, 32 - n));
+    }
+  }
+  static SM4_INLINE V Affine(V x, __m128i lo_t, __m128i hi_t) {
+    const V m = _mm256_set1_epi8(0x0f);
+    const V lo = _mm256_and_si256(x, m);
+    const V hi = _mm256_and_si256(_mm256_srli_epi16(x, 4), m);
+    return _mm256_xor_si256(_mm256_shuffle_epi8(_mm256_broadcastsi128_si256(lo_t), lo),
+                            _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(hi_t), hi));
+  }
+  static SM4_INLINE V Sbox(V x) {
+    x = Affine(x, _mm_setr_epi8(SM4_PRE_LO), _mm_setr_epi8(SM4_PRE_HI));
+    x = _mm256_shuffle_epi8(x, _mm256_broadcastsi128_si256(_mm_setr_epi8(SM4_INV_SHIFT_ROWS)));
+    // AESENCLAST is 128-bit only without VAES: one per half.
+    const __m128i z = _mm_setzero_si128();
+    const __m128i a = _mm_aesenclast_si128(_mm256_castsi256_si128(x), z);
+    const __m128i b = _mm_aesenclast_si128(_mm256_extracti128_si256(x, 1), z);
+    x = _mm256_inserti128_si256(_mm256_castsi128_si256(a), b, 1);
+    return Affine(x, _mm_setr_epi8(SM4_POST_LO), _mm_setr_epi8(SM4_POST_HI));
+  }
+
+  static SM4_INLINE V Bswap32(V a) {
+    const __m128i m = _mm_set_epi8(12, 13, 14, 15, 8, 9, 10, 11, 4, 5, 6, 7, 0, 1, 2, 3);
+    return _mm256_shuffle_epi8(a, _mm256_broadcastsi128_si256(m));
+  }
+  static SM4_INLINE V UnpackLo32(V a, V b) { return _mm256_unpacklo_epi32(a, b); }
+  static SM4_INLINE V UnpackHi32(V a, V b) { return _mm256_unpackhi_epi32(a, b); }
+  static SM4_INLINE V UnpackLo64(V a, V b) { return _mm256_unpacklo_epi64(a, b); }
+  static SM4_INLINE V UnpackHi64(V a, V b) { return _mm256_unpackhi_epi64(a, b); }
+  static SM4_INLINE V Load(const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  static SM4_INLINE void Store(uint8_t* p, V v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
+  static SM4_INLINE V MaskLoad(Mask k, const uint8_t* p) { return _mm256_maskload_epi32(reinterpret_cast<const int*>(p), k); }
+  static SM4_INLINE void MaskStore(uint8_t* p, Mask k, V v) { _mm256_maskstore_epi32(reinterpret_cast<int*>(p), k, v); }
+  static SM4_INLINE V Add32(V a, V b) { return _mm256_add_epi32(a, b); }
+  static SM4_INLINE Mask LtU32(V a, V b) {
+    const V s = Set1(0x80000000u);
+    return _mm256_cmpgt_epi32(Xor(b, s), Xor(a, s));
+  }
+  static SM4_INLINE Mask IsZeroAnd(Mask k, V a) { return _mm256_and_si256(k, _mm256_cmpeq_epi32(a, Zero())); }
+  static SM4_INLINE V MaskAdd1(V a, Mask k) { return _mm256_sub_epi32(a, k); }
+  // Lane e = 4k + m of a transposed register holds block 2m + k (k: 128-bit lane).
+  static SM4_INLINE V BlockIndex() { return _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7); }
+  // PrevBlocks: for the register holding blocks 0 and 1 at `p`, (first, block 0).
+  static SM4_INLINE V PrevBlocks(Mask, const uint8_t* p, __m128i first) {
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(first),
+                                   _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)), 1);
+  }
+};
+
+template <>
+struct Ops<__m128i> {
+  using V = __m128i;
+  using Mask = __m128i;
+  static constexpr int kLanes = 1;
+  static SM4_INLINE Mask MakeMask(int blocks) {
+    return _mm_cmpgt_epi32(_mm_set1_epi32(4 * blocks), _mm_setr_epi32(0, 1, 2, 3));
+  }
+  static SM4_INLINE V Set1(uint32_t w) { return _mm_set1_epi32(static_cast<int>(w)); }
+  static SM4_INLINE V Zero() { return _mm_setzero_si128(); }
+  static SM4_INLINE V Xor(V a, V b) { return _mm_xor_si128(a, b); }
+  static SM4_INLINE V Xor3(V a, V b, V c) { return Xor(Xor(a, b), c); }
+  template <int n>
+  static SM4_INLINE V Rol(V a) {
+    if constexpr (n == 8) {
+      return _mm_shuffle_epi8(a, _mm_set_epi8(14, 13, 12, 15, 10, 9, 8, 11, 6, 5, 4, 7, 2, 1, 0, 3));
+    } else if constexpr (n == 16) {
+      return _mm_shuffle_epi8(a, _mm_set_epi8(13, 12, 15, 14, 9, 8, 11, 10, 5, 4, 7, 6, 1, 0, 3, 2));
+    } else if constexpr (n == 24) {
+      return _mm_shuffle_epi8(a, _mm_set_epi8(12, 15, 14, 13, 8, 11, 10, 9, 4, 7, 6, 5, 0, 3, 2, 1));
+    } else {
+      return _mm_or_si128(_mm_slli_epi32(a, n), _mm_srli_epi32(a, 32 - n));
+    }
+  }
+  static SM4_INLINE V Affine(V x, __m128i lo_t, __m128i hi_t) {
+    const V m = _mm_set1_epi8(0x0f);
+    const V lo = _mm_and_si128(x, m);
+    const V hi = _mm_and_si128(_mm_srli_epi16(x, 4), m);
+    return _mm_xor_si128(_mm_shuffle_epi8(lo_t, lo), _mm_shuffle_epi8(hi_t, hi));
+  }
+  static SM4_INLINE V Sbox(V x) {
+    x = Affine(x, _mm_setr_epi8(SM4_PRE_LO), _mm_setr_epi8(SM4_PRE_HI));
+    x = _mm_shuffle_epi8(x, _mm_setr_epi8(SM4_INV_SHIFT_ROWS));
+    x = _mm_aesenclast_si128(x, _mm_setzero_si128());
+    return Affine(x, _mm_setr_epi8(SM4_POST_LO), _mm_setr_epi8(SM4_POST_HI));
+  }
+
+  static SM4_INLINE V Bswap32(V a) {
+    return _mm_shuffle_epi8(a, _mm_set_epi8(12, 13, 14, 15, 8, 9, 10, 11, 4, 5, 6, 7, 0, 1, 2, 3));
+  }
+  static SM4_INLINE V UnpackLo32(V a, V b) { return _mm_unpacklo_epi32(a, b); }
+  static SM4_INLINE V UnpackHi32(V a, V b) { return _mm_unpackhi_epi32(a, b); }
+  static SM4_INLINE V UnpackLo64(V a, V b) { return _mm_unpacklo_epi64(a, b); }
+  static SM4_INLINE V UnpackHi64(V a, V b) { return _mm_unpackhi_epi64(a, b); }
+  static SM4_INLINE V Load(const uint8_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
+  static SM4_INLINE void Store(uint8_t* p, V v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v); }
+  static SM4_INLINE V MaskLoad(Mask k, const uint8_t* p) { return _mm_maskload_epi32(reinterpret_cast<const int*>(p), k); }
+  static SM4_INLINE void MaskStore(uint8_t* p, Mask k, V v) { _mm_maskstore_epi32(reinterpret_cast<int*>(p), k, v); }
+  static SM4_INLINE V Add32(V a, V b) { return _mm_add_epi32(a, b); }
+  static SM4_INLINE Mask LtU32(V a, V b) {
+    const V s = Set1(0x80000000u);
+    return _mm_cmpgt_epi32(Xor(b, s), Xor(a, s));
+  }
+  static SM4_INLINE Mask IsZeroAnd(Mask k, V a) { return _mm_and_si128(k, _mm_cmpeq_epi32(a, Zero())); }
+  static SM4_INLINE V MaskAdd1(V a, Mask k) { return _mm_sub_epi32(a, k); }
+  static SM4_INLINE V BlockIndex() { return _mm_setr_epi32(0, 1, 2, 3); }
+  static SM4_INLINE V PrevBlocks(Mask, const uint8_t*, __m128i first) { return first; }
+};
+
+// --- The cipher on transposed registers ----------------------------------------------
+
+// Transpose4 is the 4×4 dword transpose inside each 128-bit lane; it is its own inverse.
+template <typename V>
+SM4_INLINE void Transpose4(V& a, V& b, V& c, V& d) {
+  using O = Ops<V>;
+  const V t0 = O::UnpackLo32(a, b);
+  const V t1 = O::UnpackHi32(a, b);
+  const V t2 = O::UnpackLo32(c, d);
+  const V t3 = O::UnpackHi32(c, d);
+  a = O::UnpackLo64(t0, t2);
+  b = O::UnpackHi64(t0, t2);
+  c = O::UnpackLo64(t1, t3);
+  d = O::UnpackHi64(t1, t3);
+}
+
+// Round sets X_a ← X_a ⊕ L(τ(X_b ⊕ X_c ⊕ X_d ⊕ rk)) in every group (§7.1).
+template <typename V, int G, int A, int B, int C, int D>
+SM4_INLINE void Round(V (&x)[G][4], V k) {
+  using O = Ops<V>;
+#pragma GCC unroll 4
+  for (int g = 0; g < G; ++g) {
+    const V t = O::Sbox(O::Xor(O::Xor3(x[g][B], x[g][C], x[g][D]), k));
+    const V y = O::Xor3(t, O::template Rol<2>(t), O::template Rol<10>(t));
+    const V z = O::Xor3(O::template Rol<18>(t), O::template Rol<24>(t), x[g][A]);
+    x[g][A] = O::Xor(y, z);
+  }
+}
+
+// Rounds runs the 32 rounds on G groups of transposed state and leaves the output words
+// (X35, X34, X33, X32) in x[g][0..3], still transposed.
+template <typename V, int G>
+SM4_INLINE void Rounds(V (&x)[G][4], const uint32_t rk[32]) {
+  using O = Ops<V>;
+#pragma GCC unroll 8
+  for (int r = 0; r < 32; r += 4) {
+    Round<V, G, 0, 1, 2, 3>(x, O::Set1(rk[r]));
+    Round<V, G, 1, 2, 3, 0>(x, O::Set1(rk[r + 1]));
+    Round<V, G, 2, 3, 0, 1>(x, O::Set1(rk[r + 2]));
+    Round<V, G, 3, 0, 1, 2>(x, O::Set1(rk[r + 3]));
+  }
+#pragma GCC unroll 4
+  for (int g = 0; g < G; ++g) {
+    V t = x[g][0];
+    x[g][0] = x[g][3];
+    x[g][3] = t;
+    t = x[g][1];
+    x[g][1] = x[g][2];
+    x[g][2] = t;
+  }
+}
+
+// GroupMask returns the load/store mask of register m when only `nb` blocks of the
+// group are present (nb is public).
+template <typename V>
+SM4_INLINE typename Ops<V>::Mask GroupMask(size_t nb, int m) {
+  constexpr int L = Ops<V>::kLanes;
+  const long have = static_cast<long>(nb) - static_cast<long>(L * m);
+  const int blocks = have <= 0 ? 0 : (have >= L ? L : static_cast<int>(have));
+  return Ops<V>::MakeMask(blocks);
+}
+
+// Loads G groups of blocks (full groups, or the first `nb` blocks of a single group when
+// kPartial) and transposes them.
+template <typename V, int G, bool kPartial>
+SM4_INLINE void LoadGroups(V (&x)[G][4], const uint8_t* in, size_t nb) {
+  using O = Ops<V>;
+  constexpr size_t kRegBytes = 16 * O::kLanes;
+#pragma GCC unroll 4
+  for (int g = 0; g < G; ++g) {
+#pragma GCC unroll 4
+    for (int m = 0; m < 4; ++m) {
+      const uint8_t* p = in + (4 * g + m) * kRegBytes;
+      x[g][m] = O::Bswap32(kPartial ? O::MaskLoad(GroupMask<V>(nb, m), p) : O::Load(p));
+    }
+    Transpose4(x[g][0], x[g][1], x[g][2], x[g][3]);
+  }
+}
+
+// Un-transposes the round output back into blocks (byte order restored).
+template <typename V, int G>
+SM4_INLINE void ToBlocks(V (&x)[G][4]) {
+  using O = Ops<V>;
+#pragma GCC unroll 4
+  for (int g = 0; g < G; ++g) {
+    Transpose4(x[g][0], x[g][1], x[g][2], x[g][3]);
+#pragma GCC unroll 4
+    for (int m = 0; m < 4; ++m) x[g][m] = O::Bswap32(x[g][m]);
+  }
+}
+
+template <typename V, int G, bool kPartial>
+SM4_INLINE void StoreGroups(V (&x)[G][4], uint8_t* out, size_t nb) {
+  using O = Ops<V>;
+  constexpr size_t kRegBytes = 16 * O::kLanes;
+#pragma GCC unroll 4
+  for (int g = 0; g < G; ++g) {
+#pragma GCC unroll 4
+    for (int m = 0; m < 4; ++m) {
+      uint8_t* p = out + (4 * g + m) * kRegBytes;
+      if (kPartial) {
+        O::MaskStore(p, GroupMask<V>(nb, m), x[g][m]);
+      } else {
+        O::Store(p, x[g][m]);
+      }
+    }
+  }
+}
+
+// XorInput XORs the input blocks into the (un-transposed) keystream.
+template <typename V, int G, bool kPartial>
+SM4_INLINE void XorInput(V (&x)[G][4], const uint8_t* in, size_t nb) {
+  using O = Ops<V>;
+  constexpr size_t kRegBytes = 16 * O::kLanes;
+#pragma GCC unroll 4
+  for (int g = 0; g < G; ++g) {
+#pragma GCC unroll 4
+    for (int m = 0; m < 4; ++m) {
+      const uint8_t* p = in + (4 * g + m) * kRegBytes;
+      x[g][m] = O::Xor(x[g][m], kPartial ? O::MaskLoad(GroupMask<V>(nb, m), p) : O::Load(p));
+    }
+  }
+}
+
+// --- ECB -----------------------------------------------------------------------------
+
+template <typename V, int G, bool kPartial>
+SM4_INLINE void EcbStep(const uint32_t rk[32], const uint8_t* in, uint8_t* out, size_t nb) {
+  V x[G][4];
+  LoadGroups<V, G, kPartial>(x, in, nb);
+  Rounds<V, G>(x, rk);
+  ToBlocks<V, G>(x);
+  StoreGroups<V, G, kPartial>(x, out, nb);
+}
+
+SM4_TARGET void EncryptBlocks(const uint32_t rk[32], const uint8_t* in, uint8_t* out,
+                              size_t num_blocks) {
+  while (num_blocks >= 16) {
+    EcbStep<__m256i, 2, false>(rk, in, out, 16);
+    in += 256;
+    out += 256;
+    num_blocks -= 16;
+  }
+  if (num_blocks >= 8) {
+    EcbStep<__m256i, 1, false>(rk, in, out, 8);
+    in += 128;
+    out += 128;
+    num_blocks -= 8;
+  }
+  if (num_blocks > 0) EcbStep<__m256i, 1, true>(rk, in, out, num_blocks);
+}
+
+// --- CTR -----------------------------------------------------------------------------
+
+// CounterWords holds a counter block as four big-endian words.
+struct CounterWords {
+  uint32_t w[4];
+};
+
+// CtrStep encrypts G groups of counter blocks base + 16·g + lane (kWide: carries run
+// through all 128 bits; otherwise only the last word counts, modulo 2^32) and XORs the
+// keystream into `in`.
+template <typename V, int G, bool kPartial, bool kWide>
+SM4_INLINE void CtrStep(const uint32_t rk[32], const CounterWords& base, const uint8_t* in,
+                        uint8_t* out, size_t nb) {
+  using O = Ops<V>;
+  constexpr uint32_t kGroupBlocks = 4 * O::kLanes;
+  V x[G][4];
+#pragma GCC unroll 4
+  for (int g = 0; g < G; ++g) {
+    const V add = O::Add32(O::BlockIndex(), O::Set1(kGroupBlocks * g));
+    const V w3 = O::Add32(O::Set1(base.w[3]), add);
+    x[g][0] = O::Set1(base.w[0]);
+    x[g][1] = O::Set1(base.w[1]);
+    x[g][2] = O::Set1(base.w[2]);
+    x[g][3] = w3;
+    if (kWide) {
+      // Carry out of word 3 iff the sum wrapped below the addend; then up the chain.
+      auto c = O::LtU32(w3, add);
+      x[g][2] = O::MaskAdd1(x[g][2], c);
+      c = O::IsZeroAnd(c, x[g][2]);
+      x[g][1] = O::MaskAdd1(x[g][1], c);
+      c = O::IsZeroAnd(c, x[g][1]);
+      x[g][0] = O::MaskAdd1(x[g][0], c);
+    }
+  }
+  Rounds<V, G>(x, rk);
+  ToBlocks<V, G>(x);
+  XorInput<V, G, kPartial>(x, in, nb);
+  StoreGroups<V, G, kPartial>(x, out, nb);
+}
+
+SM4_INLINE CounterWords LoadCounter(const uint8_t cb[16]) {
+  CounterWords c;
+  for (int i = 0; i < 4; ++i) {
+    c.w[i] = (uint32_t{cb[4 * i]} << 24) | (uint32_t{cb[4 * i + 1]} << 16) |
+             (uint32_t{cb[4 * i + 2]} << 8) | cb[4 * i + 3];
+  }
+  return c;
+}
+
+// Advance adds n to the counter (all 128 bits when kWide; the last word otherwise).
+template <bool kWide>
+SM4_INLINE void Advance(CounterWords& c, uint32_t n) {
+  if (!kWide) {
+    c.w[3] += n;
+    return;
+  }
+  unsigned __int128 v = (static_cast<unsigned __int128>(c.w[0]) << 96) |
+                        (static_cast<unsigned __int128>(c.w[1]) << 64) |
+                        (static_cast<unsigned __int128>(c.w[2]) << 32) | c.w[3];
+  v += n;  // ADD/ADC: no branch on the counter value
+  c.w[0] = static_cast<uint32_t>(v >> 96);
+  c.w[1] = static_cast<uint32_t>(v >> 64);
+  c.w[2] = static_cast<uint32_t>(v >> 32);
+  c.w[3] = static_cast<uint32_t>(v);
+}
+
+template <bool kWide>
+SM4_INLINE void CtrBlocks(const uint32_t rk[32], const uint8_t counter_block[16],
+                          const uint8_t* in, uint8_t* out, size_t num_blocks) {
+  CounterWords c = LoadCounter(counter_block);
+  while (num_blocks >= 16) {
+    CtrStep<__m256i, 2, false, kWide>(rk, c, in, out, 16);
+    Advance<kWide>(c, 16);
+    in += 256;
+    out += 256;
+    num_blocks -= 16;
+  }
+  if (num_blocks >= 8) {
+    CtrStep<__m256i, 1, false, kWide>(rk, c, in, out, 8);
+    Advance<kWide>(c, 8);
+    in += 128;
+    out += 128;
+    num_blocks -= 8;
+  }
+  if (num_blocks > 0) CtrStep<__m256i, 1, true, kWide>(rk, c, in, out, num_blocks);
+  SecureZero(&c, sizeof(c));
+}
+
+SM4_TARGET void Ctr32EncryptBlocks(const uint32_t rk[32], const uint8_t counter_block[16],
+                                   const uint8_t* in, uint8_t* out, size_t num_blocks) {
+  CtrBlocks<false>(rk, counter_block, in, out, num_blocks);
+}
+
+SM4_TARGET void Ctr128EncryptBlocks(const uint32_t rk[32], const uint8_t counter_block[16],
+                                    const uint8_t* in, uint8_t* out, size_t num_blocks) {
+  CtrBlocks<true>(rk, counter_block, in, out, num_blocks);
+}
+
+// --- CBC decryption ------------------------------------------------------------------
+
+// CbcDecStep decrypts G groups and XORs each block with the ciphertext block before it:
+// read from `in` (not yet overwritten, even in place, because every store of this step
+// comes after these loads) except for the first, which is `*prev`. Then *prev becomes
+// the last ciphertext block of the step.
+template <typename V, int G, bool kPartial>
+SM4_INLINE void CbcDecStep(const uint32_t rk[32], __m128i* prev, const uint8_t* in,
+                           uint8_t* out, size_t nb) {
+  using O = Ops<V>;
+  constexpr size_t kRegBytes = 16 * O::kLanes;
+  V x[G][4];
+  LoadGroups<V, G, kPartial>(x, in, nb);
+  Rounds<V, G>(x, rk);
+  ToBlocks<V, G>(x);
+  const __m128i next = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 16 * (nb - 1)));
+#pragma GCC unroll 4
+  for (int g = 0; g < G; ++g) {
+#pragma GCC unroll 4
+    for (int m = 0; m < 4; ++m) {
+      const uint8_t* p = in + (4 * g + m) * kRegBytes;
+      const auto k = kPartial ? GroupMask<V>(nb, m) : O::MakeMask(O::kLanes);
+      V c;
+      if (g == 0 && m == 0) {
+        c = O::PrevBlocks(k, p, *prev);
+      } else {
+        c = kPartial ? O::MaskLoad(k, p - 16) : O::Load(p - 16);
+      }
+      x[g][m] = O::Xor(x[g][m], c);
+    }
+  }
+  StoreGroups<V, G, kPartial>(x, out, nb);
+  *prev = next;
+}
+
+SM4_TARGET void CbcDecryptBlocks(const uint32_t rk[32], uint8_t iv[16], const uint8_t* in,
+                                 uint8_t* out, size_t num_blocks) {
+  __m128i prev = _mm_loadu_si128(reinterpret_cast<const __m128i*>(iv));
+  while (num_blocks >= 16) {
+    CbcDecStep<__m256i, 2, false>(rk, &prev, in, out, 16);
+    in += 256;
+    out += 256;
+    num_blocks -= 16;
+  }
+  if (num_blocks >= 8) {
+    CbcDecStep<__m256i, 1, false>(rk, &prev, in, out, 8);
+    in += 128;
+    out += 128;
+    num_blocks -= 8;
+  }
+  if (num_blocks > 0) CbcDecStep<__m256i, 1, true>(rk, &prev, in, out, num_blocks);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(iv), prev);
+}
+
+// --- Serial modes: one block at a time on xmm ----------------------------------------
+
+// EncryptOne runs the 32 rounds on one block held in an xmm register (bytes in memory
+// order). The round keys come broadcast from `rkb`, which the caller fills once.
+SM4_INLINE __m128i EncryptOne(const __m128i rkb[32], __m128i block) {
+  using O = Ops<__m128i>;
+  block = O::Bswap32(block);
+  __m128i x[1][4] = {{block, _mm_srli_si128(block, 4), _mm_srli_si128(block, 8),
+                      _mm_srli_si128(block, 12)}};
+#pragma GCC unroll 8
+  for (int r = 0; r < 32; r += 4) {
+    Round<__m128i, 1, 0, 1, 2, 3>(x, rkb[r]);
+    Round<__m128i, 1, 1, 2, 3, 0>(x, rkb[r + 1]);
+    Round<__m128i, 1, 2, 3, 0, 1>(x, rkb[r + 2]);
+    Round<__m128i, 1, 3, 0, 1, 2>(x, rkb[r + 3]);
+  }
+  // (X35, X34, X33, X32) from lane 0 of each register.
+  const __m128i hi = _mm_unpacklo_epi32(x[0][3], x[0][2]);
+  const __m128i lo = _mm_unpacklo_epi32(x[0][1], x[0][0]);
+  return O::Bswap32(_mm_unpacklo_epi64(hi, lo));
+}
+
+SM4_TARGET void CbcEncryptBlocks(const uint32_t rk[32], uint8_t iv[16], const uint8_t* in,
+                                 uint8_t* out, size_t num_blocks) {
+  __m128i rkb[32];
+  for (int r = 0; r < 32; ++r) rkb[r] = _mm_set1_epi32(static_cast<int>(rk[r]));
+  __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(iv));
+  for (size_t i = 0; i < num_blocks; ++i) {
+    const __m128i p = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 16 * i));
+    c = EncryptOne(rkb, _mm_xor_si128(p, c));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16 * i), c);
+  }
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(iv), c);
+  SecureZero(rkb, sizeof(rkb));
+}
+
+SM4_TARGET void CbcMacBlocks(const uint32_t rk[32], uint8_t y[16], const uint8_t* in,
+                             size_t num_blocks) {
+  __m128i rkb[32];
+  for (int r = 0; r < 32; ++r) rkb[r] = _mm_set1_epi32(static_cast<int>(rk[r]));
+  __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(y));
+  for (size_t i = 0; i < num_blocks; ++i) {
+    const __m128i p = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 16 * i));
+    c = EncryptOne(rkb, _mm_xor_si128(p, c));
+  }
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(y), c);
+  SecureZero(rkb, sizeof(rkb));
+}
+
+}  // namespace
+
+extern const Sm4Kernels kSm4AesniAvx2 = {
+    /*name=*/"aesni_avx2",
+    /*required_features=*/kCpuAesni | kCpuAvx | kCpuAvx2,
+    /*parallel_blocks=*/16,
+    /*encrypt_blocks=*/EncryptBlocks,
+    /*ctr32_encrypt_blocks=*/Ctr32EncryptBlocks,
+    /*ctr128_encrypt_blocks=*/Ctr128EncryptBlocks,
+    /*cbc_decrypt_blocks=*/CbcDecryptBlocks,
+    /*cbc_encrypt_blocks=*/CbcEncryptBlocks,
+    /*cbc_mac_blocks=*/CbcMacBlocks,
+};
+
+}  // namespace smcrypt
+
+#endif  // defined(__x86_64__)
