@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# run_python_client.sh SMCRYPTD PROTO_DIR SRC_DIR WORK_DIR — the Python client interop test.
+# run_python_client.sh SMCRYPTD PROTO_DIR SRC_DIR WORK_DIR [EXAMPLE] — the Python client
+# interop test, then (if given) the client example EXAMPLE against the same server.
 #
 # Generates Python stubs from PROTO_DIR (smcrypt/v1/crypto.proto and grpc/health/v1/health.proto)
 # with `protoc` and `grpc_python_plugin` (Debian protobuf-compiler-grpc) into WORK_DIR/gen,
 # starts a real smcryptd (smcryptd_launch.sh) and runs SRC_DIR/interop_test.py with Debian's
 # /usr/bin/python3, whose python3-grpcio and python3-cryptography are the independent checks.
 #
-# Exit 77 (ctest SKIP_RETURN_CODE) when /usr/bin/python3 is absent. A python3 without
-# grpcio/cryptography, or a missing protoc/plugin, is a failure with the package to install
-# (deploy/local/install-deps.sh installs them), never a skip.
+# SMCRYPT_PYTHON overrides the interpreter (default /usr/bin/python3: a pyenv or venv python3
+# on PATH lacks the Debian modules). Exit 77 (ctest SKIP_RETURN_CODE) when that interpreter is
+# absent. One without grpcio/protobuf/cryptography, or a missing protoc/plugin, is a failure
+# naming the package to install (deploy/local/install-deps.sh installs them), never a skip.
 set -euo pipefail
-smcryptd=$1 proto=$2 src=$3 work=$4
-python=/usr/bin/python3
+smcryptd=$1 proto=$2 src=$3 work=$4 example=${5:-}
+python=${SMCRYPT_PYTHON:-/usr/bin/python3}
 
 if [[ ! -x "$python" ]]; then
   echo "SKIP: $python not found; the Python client interop test needs Debian's python3 with" \
@@ -45,4 +47,9 @@ protoc -I "$proto/third_party/grpc/health/v1" --python_out="$work/gen" \
 source "$(dirname "$0")/smcryptd_launch.sh"
 start_smcryptd "$smcryptd" "$work"
 
-PYTHONPATH="$work/gen" PYTHONDONTWRITEBYTECODE=1 "$python" "$src/interop_test.py" -v
+export PYTHONPATH="$work/gen" PYTHONDONTWRITEBYTECODE=1
+"$python" "$src/interop_test.py" -v
+if [[ -n "$example" ]]; then
+  echo "== $example"
+  "$python" "$example" "$SMCRYPT_TARGET"
+fi
