@@ -56,6 +56,7 @@ const randInt = (lo, hi) => lo + (rand(4).readUInt32BE(0) % (hi - lo + 1));  // 
 // ---- Checks -------------------------------------------------------------------------------------
 let checks = 0;
 let failures = 0;
+let tZeroSeen = 0;  // sm-crypto SM2 ciphertexts with an all-zero KDF output (see sm2EncryptionChecks)
 function check(ok, what) {
   checks++;
   if (!ok) {
@@ -163,10 +164,12 @@ async function main() {
   await sm4Checks();
   await sm2SignatureChecks();
   await sm2EncryptionChecks();
+  await sm2TZeroCheck();
   await hpkeChecks();
 
   client.close();
   health.close();
+  if (tZeroSeen > 0) console.log(`note: ${tZeroSeen} sm-crypto SM2 ciphertext(s) with t = 0 drawn again`);
   console.log(`${checks - failures}/${checks} checks passed`);
   if (failures > 0 || checks === 0) process.exit(1);
 }
@@ -324,11 +327,27 @@ async function sm2EncryptionChecks() {
     const wrongMode = sm2.doDecrypt(hex(c132.subarray(1)), kp.privateKey, 0, { output: "array" });
     check(wrongMode.length === 0, `${what}: sm-crypto cipherMode 0 rejects C1C3C2`);
 
-    // sm-crypto encrypts; smcryptd decrypts once the 04 byte is put back.
-    const t1 = Buffer.concat([Buffer.from([4]), unhex(sm2.doEncrypt(pt, kp.publicKey, 1))]);
+    // sm-crypto encrypts; smcryptd decrypts once the 04 byte is put back. sm-crypto does not
+    // re-draw k when the KDF output t is all zero (GB/T 32918.4 §6.1 A5), so for a 1-byte
+    // message 1 ciphertext in 256 has C2 = M; smcryptd rejects those (§7.1 B4) with
+    // "decryption failed". sm2Encrypt draws again in that case, as a conforming encryptor does.
+    const sm2Encrypt = async (mode) => {
+      for (;;) {
+        const ct = Buffer.concat([Buffer.from([4]), unhex(sm2.doEncrypt(pt, kp.publicKey, mode))]);
+        const c2 = mode === 1 ? ct.subarray(97) : ct.subarray(65, 65 + n);
+        if (!c2.equals(pt)) return ct;
+        tZeroSeen++;
+        const err = await rpcError("PublicKeyDecrypt", {
+          algorithm: "SM2", key: inline(d), ciphertext: ct,
+          sm2_format: mode === 1 ? "SM2_CIPHERTEXT_FORMAT_C1C3C2" : "SM2_CIPHERTEXT_FORMAT_C1C2C3" });
+        check(err?.details === "decryption failed",
+              `${what}: smcryptd rejects sm-crypto's ciphertext with t = 0 (got ${err?.details})`);
+      }
+    };
+    const t1 = await sm2Encrypt(1);
     const b1 = await rpc("PublicKeyDecrypt", { algorithm: "SM2", key: inline(d), ciphertext: t1 });
     check(b1.plaintext.equals(pt), `${what}: smcryptd decrypts sm-crypto's cipherMode 1 (C1C3C2)`);
-    const t0 = Buffer.concat([Buffer.from([4]), unhex(sm2.doEncrypt(pt, kp.publicKey, 0))]);
+    const t0 = await sm2Encrypt(0);
     const b0 = await rpc("PublicKeyDecrypt", { algorithm: "SM2", key: inline(d), ciphertext: t0,
                                                sm2_format: "SM2_CIPHERTEXT_FORMAT_C1C2C3" });
     check(b0.plaintext.equals(pt), `${what}: smcryptd decrypts sm-crypto's cipherMode 0 (C1C2C3)`);
@@ -348,6 +367,25 @@ async function sm2EncryptionChecks() {
     check(swapped?.code === grpc.status.INVALID_ARGUMENT && swapped.details === "decryption failed",
           `${what}: C1C3C2 read as C1C2C3 fails with "decryption failed" (got ${swapped?.details})`);
   }
+}
+
+// A C1C2C3 ciphertext sm-crypto 0.5.8 produced for the 1-byte message 63 whose KDF output t is
+// 00, so C2 = M (a conforming encryptor draws another k, GB/T 32918.4 §6.1 A5). sm-crypto
+// decrypts it; smcryptd refuses it (§7.1 B4: t all zero is an error).
+const T_ZERO = {
+  d: "925594e3e1f31508d3809ae2bb09ed0fa64dbdff0db57efe5fc735b3b24cb727",
+  ct: "04694be9b04db99e71985a3e5fee88a29428d26fc361b53731466cd911763024b6a012c263bc9abb238f402100ff" +
+      "38c7640d9dd6f80e0224d6847ed35759abead763214e3ff4758d45bb582764a3e1ad5628bd090a2aacb6f6a0f1376d9" +
+      "db8ca232b",
+};
+async function sm2TZeroCheck() {
+  const own = Buffer.from(sm2.doDecrypt(T_ZERO.ct.slice(2), T_ZERO.d, 0, { output: "array" }));
+  check(own.equals(unhex("63")), "SM2 t = 0: sm-crypto decrypts its own ciphertext to 63");
+  const err = await rpcError("PublicKeyDecrypt", { algorithm: "SM2", key: inline(unhex(T_ZERO.d)),
+                                                   ciphertext: unhex(T_ZERO.ct),
+                                                   sm2_format: "SM2_CIPHERTEXT_FORMAT_C1C2C3" });
+  check(err?.code === grpc.status.INVALID_ARGUMENT && err.details === "decryption failed",
+        `SM2 t = 0: smcryptd rejects it with "decryption failed" (got ${err?.details})`);
 }
 
 // ---- HPKE-P256-SHA256-AES128GCM with @hpke/core --------------------------------------------------
