@@ -38,18 +38,18 @@ namespace {
 // words, OF chain for the high words. No carry leaves T4 (the partial product of
 // i + 1 rows is below 2^(64(i+5))).
 #define SM2_MUL_ROW(OFF, T0, T1, T2, T3, T4) \
-  "movq " OFF "(%[b]), %%rdx\n\t"            \
+  "movq " OFF "+%[b], %%rdx\n\t"            \
   "xorl %%" T4 "d, %%" T4 "d\n\t"                \
-  "mulxq 0(%[a]), %%rax, %%rbx\n\t"          \
+  "mulxq 0+%[a], %%rax, %%rbx\n\t"          \
   "adcxq %%rax, %%" T0 "\n\t"                \
   "adoxq %%rbx, %%" T1 "\n\t"                \
-  "mulxq 8(%[a]), %%rax, %%rbx\n\t"          \
+  "mulxq 8+%[a], %%rax, %%rbx\n\t"          \
   "adcxq %%rax, %%" T1 "\n\t"                \
   "adoxq %%rbx, %%" T2 "\n\t"                \
-  "mulxq 16(%[a]), %%rax, %%rbx\n\t"         \
+  "mulxq 16+%[a], %%rax, %%rbx\n\t"         \
   "adcxq %%rax, %%" T2 "\n\t"                \
   "adoxq %%rbx, %%" T3 "\n\t"                \
-  "mulxq 24(%[a]), %%rax, %%rbx\n\t"         \
+  "mulxq 24+%[a], %%rax, %%rbx\n\t"         \
   "adcxq %%rax, %%" T3 "\n\t"                \
   "adoxq %%rbx, %%" T4 "\n\t"                \
   "movl $0, %%eax\n\t"                       \
@@ -99,53 +99,53 @@ namespace {
   "cmovncq %%r13, %%r9\n\t"                                     \
   "cmovncq %%r14, %%r10\n\t"                                    \
   "cmovncq %%r15, %%r11\n\t"                                    \
-  "movq %%r8, 0(%[r])\n\t"                                      \
-  "movq %%r9, 8(%[r])\n\t"                                      \
-  "movq %%r10, 16(%[r])\n\t"                                    \
-  "movq %%r11, 24(%[r])\n\t"
+  "movq %%r8, 0+%[r]\n\t"                                      \
+  "movq %%r9, 8+%[r]\n\t"                                      \
+  "movq %%r10, 16+%[r]\n\t"                                    \
+  "movq %%r11, 24+%[r]\n\t"
 
 SM2_ATTR inline void FMul(uint64_t r[4], const uint64_t a[4], const uint64_t b[4]) {
-  __asm__ volatile(
+  __asm__(
       // Row 0: r8..r12 = a·b[0].
-      "movq 0(%[b]), %%rdx\n\t"
-      "mulxq 0(%[a]), %%r8, %%r9\n\t"
-      "mulxq 8(%[a]), %%rax, %%r10\n\t"
+      "movq 0+%[b], %%rdx\n\t"
+      "mulxq 0+%[a], %%r8, %%r9\n\t"
+      "mulxq 8+%[a], %%rax, %%r10\n\t"
       "addq %%rax, %%r9\n\t"
-      "mulxq 16(%[a]), %%rax, %%r11\n\t"
+      "mulxq 16+%[a], %%rax, %%r11\n\t"
       "adcq %%rax, %%r10\n\t"
-      "mulxq 24(%[a]), %%rax, %%r12\n\t"
+      "mulxq 24+%[a], %%rax, %%r12\n\t"
       "adcq %%rax, %%r11\n\t"
       "adcq $0, %%r12\n\t"
       SM2_MUL_ROW("8", "r9", "r10", "r11", "r12", "r13")
       SM2_MUL_ROW("16", "r10", "r11", "r12", "r13", "r14")
       SM2_MUL_ROW("24", "r11", "r12", "r13", "r14", "r15")
       SM2_REDUCE_AND_STORE
-      :
-      : [r] "r"(r), [a] "r"(a), [b] "r"(b)
-      : "rax", "rbx", "rdx", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "cc",
-        "memory");
+      : [r] "=m"(*reinterpret_cast<uint64_t(*)[4]>(r))
+      : [a] "m"(*reinterpret_cast<const uint64_t(*)[4]>(a)),
+        [b] "m"(*reinterpret_cast<const uint64_t(*)[4]>(b))
+      : "rax", "rbx", "rdx", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "cc");
 }
 
 SM2_ATTR inline void FSqr(uint64_t r[4], const uint64_t a[4]) {
-  __asm__ volatile(
+  __asm__(
       // Off-diagonal products a_i·a_j (i < j) into r9..r14.
-      "movq 0(%[a]), %%rdx\n\t"
-      "mulxq 8(%[a]), %%r9, %%r10\n\t"
-      "mulxq 16(%[a]), %%rax, %%r11\n\t"
+      "movq 0+%[a], %%rdx\n\t"
+      "mulxq 8+%[a], %%r9, %%r10\n\t"
+      "mulxq 16+%[a], %%rax, %%r11\n\t"
       "addq %%rax, %%r10\n\t"
-      "mulxq 24(%[a]), %%rax, %%r12\n\t"
+      "mulxq 24+%[a], %%rax, %%r12\n\t"
       "adcq %%rax, %%r11\n\t"
       "adcq $0, %%r12\n\t"
-      "movq 8(%[a]), %%rdx\n\t"
-      "mulxq 16(%[a]), %%rax, %%rbx\n\t"
-      "mulxq 24(%[a]), %%r8, %%r13\n\t"
+      "movq 8+%[a], %%rdx\n\t"
+      "mulxq 16+%[a], %%rax, %%rbx\n\t"
+      "mulxq 24+%[a], %%r8, %%r13\n\t"
       "addq %%rax, %%r11\n\t"
       "adcq %%rbx, %%r12\n\t"
       "adcq $0, %%r13\n\t"
       "addq %%r8, %%r12\n\t"
       "adcq $0, %%r13\n\t"
-      "movq 16(%[a]), %%rdx\n\t"
-      "mulxq 24(%[a]), %%rax, %%r14\n\t"
+      "movq 16+%[a], %%rdx\n\t"
+      "mulxq 24+%[a], %%rax, %%r14\n\t"
       "addq %%rax, %%r13\n\t"
       "adcq $0, %%r14\n\t"
       // Double them (r15 takes the carry).
@@ -158,26 +158,25 @@ SM2_ATTR inline void FSqr(uint64_t r[4], const uint64_t a[4]) {
       "adcq %%r14, %%r14\n\t"
       "adcq $0, %%r15\n\t"
       // Add the squares a_i² at limb 2i (MULX and MOV leave the flags alone).
-      "movq 0(%[a]), %%rdx\n\t"
+      "movq 0+%[a], %%rdx\n\t"
       "mulxq %%rdx, %%r8, %%rax\n\t"
-      "movq 8(%[a]), %%rdx\n\t"
+      "movq 8+%[a], %%rdx\n\t"
       "mulxq %%rdx, %%rbx, %%rdx\n\t"
       "addq %%rax, %%r9\n\t"
       "adcq %%rbx, %%r10\n\t"
       "adcq %%rdx, %%r11\n\t"
-      "movq 16(%[a]), %%rdx\n\t"
+      "movq 16+%[a], %%rdx\n\t"
       "mulxq %%rdx, %%rax, %%rbx\n\t"
       "adcq %%rax, %%r12\n\t"
       "adcq %%rbx, %%r13\n\t"
-      "movq 24(%[a]), %%rdx\n\t"
+      "movq 24+%[a], %%rdx\n\t"
       "mulxq %%rdx, %%rax, %%rbx\n\t"
       "adcq %%rax, %%r14\n\t"
       "adcq %%rbx, %%r15\n\t"
       SM2_REDUCE_AND_STORE
-      :
-      : [r] "r"(r), [a] "r"(a)
-      : "rax", "rbx", "rdx", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "cc",
-        "memory");
+      : [r] "=m"(*reinterpret_cast<uint64_t(*)[4]>(r))
+      : [a] "m"(*reinterpret_cast<const uint64_t(*)[4]>(a))
+      : "rax", "rbx", "rdx", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "cc");
 }
 
 constexpr uint64_t kP1 = 0xFFFFFFFF00000000ull;
