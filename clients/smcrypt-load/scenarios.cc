@@ -359,6 +359,8 @@ absl::StatusOr<ScenarioReport> Concurrency(const Config& config, Context& ctx,
     max_client = std::max(max_client, static_cast<double>(mc));
     max_server = std::max(max_server, ms);
   }
+  t.note = "in flight (server): smcrypt_inflight_requests sampled about once a second, the calls "
+           "smcryptd has started and not finished; the others wait in the HTTP/2 connections";
   rep.summary.push_back({"errors", total_errors});
   rep.summary.push_back({"max_inflight_client", max_client});
   rep.summary.push_back({"max_inflight_server", max_server});
