@@ -312,39 +312,87 @@ absl::StatusOr<std::unique_ptr<HmacSm3>> HmacSm3::New(absl::string_view key) {
     return absl::InvalidArgumentError(
         "HMAC-SM3 key: expected at least 1 byte, got 0");
   }
+  const Sm3Kernels& k = Sm3ActiveKernels();
   // RFC 2104 §2: K0 is the key hashed if longer than B = 64 bytes, then zero-padded to B.
   uint8_t k0[kSm3BlockSize] = {};
   if (key.size() > kSm3BlockSize) {
-    Sm3DigestWithKernel(Sm3ActiveKernels(), key, k0);
+    Sm3DigestWithKernel(k, key, k0);
   } else {
     std::memcpy(k0, key.data(), key.size());
   }
   uint8_t pad[kSm3BlockSize];
   std::unique_ptr<HmacSm3> mac(new HmacSm3());
   for (size_t i = 0; i < kSm3BlockSize; ++i) pad[i] = k0[i] ^ 0x36;  // ipad
-  mac->inner_.Update(pad, kSm3BlockSize);
+  std::memcpy(mac->inner_, kSm3Iv, sizeof(kSm3Iv));
+  k.compress_blocks(mac->inner_, pad, 1);
   for (size_t i = 0; i < kSm3BlockSize; ++i) pad[i] = k0[i] ^ 0x5c;  // opad
-  mac->outer_.Update(pad, kSm3BlockSize);
+  std::memcpy(mac->outer_, kSm3Iv, sizeof(kSm3Iv));
+  k.compress_blocks(mac->outer_, pad, 1);
   SecureZero(k0, sizeof(k0));
   SecureZero(pad, sizeof(pad));
   return mac;
 }
 
-// inner_ and outer_ wipe their midstates in Sm3's destructor.
-HmacSm3::~HmacSm3() = default;
+HmacSm3::~HmacSm3() {
+  SecureZero(inner_, sizeof(inner_));
+  SecureZero(outer_, sizeof(outer_));
+}
+
+void HmacSm3::ComputeMacTo(absl::string_view data, uint8_t out[kSm3DigestSize]) const {
+  const Sm3Kernels& k = Sm3ActiveKernels();
+  // Inner hash: from the ipad midstate, over data, padded for 64 + |data| bytes.
+  uint32_t state[8];
+  std::memcpy(state, inner_, sizeof(state));
+  const uint8_t* p = BytePtr(data.data());
+  const size_t num_blocks = data.size() / kSm3BlockSize;
+  k.compress_blocks(state, p, num_blocks);
+  const size_t done = num_blocks * kSm3BlockSize;
+  uint8_t inner_digest[kSm3DigestSize];
+  PadAndFinish(k, state, p + done, data.size() - done, kSm3BlockSize + data.size(),
+               inner_digest);
+  // Outer hash: from the opad midstate over the 32-byte inner digest (one block).
+  std::memcpy(state, outer_, sizeof(state));
+  PadAndFinish(k, state, inner_digest, kSm3DigestSize, kSm3BlockSize + kSm3DigestSize, out);
+  SecureZero(state, sizeof(state));
+  SecureZero(inner_digest, sizeof(inner_digest));
+}
 
 absl::StatusOr<std::string> HmacSm3::ComputeMac(absl::string_view data) const {
-  Sm3 inner = inner_;
-  inner.Update(data);
-  uint8_t inner_digest[kSm3DigestSize];
-  inner.FinishTo(inner_digest);
-  Sm3 outer = outer_;
-  outer.Update(inner_digest, kSm3DigestSize);
   std::string mac(kSm3DigestSize, '\0');
-  outer.FinishTo(BytePtr(mac.data()));
-  SecureZero(inner_digest, sizeof(inner_digest));
+  ComputeMacTo(data, BytePtr(mac.data()));
   return mac;
 }
+
+namespace internal {
+
+void HmacSm3Batch(const HmacSm3* const* keys, const absl::string_view* messages,
+                  size_t num_messages, uint8_t* out) {
+  constexpr size_t kChunk = 64;
+  Sm3Job jobs[kChunk];
+  alignas(64) uint8_t inner[kChunk * kSm3DigestSize];
+  for (size_t first = 0; first < num_messages; first += kChunk) {
+    const size_t n = std::min(kChunk, num_messages - first);
+    for (size_t i = 0; i < n; ++i) {  // inner hashes, in lanes
+      std::memcpy(jobs[i].state, keys[first + i]->inner_, sizeof(jobs[i].state));
+      jobs[i].data = BytePtr(messages[first + i].data());
+      jobs[i].len = messages[first + i].size();
+      jobs[i].prefix_len = kSm3BlockSize;
+      jobs[i].out = inner + kSm3DigestSize * i;
+    }
+    Sm3HashJobs(jobs, n);
+    for (size_t i = 0; i < n; ++i) {  // outer hashes, in lanes
+      std::memcpy(jobs[i].state, keys[first + i]->outer_, sizeof(jobs[i].state));
+      jobs[i].data = inner + kSm3DigestSize * i;
+      jobs[i].len = kSm3DigestSize;
+      jobs[i].out = out + kSm3DigestSize * (first + i);
+    }
+    Sm3HashJobs(jobs, n);
+  }
+  for (Sm3Job& j : jobs) SecureZero(j.state, sizeof(j.state));
+  SecureZero(inner, sizeof(inner));
+}
+
+}  // namespace internal
 
 absl::Status HmacSm3::VerifyMac(absl::string_view mac, absl::string_view data) const {
   if (mac.size() != kSm3DigestSize) {
@@ -352,10 +400,10 @@ absl::Status HmacSm3::VerifyMac(absl::string_view mac, absl::string_view data) c
         "MAC verification failed: expected a %d-byte MAC, got %d bytes", kSm3DigestSize,
         mac.size()));
   }
-  absl::StatusOr<std::string> expected = ComputeMac(data);
-  if (!expected.ok()) return expected.status();
-  const bool equal = CtMemEq(expected->data(), mac.data(), kSm3DigestSize);
-  SecureZero(expected->data(), expected->size());
+  uint8_t expected[kSm3DigestSize];
+  ComputeMacTo(data, expected);
+  const bool equal = CtMemEq(expected, mac.data(), kSm3DigestSize);
+  SecureZero(expected, sizeof(expected));
   if (!equal) return absl::InvalidArgumentError("MAC verification failed");
   return absl::OkStatus();
 }

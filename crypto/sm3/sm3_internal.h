@@ -13,6 +13,7 @@
 
 #include "absl/strings/string_view.h"
 #include "smcrypt/cpu.h"
+#include "smcrypt/sm3.h"
 
 namespace smcrypt {
 
@@ -135,6 +136,13 @@ using Sm3CompressLanesFn = void (*)(uint32_t* st, const uint8_t* const* ptrs, si
 // vector. Branches depend only on lengths; the padding blocks are wiped.
 void Sm3RunLanes(size_t lanes, Sm3CompressLanesFn compress_lanes, const Sm3Job* jobs,
                  size_t num_jobs);
+
+// internal::HmacSm3Batch (declared in smcrypt/sm3.h, a friend of HmacSm3) computes
+// HMAC-SM3 of messages[i] under *keys[i] into out[32*i .. 32*i+31] for every i: the
+// inner hashes of all messages run in the lanes of the active multi-buffer back end
+// (from each key's cached ipad midstate), then all outer hashes (from the opad
+// midstates). Keys may repeat. `out` must not overlap the messages. Equal to
+// keys[i]->ComputeMac(messages[i]). Constant time in keys and message contents.
 
 // Sm3Kdf is the key derivation function of GB/T 32918.4-2016 §5.4.3 (the same KDF as
 // GB/T 32918.3 §5.4.3): t = Hv_1 ‖ Hv_2 ‖ … truncated to `out_len` bytes, with

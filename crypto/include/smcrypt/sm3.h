@@ -56,7 +56,15 @@ void Sm3Batch(absl::Span<const absl::string_view> messages, uint8_t* out);
 
 // HmacSm3 is HMAC (RFC 2104) over SM3: a 32-byte MAC. Keys of any length (longer than
 // 64 bytes are hashed first, as RFC 2104 §2 says). The key's inner and outer midstates
-// are computed once at construction and the key is wiped. Constant-time VerifyMac.
+// are computed once at construction and the key is wiped, so each MAC skips the two
+// key-block compressions. Constant-time VerifyMac.
+class HmacSm3;
+namespace internal {
+// Defined in crypto/sm3/sm3.cc; declared for callers in crypto/sm3/sm3_internal.h.
+void HmacSm3Batch(const HmacSm3* const* keys, const absl::string_view* messages,
+                  size_t num_messages, uint8_t* out);
+}  // namespace internal
+
 class HmacSm3 final : public Mac {
  public:
   // New fails with InvalidArgument for an empty key.
@@ -67,9 +75,12 @@ class HmacSm3 final : public Mac {
   size_t mac_size() const override { return kSm3DigestSize; }
 
  private:
+  friend void internal::HmacSm3Batch(const HmacSm3* const*, const absl::string_view*, size_t,
+                                     uint8_t*);
   HmacSm3() = default;
-  Sm3 inner_;  // state after absorbing key ⊕ ipad
-  Sm3 outer_;  // state after absorbing key ⊕ opad
+  void ComputeMacTo(absl::string_view data, uint8_t out[kSm3DigestSize]) const;
+  uint32_t inner_[8];  // CF chaining value after the block key ⊕ ipad; wiped by ~HmacSm3
+  uint32_t outer_[8];  // CF chaining value after the block key ⊕ opad; wiped by ~HmacSm3
 };
 
 }  // namespace smcrypt

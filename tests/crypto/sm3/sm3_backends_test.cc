@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -335,6 +336,48 @@ TEST_P(Sm3BackendTest, PublicApiThroughOverride) {
               BytesToHex(absl::string_view(reinterpret_cast<char*>(md), md_len)))
         << "key_len " << key_len;
   }
+}
+
+TEST_P(Sm3BackendTest, HmacBatchOverManyKeysMatchesOpenSsl) {
+  const uint64_t seed = TestSeed();
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  PrintSeed(seed);
+  std::mt19937_64 rng(seed + 11);
+  UseKernels use(GetParam());
+  // 7 keys (short, block-sized, longer than a block) over 45 messages of mixed lengths,
+  // empty ones included: more messages than lanes, keys repeated.
+  std::vector<std::string> key_bytes;
+  std::vector<std::unique_ptr<HmacSm3>> macs;
+  for (size_t key_len : {1, 16, 32, 63, 64, 65, 300}) {
+    key_bytes.push_back(RandomBytes(rng, key_len));
+    ASSERT_OK_AND_ASSIGN(auto mac, HmacSm3::New(key_bytes.back()));
+    macs.push_back(std::move(mac));
+  }
+  std::vector<std::string> storage;
+  std::vector<const HmacSm3*> keys;
+  std::vector<size_t> key_index;
+  for (int i = 0; i < 45; ++i) {
+    storage.push_back(RandomBytes(rng, i % 9 == 0 ? 0 : rng() % 2500));
+    key_index.push_back(rng() % macs.size());
+    keys.push_back(macs[key_index.back()].get());
+  }
+  std::vector<absl::string_view> msgs(storage.begin(), storage.end());
+  std::vector<uint8_t> out(32 * msgs.size() + 1, 0xcc);
+  internal::HmacSm3Batch(keys.data(), msgs.data(), msgs.size(), out.data());
+  for (size_t i = 0; i < msgs.size(); ++i) {
+    const std::string& key = key_bytes[key_index[i]];
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int md_len = 0;
+    ASSERT_NE(HMAC(EVP_sm3(), key.data(), static_cast<int>(key.size()),
+                   reinterpret_cast<const unsigned char*>(msgs[i].data()), msgs[i].size(), md,
+                   &md_len),
+              nullptr);
+    ASSERT_EQ(Hex32(&out[32 * i]), BytesToHex(absl::string_view(reinterpret_cast<char*>(md), 32)))
+        << "message " << i << " len " << msgs[i].size();
+    ASSERT_OK_AND_ASSIGN(std::string one, keys[i]->ComputeMac(msgs[i]));
+    ASSERT_EQ(Hex32(&out[32 * i]), BytesToHex(one));
+  }
+  ASSERT_EQ(out.back(), 0xcc);
 }
 
 TEST_P(Sm3BackendTest, KdfMatchesOpenSslX963) {
