@@ -16,14 +16,16 @@ std::string CaseName(const std::string& impl, const std::string& alg, const std:
 
 void Register(const std::string& name, size_t bytes, bool count_bytes,
               std::function<bool()> op, std::function<std::string()> check,
-              const std::string& label) {
+              const std::string& label, std::function<void(bool)> select) {
   benchmark::RegisterBenchmark(
       name.c_str(),
-      [bytes, count_bytes, op = std::move(op), check = std::move(check),
-       label](benchmark::State& state) {
+      [bytes, count_bytes, op = std::move(op), check = std::move(check), label,
+       select = std::move(select)](benchmark::State& state) {
+        if (select) select(true);
         if (check) {
           const std::string error = check();
           if (!error.empty()) {
+            if (select) select(false);
             state.SkipWithError(error.c_str());
             return;
           }
@@ -34,6 +36,7 @@ void Register(const std::string& name, size_t bytes, bool count_bytes,
             break;
           }
         }
+        if (select) select(false);
         if (count_bytes) {
           state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
                                   static_cast<int64_t>(bytes));

@@ -69,9 +69,11 @@ std::string CaseName(const std::string& impl, const std::string& alg, const std:
 // the error and is not timed. `bytes` is what one operation processes; when
 // `count_bytes` is false (public-key cases) only operations are counted. `label` is
 // shown beside the case and kept in the JSON.
+// `select`, if set, is called with true before the check and the loop and with false
+// after them: it selects a back end for the case (and restores dispatch).
 void Register(const std::string& name, size_t bytes, bool count_bytes,
               std::function<bool()> op, std::function<std::string()> check = nullptr,
-              const std::string& label = "");
+              const std::string& label = "", std::function<void(bool)> select = nullptr);
 
 // TestBytes returns `n` deterministic pseudo-random bytes (not secret; the same for
 // every implementation so outputs can be compared).

@@ -67,7 +67,7 @@ struct Family {
 const std::vector<Family>& Families() {
   static const std::vector<Family> kFamilies = {
       {"Hash and MAC (MB/s)", false,
-       {{"SM3", {"SHA-256"}}, {"HMAC-SM3", {"HMAC-SHA-256"}}}},
+       {{"SM3", {"SHA-256"}}, {"HMAC-SM3", {"HMAC-SHA-256"}}, {"SM3-KDF", {}}}},
       {"Block modes, no padding (MB/s)", false,
        {{"SM4-ECB", {"AES-128-ECB"}}, {"SM4-CBC", {"AES-128-CBC"}}, {"SM4-CTR", {"AES-128-CTR"}}}},
       {"AEAD: 12-byte nonce, 16-byte tag, no AAD (MB/s)", false,
