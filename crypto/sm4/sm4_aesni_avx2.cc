@@ -552,6 +552,8 @@ extern const Sm4Kernels kSm4AesniAvx2 = {
     /*cbc_decrypt_blocks=*/CbcDecryptBlocks,
     /*cbc_encrypt_blocks=*/CbcEncryptBlocks,
     /*cbc_mac_blocks=*/CbcMacBlocks,
+    /*cbc_encrypt_multi=*/nullptr,
+    /*cbc_mac_multi=*/nullptr,
 };
 
 }  // namespace smcrypt

@@ -1,5 +1,6 @@
-// sm4_dispatch.cc — the priority-ordered SM4 back-end table, the one-time choice, and
-// the testing override.
+// sm4_dispatch.cc — the priority-ordered SM4 back-end table, the one-time choice, the
+// testing override, and the multi-buffer entry points over the active back end.
+#include <algorithm>
 #include <atomic>
 #include <vector>
 
@@ -20,6 +21,8 @@ constexpr Sm4Kernels kSm4Generic = {
     /*cbc_decrypt_blocks=*/Sm4GenericCbcDecryptBlocks,
     /*cbc_encrypt_blocks=*/Sm4GenericCbcEncryptBlocks,
     /*cbc_mac_blocks=*/Sm4GenericCbcMacBlocks,
+    /*cbc_encrypt_multi=*/nullptr,
+    /*cbc_mac_multi=*/nullptr,
 };
 
 // Strongest first; generic is last and needs nothing, so the search always succeeds.
@@ -64,6 +67,32 @@ void Sm4SetKernelsForTesting(const Sm4Kernels* k) {
 
 std::vector<const Sm4Kernels*> Sm4AllKernelsForTesting() {
   return std::vector<const Sm4Kernels*>(std::begin(kSm4Table), std::end(kSm4Table));
+}
+
+void Sm4CbcEncryptMulti(const Sm4MultiJob* jobs, size_t num_jobs) {
+  const Sm4Kernels& k = Sm4ActiveKernels();
+  if (k.cbc_encrypt_multi == nullptr) {
+    for (size_t j = 0; j < num_jobs; ++j) {
+      k.cbc_encrypt_blocks(jobs[j].rk, jobs[j].iv, jobs[j].in, jobs[j].out, jobs[j].num_blocks);
+    }
+    return;
+  }
+  for (size_t j = 0; j < num_jobs; j += kSm4MaxMultiJobs) {
+    k.cbc_encrypt_multi(jobs + j, std::min(kSm4MaxMultiJobs, num_jobs - j));
+  }
+}
+
+void Sm4CbcMacMulti(const Sm4MultiJob* jobs, size_t num_jobs) {
+  const Sm4Kernels& k = Sm4ActiveKernels();
+  if (k.cbc_mac_multi == nullptr) {
+    for (size_t j = 0; j < num_jobs; ++j) {
+      k.cbc_mac_blocks(jobs[j].rk, jobs[j].iv, jobs[j].in, jobs[j].num_blocks);
+    }
+    return;
+  }
+  for (size_t j = 0; j < num_jobs; j += kSm4MaxMultiJobs) {
+    k.cbc_mac_multi(jobs + j, std::min(kSm4MaxMultiJobs, num_jobs - j));
+  }
 }
 
 namespace internal {

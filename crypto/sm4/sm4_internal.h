@@ -14,6 +14,26 @@
 
 namespace smcrypt {
 
+// Sm4MultiJob is one message of a multi-buffer call (cbc_encrypt_multi, cbc_mac_multi,
+// Sm4CbcEncryptMulti): each job has its own key, chaining value, buffers and length.
+// Lengths and pointers are public (they steer loop counts, masks and addresses); keys,
+// chaining values and data are secret.
+struct Sm4MultiJob {
+  // rk is the job's 32 encryption-order round keys (GB/T 32907-2016 §7.3).
+  const uint32_t* rk;
+  // iv is 16 bytes: C_{−1} on entry and the last ciphertext block on return (unchanged
+  // when num_blocks is 0). For the CBC-MAC it is the running value y.
+  uint8_t* iv;
+  // in holds 16·num_blocks bytes; out the same (CBC encryption only; in == out allowed,
+  // partial overlap not). Buffers of different jobs must not overlap.
+  const uint8_t* in;
+  uint8_t* out;
+  size_t num_blocks;
+};
+
+// kSm4MaxMultiJobs is the largest `num_jobs` a back end's multi-buffer entry accepts.
+inline constexpr size_t kSm4MaxMultiJobs = 16;
+
 struct Sm4Kernels {
   // name is the back-end name: "generic", "aesni_avx2", "gfni_avx2", ...
   const char* name;
@@ -53,7 +73,25 @@ struct Sm4Kernels {
   // CBC-MAC of SP 800-38C §6.1 / CCM). Serial, like cbc_encrypt_blocks.
   void (*cbc_mac_blocks)(const uint32_t rk[32], uint8_t y[16], const uint8_t* in,
                          size_t num_blocks);
+  // cbc_encrypt_multi runs cbc_encrypt_blocks on each of `num_jobs` (1–16) independent
+  // jobs at once, one message per SIMD lane, with per-lane round keys; a lane whose
+  // message has ended is masked out (its chaining value frozen). The result is exactly
+  // that of the single-stream entry on each job. nullptr when the back end has no
+  // multi-buffer path (Sm4CbcEncryptMulti then loops over cbc_encrypt_blocks).
+  void (*cbc_encrypt_multi)(const Sm4MultiJob* jobs, size_t num_jobs);
+  // cbc_mac_multi is cbc_mac_blocks on each job (`iv` is y; `out` is ignored), as above.
+  void (*cbc_mac_multi)(const Sm4MultiJob* jobs, size_t num_jobs);
 };
+
+// Sm4CbcEncryptMulti encrypts `num_jobs` independent CBC messages (whole blocks, no
+// padding) with the active back end: each job as cbc_encrypt_blocks would, its `iv`
+// updated to its last ciphertext block. Jobs go to the back end's multi-buffer entry 16
+// at a time (lengths may differ), or one by one when it has none. Constant time with
+// respect to keys, IVs and data; lengths are public. Serial CBC encryption is bound by
+// one block's latency; 16 messages in one call fill the SIMD lanes instead.
+void Sm4CbcEncryptMulti(const Sm4MultiJob* jobs, size_t num_jobs);
+// Sm4CbcMacMulti is the CBC-MAC (cbc_mac_blocks) of each job, `iv` being y.
+void Sm4CbcMacMulti(const Sm4MultiJob* jobs, size_t num_jobs);
 
 // Sm4SetKernelsForTesting makes Sm4ActiveKernels() return `k` (which must outlive its
 // use) until called again; nullptr restores the dispatched choice. For tests and the
