@@ -69,7 +69,10 @@ absl::StatusOr<std::vector<int>> ParseIntList(absl::string_view text) {
 }
 
 std::vector<std::string> TargetAddresses(absl::string_view target) {
-  if (absl::StrContains(target, ":///") || !absl::StrContains(target, ',')) {
+  // A gRPC URI (dns:///name:port, ipv4:A:P,B:Q, ipv6:[A]:P,...) is one target that
+  // resolves to many addresses; round_robin spreads each channel's RPCs across them.
+  if (absl::StrContains(target, ":///") || absl::StartsWith(target, "ipv4:") ||
+      absl::StartsWith(target, "ipv6:") || !absl::StrContains(target, ',')) {
     return {std::string(target)};
   }
   return absl::StrSplit(target, ',', absl::SkipWhitespace());
@@ -86,7 +89,6 @@ std::vector<std::shared_ptr<grpc::Channel>> MakeChannels(const cli::ChannelConfi
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
     args.SetInt("smcrypt_load.channel", i);
     const std::string& address = addresses[static_cast<size_t>(i) % addresses.size()];
-    if (absl::StartsWith(address, "dns:")) args.SetLoadBalancingPolicyName("round_robin");
     out.push_back(grpc::CreateCustomChannel(address, config.credentials, args));
   }
   return out;

@@ -23,9 +23,10 @@ absl::StatusOr<absl::Duration> ParseDurationFlag(absl::string_view text);
 // ParseIntList reads "1,10,100" (positive integers).
 absl::StatusOr<std::vector<int>> ParseIntList(absl::string_view text);
 
-// TargetAddresses splits --target: "dns:///name:port" (one channel target; round_robin
-// over the resolved addresses), "a:1,b:2" (channel i goes to address i mod n), or one
-// address.
+// TargetAddresses splits --target: a gRPC URI such as "dns:///name:port" or
+// "ipv4:a:1,b:2" (one channel target; round_robin over the resolved addresses, with the
+// clients' retry policy, cli::kServiceConfigJson), "a:1,b:2" (channel i goes to
+// address i mod n), or one address.
 std::vector<std::string> TargetAddresses(absl::string_view target);
 
 // MakeChannels creates `connections` channels (each its own TCP connection) from the CLI's

@@ -60,6 +60,7 @@ absl::StatusOr<ChannelConfig> ChannelConfigFromArgs(const Args& args) {
   // The server enforces its own --max_message_bytes; the client accepts any reply size.
   channel_args.SetMaxReceiveMessageSize(-1);
   channel_args.SetMaxSendMessageSize(-1);
+  channel_args.SetServiceConfigJSON(kServiceConfigJson);
 
   bool tls = args.Has("tls") || args.Has("ca") || args.Has("cert") || args.Has("cert-key") ||
              args.Has("server-name");

@@ -25,6 +25,32 @@ inline constexpr absl::Duration kDefaultUnaryTimeout = absl::Seconds(30);
 // ChannelConfig is what the connection flags describe (--target, --tls, --ca, --cert,
 // --cert-key, --server-name, --timeout): the target, the channel credentials and
 // arguments, and the RPC deadline. smcrypt-load builds its channels from it too.
+// kServiceConfigJson is the default gRPC service config of smcrypt's clients (the CLI
+// and smcrypt-load): round_robin over every address the target resolves to (a dns:///
+// name of a headless Service, or ipv4:A:P,B:Q,...), and retries of RPCs that fail with
+// UNAVAILABLE — the status of a connection that broke or of a replica that is draining
+// (SIGTERM) — or CANCELLED, which gRPC C++ up to at least 1.64 also reports for calls
+// a shutting-down or dying server had received but not started (grpc/grpc#41785; a
+// call the application cancels itself is never retried), up to 5 attempts with
+// exponential backoff from 50 ms to 1 s. Every
+// CryptoService RPC is safe to repeat: the service is stateless (an encryption repeated
+// returns another valid ciphertext; a generated key pair is not stored). gRPC retries
+// only attempts whose response has not started and whose sent messages fit its retry
+// buffer (256 KiB per call), so large streams fail over to the caller instead.
+inline constexpr char kServiceConfigJson[] = R"json({
+  "loadBalancingConfig": [{"round_robin": {}}],
+  "methodConfig": [{
+    "name": [{"service": "smcrypt.v1.CryptoService"}, {"service": "grpc.health.v1.Health"}],
+    "retryPolicy": {
+      "maxAttempts": 5,
+      "initialBackoff": "0.05s",
+      "maxBackoff": "1s",
+      "backoffMultiplier": 2,
+      "retryableStatusCodes": ["UNAVAILABLE", "CANCELLED"]
+    }
+  }]
+})json";
+
 struct ChannelConfig {
   std::string target;
   std::shared_ptr<grpc::ChannelCredentials> credentials;

@@ -122,6 +122,8 @@ TEST(OptionsTest, TargetAddresses) {
   EXPECT_EQ(TargetAddresses("127.0.0.1:1"), (std::vector<std::string>{"127.0.0.1:1"}));
   EXPECT_EQ(TargetAddresses("a:1,b:2"), (std::vector<std::string>{"a:1", "b:2"}));
   EXPECT_EQ(TargetAddresses("dns:///svc:50051"), (std::vector<std::string>{"dns:///svc:50051"}));
+  EXPECT_EQ(TargetAddresses("ipv4:127.0.0.1:1,127.0.0.1:2"),
+            (std::vector<std::string>{"ipv4:127.0.0.1:1,127.0.0.1:2"}));
 }
 
 TEST(ServerMetricsTest, ParsesSmcryptdExposition) {
