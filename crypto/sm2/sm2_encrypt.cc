@@ -1,5 +1,6 @@
 // sm2_encrypt.cc — SM2 public-key encryption (GB/T 32918.4-2016): encryption (§6.1),
-// decryption (§7.1) and the SM3 key derivation function (§5.4.3).
+// decryption (§7.1); the SM3 key derivation function (§5.4.3) is Sm3Kdf of crypto/sm3
+// (lane-parallel counter blocks, XOR fused).
 //
 // Constant-time review: k, d, the shared point (x2, y2), t and the plaintext never steer
 // a branch or an index: C1 = [k]G by the back end's constant-time comb, [k]P_B by the
@@ -27,6 +28,7 @@
 #include "crypto/sm2/sm2_field.h"
 #include "crypto/sm2/sm2_internal.h"
 #include "crypto/sm2/sm2_point.h"
+#include "crypto/sm3/sm3_internal.h"
 #include "smcrypt/secure_zero.h"
 #include "smcrypt/sm2.h"
 #include "smcrypt/sm3.h"
@@ -40,35 +42,14 @@ using internal::Sm2Kernels;
 
 absl::Status DecryptionFailed() { return absl::InvalidArgumentError("decryption failed"); }
 
-// KdfXor is the SM3 KDF of §5.4.3, serial (one SM3 block chain per 32-byte counter
-// block), fused with the XOR. It is the single place to switch to a lane-parallel SM3
-// KDF (the counter blocks are independent) once crypto/sm3 offers one.
-//
 // KdfXor sets out[i] = in[i] ⊕ t[i] for t = KDF(x2 ‖ y2, len) (§5.4.3: SM3 over Z ‖ ct,
-// ct a 32-bit big-endian counter from 1). Returns ~0 if t is all zero (len > 0), 0 if
-// not or if len = 0. `in` may equal `out`.
+// ct a 32-bit big-endian counter from 1), through Sm3Kdf, which runs the independent
+// counter blocks in the lanes of the active multi-buffer SM3 back end and fuses the XOR.
+// Returns a non-zero mask if t is all zero (len > 0), 0 if not or if len = 0; the
+// caller tests it only as zero / non-zero, after the whole message is processed. `in`
+// may equal `out`. len ≤ kMaxMessageSize keeps the 32-bit counter from wrapping.
 uint64_t KdfXor(const uint8_t x2y2[64], const uint8_t* in, uint8_t* out, size_t len) {
-  Sm3 base;
-  base.Update(x2y2, 64);
-  uint8_t block[kSm3DigestSize];
-  uint8_t acc = 0;
-  uint32_t ct = 1;
-  for (size_t off = 0; off < len; off += kSm3DigestSize, ++ct) {
-    Sm3 h = base;
-    uint8_t ctr[4];
-    StoreBe32(ctr, ct);
-    h.Update(ctr, 4);
-    h.FinishTo(block);
-    const size_t n = len - off < kSm3DigestSize ? len - off : kSm3DigestSize;
-    for (size_t i = 0; i < n; ++i) {
-      acc |= block[i];
-      out[off + i] = in[off + i] ^ block[i];
-    }
-  }
-  base.Reset();
-  SecureZero(block, sizeof(block));
-  if (len == 0) return 0;
-  return CtIsZero32(acc);
+  return Sm3Kdf(x2y2, 64, in, out, len);
 }
 
 void ComputeC3(const uint8_t x2y2[64], const uint8_t* m, size_t len, uint8_t c3[32]) {
@@ -217,6 +198,10 @@ absl::StatusOr<std::string> Sm2Decrypt(const Sm2PrivateKey& key, absl::string_vi
                      ciphertext.size()));
   }
   const size_t mlen = ciphertext.size() - c1_len - kSm2C3Size;
+  if (mlen > kMaxMessageSize) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "SM2 ciphertext: C2 at most ", kMaxMessageSize, " bytes, got ", mlen));
+  }
   const uint8_t* c1 = BytePtr(ciphertext.data());
   const uint8_t* c2;
   const uint8_t* c3;

@@ -1,6 +1,7 @@
 // SM2 API contracts: the bad-input table with exact status codes (public points, private
 // scalars, user IDs, digests, signatures, ciphertexts), tampering and truncation of
 // ciphertexts, and round trips of empty and 1-byte messages in every format.
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -351,6 +352,75 @@ TEST_F(Sm2ContractTest, EmptyMessageCiphertextIsC1AndHashOfSharedPoint) {
                                        std::string(reinterpret_cast<char*>(c3), 32)));
   ASSERT_OK_AND_ASSIGN(std::string pt, Sm2Decrypt(key, ct));
   EXPECT_EQ(pt, "");
+}
+
+// GB/T 32918.4 §6.1 A5 / §7.1 B4: a 1-byte message whose KDF output t is the zero byte
+// (about 1 k in 256). Small k = 1, 2, … are tried against OpenSSL's EC_POINT_mul and
+// EVP SM3 until t = 00: encryption with that k must refuse (the core would draw a new
+// k), and the ciphertext built from it by hand (C2 = M ⊕ 00 = M) must fail to decrypt
+// even though C3 is right. A k with t ≠ 00 encrypts to the hand-built ciphertext.
+TEST_F(Sm2ContractTest, AllZeroKdfOutputRejectsKAndCiphertext) {
+  const std::string d =
+      Hex("3945208F7B2144B13F36E38AC6D39F95889393692860B51A42FB81EF4DF7C5B8");
+  ASSERT_OK_AND_ASSIGN(Sm2PrivateKey key, Sm2PrivateKey::FromScalar(d));
+  GroupPtr group = Sm2Group();
+  BnCtxPtr ctx(BN_CTX_new());
+  BnPtr db(BN_bin2bn(reinterpret_cast<const uint8_t*>(d.data()), 32, nullptr));
+  PointPtr pb(EC_POINT_new(group.get()));
+  ASSERT_EQ(EC_POINT_mul(group.get(), pb.get(), db.get(), nullptr, nullptr, ctx.get()), 1);
+  const std::string m = "\x5a";
+  int zero_found = 0, nonzero_checked = 0;
+  for (uint32_t kv = 1; kv < 4096 && (zero_found == 0 || nonzero_checked == 0); ++kv) {
+    std::string k(32, '\0');
+    k[28] = static_cast<char>(kv >> 24);
+    k[29] = static_cast<char>(kv >> 16);
+    k[30] = static_cast<char>(kv >> 8);
+    k[31] = static_cast<char>(kv);
+    BnPtr kb(BN_bin2bn(reinterpret_cast<const uint8_t*>(k.data()), 32, nullptr));
+    PointPtr c1(EC_POINT_new(group.get())), shared(EC_POINT_new(group.get()));
+    ASSERT_EQ(EC_POINT_mul(group.get(), c1.get(), kb.get(), nullptr, nullptr, ctx.get()), 1);
+    ASSERT_EQ(EC_POINT_mul(group.get(), shared.get(), nullptr, pb.get(), kb.get(), ctx.get()), 1);
+    uint8_t c1_bytes[65], s_bytes[65];
+    ASSERT_EQ(EC_POINT_point2oct(group.get(), c1.get(), POINT_CONVERSION_UNCOMPRESSED, c1_bytes,
+                                 65, ctx.get()),
+              65u);
+    ASSERT_EQ(EC_POINT_point2oct(group.get(), shared.get(), POINT_CONVERSION_UNCOMPRESSED,
+                                 s_bytes, 65, ctx.get()),
+              65u);
+    // t = SM3(x2 ‖ y2 ‖ 00000001), first byte.
+    uint8_t z[68], t[32], c3[32];
+    std::memcpy(z, s_bytes + 1, 64);
+    z[64] = z[65] = z[66] = 0;
+    z[67] = 1;
+    unsigned len = 0;
+    ASSERT_EQ(EVP_Digest(z, sizeof(z), t, &len, EVP_sm3(), nullptr), 1);
+    // C3 = SM3(x2 ‖ M' ‖ y2) with M' = C2 ⊕ t.
+    const uint8_t c2 = static_cast<uint8_t>(m[0]) ^ t[0];
+    uint8_t h_in[65];
+    std::memcpy(h_in, s_bytes + 1, 32);
+    h_in[32] = static_cast<uint8_t>(m[0]);
+    std::memcpy(h_in + 33, s_bytes + 33, 32);
+    ASSERT_EQ(EVP_Digest(h_in, sizeof(h_in), c3, &len, EVP_sm3(), nullptr), 1);
+    const std::string ct = std::string(reinterpret_cast<char*>(c1_bytes), 65) +
+                           std::string(reinterpret_cast<char*>(c3), 32) +
+                           std::string(1, static_cast<char>(c2));
+    auto got = Sm2EncryptWithKForTesting(key.public_key(), m, k);
+    if (t[0] == 0) {
+      SCOPED_TRACE(::testing::Message() << "k = " << kv);
+      EXPECT_THAT(got.status(), StatusIs(Code::kInvalidArgument));
+      EXPECT_THAT(Sm2Decrypt(key, ct).status(),
+                  StatusIs(Code::kInvalidArgument, HasSubstr("decryption failed")));
+      ++zero_found;
+    } else if (nonzero_checked == 0) {
+      ASSERT_OK(got);
+      EXPECT_EQ(BytesToHex(*got), BytesToHex(ct));
+      ASSERT_OK_AND_ASSIGN(std::string pt, Sm2Decrypt(key, ct));
+      EXPECT_EQ(pt, m);
+      ++nonzero_checked;
+    }
+  }
+  EXPECT_EQ(zero_found, 1);
+  EXPECT_EQ(nonzero_checked, 1);
 }
 
 }  // namespace
