@@ -12,6 +12,7 @@ namespace {
 // Priority order: the first entry whose features the CPU has wins; generic is last.
 const Sm2Kernels* const kSm2Backends[] = {
 #if defined(__x86_64__)
+    &kSm2KernelsMulxAdxAvx2,
     &kSm2KernelsMulxAdx,
 #endif
     &kSm2KernelsGeneric,

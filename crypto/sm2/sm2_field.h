@@ -74,6 +74,8 @@ extern const Sm2Kernels kSm2KernelsGeneric;
 #if defined(__x86_64__)
 // MULX/ADCX/ADOX back end (BMI2 + ADX), defined in sm2_field_mulx.cc.
 extern const Sm2Kernels kSm2KernelsMulxAdx;
+// The same with AVX2 masked table selects (BMI2 + ADX + AVX2), sm2_field_mulx.cc.
+extern const Sm2Kernels kSm2KernelsMulxAdxAvx2;
 #endif
 
 // Sm2ActiveKernels returns the back end chosen for this CPU (first in priority order

@@ -1,10 +1,12 @@
-// sm2_field_mulx.cc — the `mulx_adx` SM2 back end (x86-64 only).
+// sm2_field_mulx.cc — the `mulx_adx` and `mulx_adx_avx2` SM2 back ends (x86-64 only).
 //
 // Instructions: MULX (BMI2) with two independent carry chains ADCX/ADOX (ADX) for the
-// 4×64-bit products, ADD/ADC/SUB/SBB and CMOV for the reduction; SSE2 masked selects.
-// CPU features: bmi2, adx. Every function in this file carries
-// __attribute__((target("bmi2,adx"))) (through SM2_ATTR), including those of
-// sm2_point_impl.inc, which is compiled here with internal linkage.
+// 4×64-bit products, ADD/ADC/SUB/SBB and CMOV for the reduction; masked table selects
+// with SSE2 (`mulx_adx`) or with 256-bit AVX2 loads and VPCMPEQD-built masks
+// (`mulx_adx_avx2`). CPU features: bmi2, adx (+ avx2). Every function in this file
+// carries __attribute__((target("bmi2,adx"))) or target("bmi2,adx,avx2") (through
+// SM2_ATTR), including those of sm2_point_impl.inc, which is compiled here twice with
+// internal linkage, once per back end.
 // Technique: Montgomery multiplication mod p = 2^256 − 2^224 − 2^96 + 2^64 − 1 with
 // R = 2^256. Because −p⁻¹ mod 2^64 = 1 the quotient digit u is the low limb itself and
 // (x + u·p)/2^64 = x/2^64 + u·(1 + 2^192) − (u·2^32)·(1 + 2^128): one reduction round is
@@ -12,6 +14,7 @@
 // the square, 10 MULX instead of 16) is computed first; four rounds reduce its low half
 // to a value ≤ p that fits in 4 limbs after every round, the high half is added and one
 // masked (CMOV) subtraction of p gives the fully reduced result.
+// FAdd/FSub: ADD/ADC (SUB/SBB) chains with CMOV or an SBB-made mask, in inline asm.
 // Constant time: straight-line code, CMOV on the carry only; mul_comb / mul_point as in
 // sm2_point_impl.inc (masked selects, no secret branches or indices); mul_two_vartime is
 // variable time, for verification (public data) only.
@@ -19,7 +22,7 @@
 
 #if defined(__x86_64__)
 
-#include <emmintrin.h>
+#include <immintrin.h>
 #include <x86intrin.h>
 
 #include <cstring>
@@ -182,48 +185,95 @@ SM2_ATTR inline void FSqr(uint64_t r[4], const uint64_t a[4]) {
 constexpr uint64_t kP1 = 0xFFFFFFFF00000000ull;
 constexpr uint64_t kP3 = 0xFFFFFFFEFFFFFFFFull;
 
-// FAdd: r = a + b mod p (a, b < p): add, subtract p, keep the sum if that borrowed past
-// the carry. Masks only.
+// FAdd: r = a + b mod p (a, b < p): add (carry into `top`), subtract p, and CMOV the
+// sum back when that borrowed past the carry. Inline asm: written with _addcarry_u64
+// and masks, GCC 12 moves the limbs through XMM registers to combine the masks, which
+// costs about three times as much on the point formulas' dependency chains.
 SM2_ATTR inline void FAdd(uint64_t r[4], const uint64_t a[4], const uint64_t b[4]) {
-  unsigned long long s0, s1, s2, s3, t0, t1, t2, t3, top;
-  unsigned char c = _addcarry_u64(0, a[0], b[0], &s0);
-  c = _addcarry_u64(c, a[1], b[1], &s1);
-  c = _addcarry_u64(c, a[2], b[2], &s2);
-  c = _addcarry_u64(c, a[3], b[3], &s3);
-  const unsigned long long carry = c;
-  unsigned char br = _subborrow_u64(0, s0, ~0ull, &t0);
-  br = _subborrow_u64(br, s1, kP1, &t1);
-  br = _subborrow_u64(br, s2, ~0ull, &t2);
-  br = _subborrow_u64(br, s3, kP3, &t3);
-  br = _subborrow_u64(br, carry, 0, &top);
-  const uint64_t keep = 0 - static_cast<uint64_t>(br);  // ~0: sum < p, keep it
-  r[0] = (s0 & keep) | (t0 & ~keep);
-  r[1] = (s1 & keep) | (t1 & ~keep);
-  r[2] = (s2 & keep) | (t2 & ~keep);
-  r[3] = (s3 & keep) | (t3 & ~keep);
+  uint64_t s0, s1, s2, s3, t0, t1, t2, t3, top;
+  __asm__(
+      "movq 0+%[a], %[s0]\n\t"
+      "movq 8+%[a], %[s1]\n\t"
+      "movq 16+%[a], %[s2]\n\t"
+      "movq 24+%[a], %[s3]\n\t"
+      "xorl %k[top], %k[top]\n\t"
+      "addq 0+%[b], %[s0]\n\t"
+      "adcq 8+%[b], %[s1]\n\t"
+      "adcq 16+%[b], %[s2]\n\t"
+      "adcq 24+%[b], %[s3]\n\t"
+      "adcq $0, %[top]\n\t"
+      "movq %[s0], %[t0]\n\t"
+      "movq %[s1], %[t1]\n\t"
+      "movq %[s2], %[t2]\n\t"
+      "movq %[s3], %[t3]\n\t"
+      "subq $-1, %[t0]\n\t"
+      "sbbq %[p1], %[t1]\n\t"
+      "sbbq $-1, %[t2]\n\t"
+      "sbbq %[p3], %[t3]\n\t"
+      "sbbq $0, %[top]\n\t"
+      "cmovcq %[s0], %[t0]\n\t"
+      "cmovcq %[s1], %[t1]\n\t"
+      "cmovcq %[s2], %[t2]\n\t"
+      "cmovcq %[s3], %[t3]\n\t"
+      "movq %[t0], 0+%[r]\n\t"
+      "movq %[t1], 8+%[r]\n\t"
+      "movq %[t2], 16+%[r]\n\t"
+      "movq %[t3], 24+%[r]\n\t"
+      : [r] "=m"(*reinterpret_cast<uint64_t(*)[4]>(r)), [s0] "=&r"(s0), [s1] "=&r"(s1),
+        [s2] "=&r"(s2), [s3] "=&r"(s3), [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2),
+        [t3] "=&r"(t3), [top] "=&r"(top)
+      : [a] "m"(*reinterpret_cast<const uint64_t(*)[4]>(a)),
+        [b] "m"(*reinterpret_cast<const uint64_t(*)[4]>(b)), [p1] "r"(kP1), [p3] "r"(kP3)
+      : "cc");
 }
 
-// FSub: r = a − b mod p (a, b < p): subtract, add p back under the borrow mask.
+// FSub: r = a − b mod p (a, b < p): subtract, turn the borrow into a mask with SBB, and
+// add p & mask back.
 SM2_ATTR inline void FSub(uint64_t r[4], const uint64_t a[4], const uint64_t b[4]) {
-  unsigned long long t0, t1, t2, t3;
-  unsigned char br = _subborrow_u64(0, a[0], b[0], &t0);
-  br = _subborrow_u64(br, a[1], b[1], &t1);
-  br = _subborrow_u64(br, a[2], b[2], &t2);
-  br = _subborrow_u64(br, a[3], b[3], &t3);
-  const uint64_t m = 0 - static_cast<uint64_t>(br);
-  unsigned long long r0, r1, r2, r3;
-  unsigned char c = _addcarry_u64(0, t0, m, &r0);
-  c = _addcarry_u64(c, t1, kP1 & m, &r1);
-  c = _addcarry_u64(c, t2, m, &r2);
-  _addcarry_u64(c, t3, kP3 & m, &r3);
-  r[0] = r0;
-  r[1] = r1;
-  r[2] = r2;
-  r[3] = r3;
+  uint64_t t0, t1, t2, t3, m, m1, m3;
+  __asm__(
+      "movq 0+%[a], %[t0]\n\t"
+      "movq 8+%[a], %[t1]\n\t"
+      "movq 16+%[a], %[t2]\n\t"
+      "movq 24+%[a], %[t3]\n\t"
+      "subq 0+%[b], %[t0]\n\t"
+      "sbbq 8+%[b], %[t1]\n\t"
+      "sbbq 16+%[b], %[t2]\n\t"
+      "sbbq 24+%[b], %[t3]\n\t"
+      "sbbq %[m], %[m]\n\t"
+      "movq %[m], %[m1]\n\t"
+      "movq %[m], %[m3]\n\t"
+      "andq %[p1], %[m1]\n\t"
+      "andq %[p3], %[m3]\n\t"
+      "addq %[m], %[t0]\n\t"
+      "adcq %[m1], %[t1]\n\t"
+      "adcq %[m], %[t2]\n\t"
+      "adcq %[m3], %[t3]\n\t"
+      "movq %[t0], 0+%[r]\n\t"
+      "movq %[t1], 8+%[r]\n\t"
+      "movq %[t2], 16+%[r]\n\t"
+      "movq %[t3], 24+%[r]\n\t"
+      : [r] "=m"(*reinterpret_cast<uint64_t(*)[4]>(r)), [t0] "=&r"(t0), [t1] "=&r"(t1),
+        [t2] "=&r"(t2), [t3] "=&r"(t3), [m] "=&r"(m), [m1] "=&r"(m1), [m3] "=&r"(m3)
+      : [a] "m"(*reinterpret_cast<const uint64_t(*)[4]>(a)),
+        [b] "m"(*reinterpret_cast<const uint64_t(*)[4]>(b)), [p1] "r"(kP1), [p3] "r"(kP3)
+      : "cc");
 }
 
+// The point formulas, compiled twice: `mulx_adx` (SSE2 table selects) and
+// `mulx_adx_avx2` (AVX2 table selects). The field functions above carry
+// target("bmi2,adx"), a subset of both targets, so they inline into either copy.
+namespace base {
 #include "crypto/sm2/sm2_point_impl.inc"
+}  // namespace base
 
+#undef SM2_ATTR
+#define SM2_ATTR __attribute__((target("bmi2,adx,avx2")))
+#define SM2_SELECT_AVX2 1
+namespace avx2 {
+#include "crypto/sm2/sm2_point_impl.inc"
+}  // namespace avx2
+#undef SM2_SELECT_AVX2
 #undef SM2_ATTR
 
 __attribute__((target("bmi2,adx"))) void FeMulMulx(uint64_t r[4], const uint64_t a[4],
@@ -236,9 +286,13 @@ __attribute__((target("bmi2,adx"))) void FeSqrMulx(uint64_t r[4], const uint64_t
 
 }  // namespace
 
-const Sm2Kernels kSm2KernelsMulxAdx = {"mulx_adx",    kCpuBmi2 | kCpuAdx, FeMulMulx,
-                                       FeSqrMulx,     KernelFeInv,        KernelMulComb,
-                                       KernelMulPoint, KernelMulTwoVt};
+const Sm2Kernels kSm2KernelsMulxAdx = {
+    "mulx_adx",          kCpuBmi2 | kCpuAdx,  FeMulMulx,           FeSqrMulx,
+    base::KernelFeInv,   base::KernelMulComb, base::KernelMulPoint, base::KernelMulTwoVt};
+
+const Sm2Kernels kSm2KernelsMulxAdxAvx2 = {
+    "mulx_adx_avx2",     kCpuBmi2 | kCpuAdx | kCpuAvx2, FeMulMulx,           FeSqrMulx,
+    avx2::KernelFeInv,   avx2::KernelMulComb,           avx2::KernelMulPoint, avx2::KernelMulTwoVt};
 
 }  // namespace smcrypt::internal
 

@@ -1,7 +1,8 @@
 // Every SM2 back end against `generic` and against OpenSSL's EC arithmetic: fixed-base
 // comb (G's 7-bit table and per-key 5-bit tables), constant-time variable-base windows and
 // the variable-time double-scalar multiplication of verification, on random scalars from a
-// printed seed plus edge scalars (0, 1, 2, n − 2, n − 1, n, n + 1, every power of two,
+// printed seed plus edge scalars (0, 1, 2, n − 2, n − 1, n, n + 1, n ± 2j for j ≤ 16
+// (doublings inside the variable-base multiplication's last addition), every power of two,
 // 2^256 − 1, values ≥ n, and the scalars closest to a doubling inside the comb's last
 // addition), the point at infinity and the doubling case inside an addition; then signing,
 // verification, encryption and decryption through the public API with each back end forced
@@ -67,6 +68,18 @@ std::vector<Scalar> EdgeScalars() {
     Scalar s;
     LimbsFromBn(s.v, b.get());
     out.push_back(s);
+  }
+  // s = n ± 2j: the last window of the variable-base multiplication adds d·P to an
+  // accumulator equal to d·P (a doubling inside its addition) for s ≡ 2d (mod n), e.g.
+  // n − 6 (d = −3).
+  for (int j = 1; j <= 16; ++j) {
+    for (int sign : {-1, 1}) {
+      BnPtr b(BN_dup(n.get()));
+      if (sign < 0) BN_sub_word(b.get(), 2 * j); else BN_add_word(b.get(), 2 * j);
+      Scalar s;
+      LimbsFromBn(s.v, b.get());
+      out.push_back(s);
+    }
   }
   for (int bit = 0; bit < 256; ++bit) {
     Scalar s{{0, 0, 0, 0}};
