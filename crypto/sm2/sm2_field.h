@@ -7,7 +7,8 @@
 // n use the same layout with their own Montgomery constant.
 //
 // Constant time: every function here runs in time independent of its operands (masks,
-// no data-dependent branches or memory indices). Exponents of Fermat inversions and the
+// no data-dependent branches or memory indices). Inversion mod p is Bernstein–Yang
+// safegcd with a fixed divstep count; exponents of the Fermat inversion mod n and of the
 // square root are public constants. Nothing allocates.
 #ifndef SMCRYPT_CRYPTO_SM2_SM2_FIELD_H_
 #define SMCRYPT_CRYPTO_SM2_SM2_FIELD_H_
@@ -54,7 +55,7 @@ struct Sm2Kernels {
   uint32_t required_features;
   void (*fe_mul)(uint64_t r[4], const uint64_t a[4], const uint64_t b[4]);
   void (*fe_sqr)(uint64_t r[4], const uint64_t a[4]);
-  // fe_inv sets r = a^(p−2) (a⁻¹, or 0 for a = 0), Montgomery form.
+  // fe_inv sets r = a⁻¹ (0 for a = 0), Montgomery form, by constant-time safegcd.
   void (*fe_inv)(uint64_t r[4], const uint64_t a[4]);
   // mul_comb sets r = scalar·P over the comb table of P (any scalar < 2^256), one
   // mixed addition per window and no doublings.
@@ -122,7 +123,8 @@ uint64_t FeIsZero(const uint64_t a[4]);
 uint64_t FeEqual(const uint64_t a[4], const uint64_t b[4]);
 // FeCmov sets r = a where mask is ~0; leaves r where mask is 0.
 void FeCmov(uint64_t r[4], const uint64_t a[4], uint64_t mask);
-// FeInv sets r = a^(p−2) (a⁻¹, or 0 for a = 0), a fixed addition chain.
+// FeInv sets r = a⁻¹ (0 for a = 0, as a^(p−2) would give), through the back end's fe_inv
+// (constant-time safegcd, sm2_modinv.cc).
 void FeInv(const Sm2Kernels& k, uint64_t r[4], const uint64_t a[4]);
 // FeSqrtCandidate sets r = a^((p+1)/4); r is a square root of a iff r² = a (p ≡ 3 mod 4).
 void FeSqrtCandidate(const Sm2Kernels& k, uint64_t r[4], const uint64_t a[4]);

@@ -15,6 +15,7 @@
 
 #include "crypto/common/constant_time.h"
 #include "crypto/sm2/sm2_field.h"
+#include "crypto/sm2/sm2_modinv.h"
 #include "crypto/sm2/sm2_montgomery.h"
 #include "smcrypt/secure_zero.h"
 

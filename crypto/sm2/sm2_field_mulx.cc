@@ -19,6 +19,7 @@
 // sm2_point_impl.inc (masked selects, no secret branches or indices); mul_two_vartime is
 // variable time, for verification (public data) only.
 #include "crypto/sm2/sm2_field.h"
+#include "crypto/sm2/sm2_modinv.h"
 
 #if defined(__x86_64__)
 

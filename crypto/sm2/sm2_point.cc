@@ -4,7 +4,7 @@
 // constant-time rules.
 //
 // Constant-time review: PointAdd / PointAddMixed compute every case and select with
-// masks; PointToAffine uses the fixed Fermat chain; no branch or index depends on
+// masks; PointToAffine uses the constant-time safegcd inversion; no branch or index depends on
 // coordinates.
 #include "crypto/sm2/sm2_point.h"
 

@@ -3,7 +3,7 @@
 //
 // Constant-time review: signing is constant time in d and k: scalar arithmetic mod n with
 // masks, k·G by the back end's constant-time comb (masked full-row selects), x1 by the
-// fixed Fermat chain, s = (1 + d)⁻¹·(k + r) − r with (1 + d)⁻¹ cached in the key in
+// constant-time safegcd inversion, s = (1 + d)⁻¹·(k + r) − r with (1 + d)⁻¹ cached in the key in
 // Montgomery form (one multiplication mod n). The only branches are on the rejection
 // conditions of §6.1 (r = 0, r + k = n, s = 0), which lead to a fresh k and reveal
 // nothing about the accepted one. Verification handles public data only and is
