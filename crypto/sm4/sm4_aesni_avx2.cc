@@ -554,6 +554,8 @@ extern const Sm4Kernels kSm4AesniAvx2 = {
     /*cbc_mac_blocks=*/CbcMacBlocks,
     /*cbc_encrypt_multi=*/nullptr,
     /*cbc_mac_multi=*/nullptr,
+    /*gcm_crypt_fused=*/nullptr,
+    /*gcm_fused_ghash=*/nullptr,
 };
 
 }  // namespace smcrypt

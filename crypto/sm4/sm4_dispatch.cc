@@ -23,6 +23,8 @@ constexpr Sm4Kernels kSm4Generic = {
     /*cbc_mac_blocks=*/Sm4GenericCbcMacBlocks,
     /*cbc_encrypt_multi=*/nullptr,
     /*cbc_mac_multi=*/nullptr,
+    /*gcm_crypt_fused=*/nullptr,
+    /*gcm_fused_ghash=*/nullptr,
 };
 
 // Strongest first; generic is last and needs nothing, so the search always succeeds.

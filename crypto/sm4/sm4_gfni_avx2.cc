@@ -689,6 +689,8 @@ extern const Sm4Kernels kSm4GfniAvx2 = {
     /*cbc_mac_blocks=*/CbcMacBlocks,
     /*cbc_encrypt_multi=*/CbcEncryptMulti,
     /*cbc_mac_multi=*/CbcMacMulti,
+    /*gcm_crypt_fused=*/nullptr,
+    /*gcm_fused_ghash=*/nullptr,
 };
 
 }  // namespace smcrypt

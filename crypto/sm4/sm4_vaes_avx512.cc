@@ -556,6 +556,8 @@ extern const Sm4Kernels kSm4VaesAvx512 = {
     /*cbc_mac_blocks=*/CbcMacBlocks,
     /*cbc_encrypt_multi=*/nullptr,
     /*cbc_mac_multi=*/nullptr,
+    /*gcm_crypt_fused=*/nullptr,
+    /*gcm_fused_ghash=*/nullptr,
 };
 
 }  // namespace smcrypt
