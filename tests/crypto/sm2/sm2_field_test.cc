@@ -7,6 +7,7 @@
 
 #include "crypto/cpu/backends.h"
 #include "crypto/sm2/sm2_field.h"
+#include "crypto/sm2/sm2_modinv.h"
 #include "crypto/sm2/sm2_point.h"
 #include "gtest/gtest.h"
 #include "smcrypt/cpu.h"
@@ -299,6 +300,49 @@ INSTANTIATE_TEST_SUITE_P(Backends, Sm2FieldTest, ::testing::ValuesIn(AllKernels(
                          [](const ::testing::TestParamInfo<const Sm2Kernels*>& info) {
                            return std::string(info.param->name);
                          });
+
+// The safegcd inversion on plain values against BN_mod_inverse: 0 (→ 0), every power of
+// two, p − 2^k, values with long runs of equal bits (many divsteps with g even), and
+// random values from the printed seed.
+TEST(Sm2ModInv, SafegcdMatchesBignum) {
+  std::cout << "SMCRYPT_TEST_SEED=" << TestSeed() << "\n";
+  std::mt19937_64 rng(TestSeed());
+  BnPtr p = BnFromLimbs(internal::kSm2P), want(BN_new());
+  BnCtxPtr ctx(BN_CTX_new());
+  std::vector<Limbs> in;
+  in.push_back(Limbs{{0, 0, 0, 0}});
+  for (int bit = 0; bit < 256; ++bit) {
+    Limbs a{{0, 0, 0, 0}};
+    a.v[bit / 64] = uint64_t{1} << (bit % 64);
+    in.push_back(a);  // 2^255 < p
+    BnPtr b(BN_new());
+    BN_sub(b.get(), p.get(), BnFromLimbs(a.v).get());
+    Limbs c;
+    LimbsFromBn(c.v, b.get());
+    in.push_back(c);
+  }
+  in.push_back(Limbs{{~0ull, ~0ull, ~0ull, 0x7FFFFFFFFFFFFFFFull}});
+  in.push_back(Limbs{{0, 0, 0xFFFFFFFFFFFFFFFFull, 0x00000000FFFFFFFFull}});
+  for (int i = 0; i < 3000; ++i) {
+    Limbs a;
+    for (auto& w : a.v) w = rng();
+    BnPtr b = BnFromLimbs(a.v);
+    BN_mod(b.get(), b.get(), p.get(), ctx.get());
+    LimbsFromBn(a.v, b.get());
+    in.push_back(a);
+  }
+  for (const Limbs& a : in) {
+    uint64_t got[4];
+    internal::Sm2ModInvP(got, a.v);
+    BnPtr ab = BnFromLimbs(a.v);
+    if (BN_is_zero(ab.get())) {
+      EXPECT_EQ(got[0] | got[1] | got[2] | got[3], 0u);
+      continue;
+    }
+    ASSERT_NE(BN_mod_inverse(want.get(), ab.get(), p.get(), ctx.get()), nullptr);
+    ASSERT_EQ(BN_cmp(BnFromLimbs(got).get(), want.get()), 0) << "a = " << LimbsHex(a.v);
+  }
+}
 
 TEST(Sm2Dispatch, ActiveKernelIsFirstSupportedInPriorityOrder) {
   size_t n = 0;
