@@ -183,7 +183,9 @@ SM4_INLINE void Round(V (&x)[G][4], V k) {
   using O = Ops<V>;
 #pragma GCC unroll 4
   for (int g = 0; g < G; ++g) {
-    const V t = O::Sbox(O::Xor(O::Xor3(x[g][B], x[g][C], x[g][D]), k));
+    // X_D is the word the previous round produced: XOR it in last, so X_B ⊕ X_C ⊕ rk
+    // is off the dependency chain that bounds serial CBC encryption.
+    const V t = O::Sbox(O::Xor(O::Xor3(x[g][B], x[g][C], k), x[g][D]));
     const V y = O::Xor3(t, O::template Rol<2>(t), O::template Rol<10>(t));
     const V z = O::Xor3(O::template Rol<18>(t), O::template Rol<24>(t), x[g][A]);
     x[g][A] = O::Xor(y, z);
