@@ -485,8 +485,146 @@ bool IsHybridAlgorithm(Algorithm alg) {
   return alg == Algorithm::kHpkeSm2Sm3Sm4Gcm || alg == Algorithm::kHpkeP256Sha256Aes128Gcm;
 }
 
+// ---- Parsed-key caches ---------------------------------------------------------------
+
+namespace {
+
+// KeyringPrimitiveKey names a keyring primitive: algorithm, variant (the SM2 ciphertext
+// format, or empty) and key_id (key_ids hold no '|').
+std::string KeyringPrimitiveKey(Algorithm alg, absl::string_view variant,
+                                absl::string_view key_id) {
+  return absl::StrCat(AlgorithmName(alg), "|", variant, "|", key_id);
+}
+
+// PublicCacheKey is the LRU key of a primitive parsed from public key bytes: algorithm,
+// the length-prefixed options that shape the primitive, then the exact key bytes.
+std::string PublicCacheKey(Algorithm alg, absl::string_view variant, absl::string_view key) {
+  return absl::StrCat(AlgorithmName(alg), "|", variant.size(), ":", variant, "|", key);
+}
+
+std::string SignatureVariant(const SignatureOptions& o) {
+  return absl::StrCat(static_cast<int>(o.encoding), o.prehashed ? "d" : "m", o.user_id);
+}
+
+std::string FormatVariant(Sm2CiphertextFormat f) { return absl::StrCat(static_cast<int>(f)); }
+
+bool IsDefaultSignatureOptions(const SignatureOptions& o) {
+  const SignatureOptions d;
+  return o.user_id == d.user_id && o.encoding == d.encoding && o.prehashed == d.prehashed;
+}
+
+template <typename T>
+std::shared_ptr<const T> FindPrimitive(
+    const absl::flat_hash_map<std::string, std::shared_ptr<const T>>& map, Algorithm alg,
+    absl::string_view variant, absl::string_view key_id) {
+  if (map.empty()) return nullptr;
+  auto it = map.find(KeyringPrimitiveKey(alg, variant, key_id));
+  return it == map.end() ? nullptr : it->second;
+}
+
+// Shared wraps a factory's result for use beside cached primitives.
+template <typename T>
+absl::StatusOr<std::shared_ptr<const T>> Shared(absl::StatusOr<std::unique_ptr<T>> p) {
+  if (!p.ok()) return p.status();
+  return std::shared_ptr<const T>(*std::move(p));
+}
+
+// CachedPublic returns the primitive cached under `key`, or builds, caches and returns it.
+// Only primitives built from public key material may go through here.
+template <typename T, typename Build>
+absl::StatusOr<std::shared_ptr<const T>> CachedPublic(LruCache<T>& cache, const std::string& key,
+                                                      Build build) {
+  if (std::shared_ptr<const T> hit = cache.Find(key)) return hit;
+  absl::StatusOr<std::shared_ptr<const T>> built = Shared(build());
+  if (built.ok()) cache.Insert(key, *built);
+  return built;
+}
+
+template <typename T>
+void Put(absl::flat_hash_map<std::string, std::shared_ptr<const T>>* map, std::string key,
+         absl::StatusOr<std::unique_ptr<T>> p) {
+  // A key a factory refuses is left out; requests using it get the factory's error.
+  if (p.ok()) map->emplace(std::move(key), *std::move(p));
+}
+
+}  // namespace
+
 CryptoEngine::CryptoEngine(const KeyStore* keys, EngineOptions options, EngineObserver* observer)
-    : keys_(keys), options_(options), observer_(observer) {}
+    : keys_(keys),
+      options_(options),
+      observer_(observer),
+      verifier_cache_(options.public_key_cache_size),
+      encrypter_cache_(options.public_key_cache_size),
+      hybrid_encrypter_cache_(options.public_key_cache_size) {
+  BuildKeyringPrimitives();
+}
+
+void CryptoEngine::BuildKeyringPrimitives() {
+  for (const StoredKey* e : keys_->entries()) {
+    const absl::string_view secret = SecretDataAsStringView(e->material);
+    const absl::string_view id = e->key_id;
+    for (Algorithm alg : AllAlgorithms()) {
+      if (!FamilyServes(e->family, alg)) continue;
+      if (e->is_symmetric) {
+        if (IsMacAlgorithm(alg)) Put(&keyring_macs_, KeyringPrimitiveKey(alg, "", id), NewMac(alg, secret));
+        if (IsAeadAlgorithm(alg)) {
+          Put(&keyring_aeads_, KeyringPrimitiveKey(alg, "", id), NewAead(alg, secret, 16));
+        }
+        continue;
+      }
+      if (IsSignatureAlgorithm(alg)) {
+        Put(&keyring_verifiers_, KeyringPrimitiveKey(alg, "", id),
+            NewPublicKeyVerify(alg, e->public_key_der));
+        if (e->is_private) {
+          Put(&keyring_signers_, KeyringPrimitiveKey(alg, "", id), NewPublicKeySign(alg, secret));
+        }
+      }
+      if (IsPublicKeyEncryptionAlgorithm(alg)) {
+        std::vector<Sm2CiphertextFormat> formats = {Sm2CiphertextFormat::kC1C3C2};
+        if (alg == Algorithm::kSm2) {
+          formats.push_back(Sm2CiphertextFormat::kC1C2C3);
+          formats.push_back(Sm2CiphertextFormat::kDer);
+        }
+        for (Sm2CiphertextFormat f : formats) {
+          PublicKeyEncryptionOptions o;
+          o.sm2_format = f;
+          Put(&keyring_encrypters_, KeyringPrimitiveKey(alg, FormatVariant(f), id),
+              NewPublicKeyEncrypt(alg, e->public_key_der, o));
+          if (e->is_private) {
+            Put(&keyring_decrypters_, KeyringPrimitiveKey(alg, FormatVariant(f), id),
+                NewPublicKeyDecrypt(alg, secret, o));
+          }
+        }
+      }
+      if (IsHybridAlgorithm(alg)) {
+        Put(&keyring_hybrid_encrypters_, KeyringPrimitiveKey(alg, "", id),
+            NewHybridEncrypt(alg, e->public_key_der));
+        if (e->is_private) {
+          Put(&keyring_hybrid_decrypters_, KeyringPrimitiveKey(alg, "", id),
+              NewHybridDecrypt(alg, secret));
+        }
+      }
+    }
+  }
+}
+
+CacheStats CryptoEngine::public_key_cache_stats() const {
+  CacheStats total;
+  for (CacheStats s : {verifier_cache_.stats(), encrypter_cache_.stats(),
+                       hybrid_encrypter_cache_.stats()}) {
+    total.size += s.size;
+    total.capacity += s.capacity;
+    total.hits += s.hits;
+    total.misses += s.misses;
+  }
+  return total;
+}
+
+size_t CryptoEngine::keyring_primitives() const {
+  return keyring_signers_.size() + keyring_verifiers_.size() + keyring_encrypters_.size() +
+         keyring_decrypters_.size() + keyring_hybrid_encrypters_.size() +
+         keyring_hybrid_decrypters_.size() + keyring_macs_.size() + keyring_aeads_.size();
+}
 
 void CryptoEngine::Record(Algorithm alg, Operation op, size_t bytes) const {
   if (observer_ != nullptr) observer_->OnBytesProcessed(alg, op, bytes);
@@ -614,7 +752,10 @@ absl::StatusOr<std::string> CryptoEngine::Hmac(Algorithm alg, const KeyInput& ke
   if (!IsMacAlgorithm(alg)) return WrongAlgorithm(alg, "HMAC-SM3 or HMAC-SHA-256");
   absl::StatusOr<absl::string_view> k = SymmetricKey(alg, key);
   if (!k.ok()) return k.status();
-  absl::StatusOr<std::unique_ptr<Mac>> mac = NewMac(alg, *k);
+  std::shared_ptr<const Mac> cached;
+  if (key.kind == KeyInput::Kind::kKeyId) cached = FindPrimitive(keyring_macs_, alg, "", key.value);
+  absl::StatusOr<std::shared_ptr<const Mac>> mac =
+      cached != nullptr ? cached : Shared(NewMac(alg, *k));
   if (!mac.ok()) return mac.status();
   absl::StatusOr<std::string> tag = (*mac)->ComputeMac(data);
   if (tag.ok()) Record(alg, Operation::kMac, data.size());
@@ -627,7 +768,10 @@ absl::StatusOr<bool> CryptoEngine::VerifyHmac(Algorithm alg, const KeyInput& key
   if (!IsMacAlgorithm(alg)) return WrongAlgorithm(alg, "HMAC-SM3 or HMAC-SHA-256");
   absl::StatusOr<absl::string_view> k = SymmetricKey(alg, key);
   if (!k.ok()) return k.status();
-  absl::StatusOr<std::unique_ptr<Mac>> mac = NewMac(alg, *k);
+  std::shared_ptr<const Mac> cached;
+  if (key.kind == KeyInput::Kind::kKeyId) cached = FindPrimitive(keyring_macs_, alg, "", key.value);
+  absl::StatusOr<std::shared_ptr<const Mac>> mac =
+      cached != nullptr ? cached : Shared(NewMac(alg, *k));
   if (!mac.ok()) return mac.status();
   absl::Status s = (*mac)->VerifyMac(expected, data);
   Record(alg, Operation::kMac, data.size());
@@ -645,7 +789,13 @@ absl::StatusOr<std::string> CryptoEngine::Sign(Algorithm alg, const KeyInput& ke
   if (!s.ok()) return s;
   absl::StatusOr<absl::string_view> k = PrivateKey(alg, key);
   if (!k.ok()) return k.status();
-  absl::StatusOr<std::unique_ptr<PublicKeySign>> signer = NewPublicKeySign(alg, *k, options);
+  std::shared_ptr<const PublicKeySign> cached;
+  if (key.kind == KeyInput::Kind::kKeyId && IsDefaultSignatureOptions(options)) {
+    cached = FindPrimitive(keyring_signers_, alg, "", key.value);
+  }
+  // An inline private key is parsed for this request only and never cached.
+  absl::StatusOr<std::shared_ptr<const PublicKeySign>> signer =
+      cached != nullptr ? cached : Shared(NewPublicKeySign(alg, *k, options));
   if (!signer.ok()) return signer.status();
   absl::StatusOr<std::string> sig = (*signer)->Sign(data);
   if (sig.ok()) Record(alg, Operation::kSign, data.size());
@@ -660,7 +810,15 @@ absl::StatusOr<bool> CryptoEngine::Verify(Algorithm alg, const KeyInput& key,
   if (!s.ok()) return s;
   absl::StatusOr<absl::string_view> k = PublicKey(alg, key);
   if (!k.ok()) return k.status();
-  absl::StatusOr<std::unique_ptr<PublicKeyVerify>> verifier = NewPublicKeyVerify(alg, *k, options);
+  std::shared_ptr<const PublicKeyVerify> cached;
+  if (key.kind == KeyInput::Kind::kKeyId && IsDefaultSignatureOptions(options)) {
+    cached = FindPrimitive(keyring_verifiers_, alg, "", key.value);
+  }
+  absl::StatusOr<std::shared_ptr<const PublicKeyVerify>> verifier =
+      cached != nullptr
+          ? cached
+          : CachedPublic(verifier_cache_, PublicCacheKey(alg, SignatureVariant(options), *k),
+                         [&] { return NewPublicKeyVerify(alg, *k, options); });
   if (!verifier.ok()) return verifier.status();
   absl::Status v = (*verifier)->Verify(signature, data);
   if (v.ok() || v.code() == absl::StatusCode::kUnauthenticated) {
@@ -712,7 +870,12 @@ absl::StatusOr<SymmetricCiphertext> CryptoEngine::Encrypt(const SymmetricParams&
   if (!key.ok()) return key.status();
   SymmetricCiphertext out;
   if (IsAeadAlgorithm(p.algorithm)) {
-    absl::StatusOr<std::unique_ptr<Aead>> aead = NewAead(p.algorithm, *key, p.tag_length);
+    std::shared_ptr<const Aead> cached;
+    if (p.key.kind == KeyInput::Kind::kKeyId && (p.tag_length == 0 || p.tag_length == 16)) {
+      cached = FindPrimitive(keyring_aeads_, p.algorithm, "", p.key.value);
+    }
+    absl::StatusOr<std::shared_ptr<const Aead>> aead =
+        cached != nullptr ? cached : Shared(NewAead(p.algorithm, *key, p.tag_length));
     if (!aead.ok()) return aead.status();
     if (p.nonce.has_value()) {
       out.nonce = std::string(*p.nonce);
@@ -760,7 +923,12 @@ absl::StatusOr<std::string> CryptoEngine::Decrypt(const SymmetricParams& p,
       return absl::InvalidArgumentError(
           absl::StrCat("tag is required for ", AlgorithmName(p.algorithm)));
     }
-    absl::StatusOr<std::unique_ptr<Aead>> aead = NewAead(p.algorithm, *key, tag.size());
+    std::shared_ptr<const Aead> cached;
+    if (p.key.kind == KeyInput::Kind::kKeyId && tag.size() == 16) {
+      cached = FindPrimitive(keyring_aeads_, p.algorithm, "", p.key.value);
+    }
+    absl::StatusOr<std::shared_ptr<const Aead>> aead =
+        cached != nullptr ? cached : Shared(NewAead(p.algorithm, *key, tag.size()));
     if (!aead.ok()) return aead.status();
     pt = (*aead)->Open(nonce, absl::StrCat(ciphertext, tag), p.aad);
   } else {
@@ -878,8 +1046,15 @@ absl::StatusOr<std::string> CryptoEngine::PublicKeyEncrypt(Algorithm alg, const 
   if (!k.ok()) return k.status();
   PublicKeyEncryptionOptions options;
   options.sm2_format = format;
-  absl::StatusOr<std::unique_ptr<smcrypt::PublicKeyEncrypt>> enc =
-      NewPublicKeyEncrypt(alg, *k, options);
+  std::shared_ptr<const smcrypt::PublicKeyEncrypt> cached;
+  if (key.kind == KeyInput::Kind::kKeyId) {
+    cached = FindPrimitive(keyring_encrypters_, alg, FormatVariant(format), key.value);
+  }
+  absl::StatusOr<std::shared_ptr<const smcrypt::PublicKeyEncrypt>> enc =
+      cached != nullptr
+          ? cached
+          : CachedPublic(encrypter_cache_, PublicCacheKey(alg, FormatVariant(format), *k),
+                         [&] { return NewPublicKeyEncrypt(alg, *k, options); });
   if (!enc.ok()) return enc.status();
   absl::StatusOr<std::string> ct = (*enc)->Encrypt(plaintext);
   if (ct.ok()) Record(alg, Operation::kEncrypt, plaintext.size());
@@ -896,8 +1071,13 @@ absl::StatusOr<std::string> CryptoEngine::PublicKeyDecrypt(Algorithm alg, const 
   if (!k.ok()) return k.status();
   PublicKeyEncryptionOptions options;
   options.sm2_format = format;
-  absl::StatusOr<std::unique_ptr<smcrypt::PublicKeyDecrypt>> dec =
-      NewPublicKeyDecrypt(alg, *k, options);
+  std::shared_ptr<const smcrypt::PublicKeyDecrypt> cached;
+  if (key.kind == KeyInput::Kind::kKeyId) {
+    cached = FindPrimitive(keyring_decrypters_, alg, FormatVariant(format), key.value);
+  }
+  // An inline private key is parsed for this request only and never cached.
+  absl::StatusOr<std::shared_ptr<const smcrypt::PublicKeyDecrypt>> dec =
+      cached != nullptr ? cached : Shared(NewPublicKeyDecrypt(alg, *k, options));
   if (!dec.ok()) return dec.status();
   absl::StatusOr<std::string> pt = (*dec)->Decrypt(ciphertext);
   if (pt.ok()) Record(alg, Operation::kDecrypt, ciphertext.size());
@@ -1142,7 +1322,14 @@ absl::StatusOr<std::string> CryptoEngine::HybridEncrypt(Algorithm alg, const Key
   if (!s.ok()) return s;
   absl::StatusOr<absl::string_view> k = PublicKey(alg, key);
   if (!k.ok()) return k.status();
-  absl::StatusOr<std::unique_ptr<smcrypt::HybridEncrypt>> enc = NewHybridEncrypt(alg, *k);
+  std::shared_ptr<const smcrypt::HybridEncrypt> cached;
+  if (key.kind == KeyInput::Kind::kKeyId) {
+    cached = FindPrimitive(keyring_hybrid_encrypters_, alg, "", key.value);
+  }
+  absl::StatusOr<std::shared_ptr<const smcrypt::HybridEncrypt>> enc =
+      cached != nullptr ? cached
+                        : CachedPublic(hybrid_encrypter_cache_, PublicCacheKey(alg, "", *k),
+                                       [&] { return NewHybridEncrypt(alg, *k); });
   if (!enc.ok()) return enc.status();
   absl::StatusOr<std::string> ct = (*enc)->Encrypt(plaintext, info);
   if (ct.ok()) Record(alg, Operation::kEncrypt, plaintext.size());
@@ -1156,7 +1343,13 @@ absl::StatusOr<std::string> CryptoEngine::HybridDecrypt(Algorithm alg, const Key
   if (!s.ok()) return s;
   absl::StatusOr<absl::string_view> k = PrivateKey(alg, key);
   if (!k.ok()) return k.status();
-  absl::StatusOr<std::unique_ptr<smcrypt::HybridDecrypt>> dec = NewHybridDecrypt(alg, *k);
+  std::shared_ptr<const smcrypt::HybridDecrypt> cached;
+  if (key.kind == KeyInput::Kind::kKeyId) {
+    cached = FindPrimitive(keyring_hybrid_decrypters_, alg, "", key.value);
+  }
+  // An inline private key is parsed for this request only and never cached.
+  absl::StatusOr<std::shared_ptr<const smcrypt::HybridDecrypt>> dec =
+      cached != nullptr ? cached : Shared(NewHybridDecrypt(alg, *k));
   if (!dec.ok()) return dec.status();
   absl::StatusOr<std::string> pt = (*dec)->Decrypt(ciphertext, info);
   if (pt.ok()) Record(alg, Operation::kDecrypt, ciphertext.size());

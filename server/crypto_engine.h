@@ -28,7 +28,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "absl/container/flat_hash_map.h"
 #include "server/key_store.h"
+#include "server/primitive_cache.h"
 #include "smcrypt/algorithm.h"
 #include "smcrypt/primitives/cipher.h"
 #include "smcrypt/registry.h"
@@ -63,6 +65,9 @@ struct KeyInput {
 struct EngineOptions {
   // allow_inline_private_keys: --inline_private_keys=allow (true, the default) or deny.
   bool allow_inline_private_keys = true;
+  // public_key_cache_size: entries of each LRU of primitives parsed from public keys
+  // (verifiers, public-key encrypters, hybrid encrypters; primitive_cache.h). 0 disables.
+  size_t public_key_cache_size = 1024;
 };
 
 // SymmetricParams: the parameters of Encrypt/Decrypt and their streams.
@@ -197,6 +202,13 @@ struct HashItem {
   absl::string_view data;
 };
 
+// Parsed keys. Keyring keys are parsed once, when the engine is built, into the
+// primitives their algorithms use with the default options (signer, verifier,
+// public-key encrypter/decrypter per SM2 ciphertext format, hybrid encrypter/decrypter,
+// MAC, AEAD with a 16-byte tag); a request with other options parses the key itself.
+// Inline public keys go through a bounded LRU (EngineOptions::public_key_cache_size)
+// keyed by algorithm, options and key bytes. Inline private and symmetric keys are
+// parsed per request and never kept (primitive_cache.h says why).
 class CryptoEngine {
  public:
   // `keys` must outlive the engine; `observer` may be null, else must outlive it.
@@ -266,8 +278,18 @@ class CryptoEngine {
 
   bool allow_inline_private_keys() const { return options_.allow_inline_private_keys; }
   size_t keyring_size() const { return keys_->size(); }
+  // public_key_cache_stats sums the LRUs of parsed public keys (size and capacity are
+  // per-cache sums: three caches of public_key_cache_size entries each).
+  CacheStats public_key_cache_stats() const;
+  // keyring_primitives is the number of primitives built from the keyring at start.
+  size_t keyring_primitives() const;
 
  private:
+  template <typename T>
+  using PrimitiveMap = absl::flat_hash_map<std::string, std::shared_ptr<const T>>;
+
+  void BuildKeyringPrimitives();
+
   // Key resolution: the bytes to hand to the registry.
   absl::StatusOr<absl::string_view> SymmetricKey(Algorithm alg, const KeyInput& key) const;
   absl::StatusOr<absl::string_view> PrivateKey(Algorithm alg, const KeyInput& key) const;
@@ -278,6 +300,20 @@ class CryptoEngine {
   const KeyStore* keys_;
   EngineOptions options_;
   EngineObserver* observer_;
+
+  // Keyring primitives, keyed by KeyringPrimitiveKey(algorithm, variant, key_id).
+  PrimitiveMap<PublicKeySign> keyring_signers_;
+  PrimitiveMap<PublicKeyVerify> keyring_verifiers_;
+  PrimitiveMap<smcrypt::PublicKeyEncrypt> keyring_encrypters_;
+  PrimitiveMap<smcrypt::PublicKeyDecrypt> keyring_decrypters_;
+  PrimitiveMap<smcrypt::HybridEncrypt> keyring_hybrid_encrypters_;
+  PrimitiveMap<smcrypt::HybridDecrypt> keyring_hybrid_decrypters_;
+  PrimitiveMap<Mac> keyring_macs_;
+  PrimitiveMap<Aead> keyring_aeads_;  // 16-byte tags
+  // Primitives parsed from public keys (inline, or keyring keys with other options).
+  mutable LruCache<PublicKeyVerify> verifier_cache_;
+  mutable LruCache<smcrypt::PublicKeyEncrypt> encrypter_cache_;
+  mutable LruCache<smcrypt::HybridEncrypt> hybrid_encrypter_cache_;
 };
 
 // Algorithm groups served by each RPC.

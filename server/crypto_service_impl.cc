@@ -134,14 +134,28 @@ absl::Status StillWanted(grpc::CallbackServerContext* ctx) {
   return absl::OkStatus();
 }
 
-// Unary runs `fn` after admission and finishes the default reactor with its status.
+// Unary admits the call, then runs `fn` on the worker pool (CryptoServiceImpl::Run) and
+// finishes the default reactor with its status. `fn` must capture nothing from the
+// handler's stack (the handler returns before it runs): ctx, request and response live
+// until the reactor is finished.
 template <typename Fn>
 grpc::ServerUnaryReactor* Unary(const CryptoServiceImpl* svc, grpc::CallbackServerContext* ctx,
-                                Fn&& fn) {
+                                Fn fn) {
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   absl::Status s = svc->Admit(ctx);
-  if (s.ok()) s = fn();
-  reactor->Finish(ToGrpcStatus(s));
+  if (!s.ok()) {
+    reactor->Finish(ToGrpcStatus(s));
+    return reactor;
+  }
+  svc->Run([reactor, ctx, fn = std::move(fn)]() {
+    // A call whose client went away or whose deadline passed while it waited for a
+    // worker is answered without doing the work (gRPC has already ended it).
+    if (ctx->IsCancelled()) {
+      reactor->Finish(grpc::Status::CANCELLED);
+      return;
+    }
+    reactor->Finish(ToGrpcStatus(fn()));
+  });
   return reactor;
 }
 
@@ -483,8 +497,21 @@ class HashStreamReactor final : public grpc::ServerReadReactor<v1::HashStreamReq
 }  // namespace
 
 CryptoServiceImpl::CryptoServiceImpl(const CryptoEngine* engine, SelfTests* self_tests,
-                                     const std::atomic<int64_t>* inflight, ServiceInfo info)
-    : engine_(engine), self_tests_(self_tests), inflight_(inflight), info_(std::move(info)) {}
+                                     const std::atomic<int64_t>* inflight, ServiceInfo info,
+                                     WorkerPool* workers)
+    : engine_(engine),
+      self_tests_(self_tests),
+      inflight_(inflight),
+      info_(std::move(info)),
+      workers_(workers) {}
+
+void CryptoServiceImpl::Run(std::function<void()> work) const {
+  if (workers_ == nullptr) {
+    work();
+  } else {
+    workers_->Submit(std::move(work));
+  }
+}
 
 absl::Status CryptoServiceImpl::Admit(grpc::CallbackServerContext* ctx) const {
   const int64_t n = inflight_->load(std::memory_order_relaxed);
@@ -503,7 +530,7 @@ absl::Status CryptoServiceImpl::Admit(grpc::CallbackServerContext* ctx) const {
 grpc::ServerUnaryReactor* CryptoServiceImpl::Hash(grpc::CallbackServerContext* ctx,
                                                   const v1::HashRequest* request,
                                                   v1::HashResponse* response) {
-  return Unary(this, ctx, [&]() -> absl::Status {
+  return Unary(this, ctx, [this, ctx, request, response]() -> absl::Status {
     absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
     if (!alg.ok()) return alg.status();
     absl::StatusOr<std::string> digest = engine_->Hash(*alg, request->data());
@@ -521,7 +548,7 @@ grpc::ServerReadReactor<v1::HashStreamRequest>* CryptoServiceImpl::HashStream(
 grpc::ServerUnaryReactor* CryptoServiceImpl::HashBatch(grpc::CallbackServerContext* ctx,
                                                        const v1::HashBatchRequest* request,
                                                        v1::HashBatchResponse* response) {
-  return Unary(this, ctx, [&]() -> absl::Status {
+  return Unary(this, ctx, [this, ctx, request, response]() -> absl::Status {
     absl::Status s = CheckBatchSize(request->items_size());
     if (!s.ok()) return s;
     // Items with a bad algorithm get their status here; the others go to the engine.
@@ -554,7 +581,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::HashBatch(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* CryptoServiceImpl::Hmac(grpc::CallbackServerContext* ctx,
                                                   const v1::HmacRequest* request,
                                                   v1::HmacResponse* response) {
-  return Unary(this, ctx, [&]() -> absl::Status {
+  return Unary(this, ctx, [this, ctx, request, response]() -> absl::Status {
     absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
     if (!alg.ok()) return alg.status();
     const KeyInput key = ToKey(request->key());
@@ -609,7 +636,7 @@ absl::StatusOr<SymmetricCiphertext> EncryptOne(const CryptoEngine& engine,
 grpc::ServerUnaryReactor* CryptoServiceImpl::Sign(grpc::CallbackServerContext* ctx,
                                                   const v1::SignRequest* request,
                                                   v1::SignResponse* response) {
-  return Unary(this, ctx, [&]() -> absl::Status {
+  return Unary(this, ctx, [this, ctx, request, response]() -> absl::Status {
     absl::StatusOr<std::string> sig = SignOne(*engine_, *request);
     if (!sig.ok()) return sig.status();
     response->set_signature(*std::move(sig));
@@ -620,7 +647,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::Sign(grpc::CallbackServerContext* c
 grpc::ServerUnaryReactor* CryptoServiceImpl::Verify(grpc::CallbackServerContext* ctx,
                                                     const v1::VerifyRequest* request,
                                                     v1::VerifyResponse* response) {
-  return Unary(this, ctx, [&]() -> absl::Status {
+  return Unary(this, ctx, [this, ctx, request, response]() -> absl::Status {
     absl::StatusOr<bool> valid = VerifyOne(*engine_, *request);
     if (!valid.ok()) return valid.status();
     response->set_valid(*valid);
@@ -631,7 +658,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::Verify(grpc::CallbackServerContext*
 grpc::ServerUnaryReactor* CryptoServiceImpl::SignBatch(grpc::CallbackServerContext* ctx,
                                                        const v1::SignBatchRequest* request,
                                                        v1::SignBatchResponse* response) {
-  return Unary(this, ctx, [&]() -> absl::Status {
+  return Unary(this, ctx, [this, ctx, request, response]() -> absl::Status {
     absl::Status s = CheckBatchSize(request->items_size());
     if (!s.ok()) return s;
     for (const v1::SignRequest& item : request->items()) {
@@ -649,7 +676,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::SignBatch(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* CryptoServiceImpl::VerifyBatch(grpc::CallbackServerContext* ctx,
                                                          const v1::VerifyBatchRequest* request,
                                                          v1::VerifyBatchResponse* response) {
-  return Unary(this, ctx, [&]() -> absl::Status {
+  return Unary(this, ctx, [this, ctx, request, response]() -> absl::Status {
     absl::Status s = CheckBatchSize(request->items_size());
     if (!s.ok()) return s;
     for (const v1::VerifyRequest& item : request->items()) {
@@ -669,7 +696,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::VerifyBatch(grpc::CallbackServerCon
 grpc::ServerUnaryReactor* CryptoServiceImpl::Encrypt(grpc::CallbackServerContext* ctx,
                                                      const v1::EncryptRequest* request,
                                                      v1::EncryptResponse* response) {
-  return Unary(this, ctx, [&]() -> absl::Status {
+  return Unary(this, ctx, [this, ctx, request, response]() -> absl::Status {
     absl::StatusOr<SymmetricCiphertext> ct = EncryptOne(*engine_, *request);
     if (!ct.ok()) return ct.status();
     response->set_nonce(std::move(ct->nonce));
@@ -682,7 +709,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::Encrypt(grpc::CallbackServerContext
 grpc::ServerUnaryReactor* CryptoServiceImpl::Decrypt(grpc::CallbackServerContext* ctx,
                                                      const v1::DecryptRequest* request,
                                                      v1::DecryptResponse* response) {
-  return Unary(this, ctx, [&]() -> absl::Status {
+  return Unary(this, ctx, [this, ctx, request, response]() -> absl::Status {
     absl::StatusOr<SymmetricParams> p =
         SymmetricFrom(*request, absl::string_view(request->nonce()), 0);
     if (!p.ok()) return p.status();
@@ -696,7 +723,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::Decrypt(grpc::CallbackServerContext
 grpc::ServerUnaryReactor* CryptoServiceImpl::EncryptBatch(grpc::CallbackServerContext* ctx,
                                                           const v1::EncryptBatchRequest* request,
                                                           v1::EncryptBatchResponse* response) {
-  return Unary(this, ctx, [&]() -> absl::Status {
+  return Unary(this, ctx, [this, ctx, request, response]() -> absl::Status {
     absl::Status s = CheckBatchSize(request->items_size());
     if (!s.ok()) return s;
     for (const v1::EncryptRequest& item : request->items()) {
@@ -734,7 +761,7 @@ CryptoServiceImpl::DecryptStream(grpc::CallbackServerContext* ctx) {
 grpc::ServerUnaryReactor* CryptoServiceImpl::PublicKeyEncrypt(
     grpc::CallbackServerContext* ctx, const v1::PublicKeyEncryptRequest* request,
     v1::PublicKeyEncryptResponse* response) {
-  return Unary(this, ctx, [&]() -> absl::Status {
+  return Unary(this, ctx, [this, ctx, request, response]() -> absl::Status {
     absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
     if (!alg.ok()) return alg.status();
     absl::StatusOr<Sm2CiphertextFormat> format = ToSm2Format(*alg, request->sm2_format());
@@ -750,7 +777,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::PublicKeyEncrypt(
 grpc::ServerUnaryReactor* CryptoServiceImpl::PublicKeyDecrypt(
     grpc::CallbackServerContext* ctx, const v1::PublicKeyDecryptRequest* request,
     v1::PublicKeyDecryptResponse* response) {
-  return Unary(this, ctx, [&]() -> absl::Status {
+  return Unary(this, ctx, [this, ctx, request, response]() -> absl::Status {
     absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
     if (!alg.ok()) return alg.status();
     absl::StatusOr<Sm2CiphertextFormat> format = ToSm2Format(*alg, request->sm2_format());
@@ -766,7 +793,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::PublicKeyDecrypt(
 grpc::ServerUnaryReactor* CryptoServiceImpl::HybridEncrypt(
     grpc::CallbackServerContext* ctx, const v1::HybridEncryptRequest* request,
     v1::HybridEncryptResponse* response) {
-  return Unary(this, ctx, [&]() -> absl::Status {
+  return Unary(this, ctx, [this, ctx, request, response]() -> absl::Status {
     absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
     if (!alg.ok()) return alg.status();
     absl::StatusOr<std::string> ct = engine_->HybridEncrypt(*alg, ToKey(request->key()),
@@ -780,7 +807,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::HybridEncrypt(
 grpc::ServerUnaryReactor* CryptoServiceImpl::HybridDecrypt(
     grpc::CallbackServerContext* ctx, const v1::HybridDecryptRequest* request,
     v1::HybridDecryptResponse* response) {
-  return Unary(this, ctx, [&]() -> absl::Status {
+  return Unary(this, ctx, [this, ctx, request, response]() -> absl::Status {
     absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
     if (!alg.ok()) return alg.status();
     absl::StatusOr<std::string> pt = engine_->HybridDecrypt(
@@ -810,7 +837,7 @@ CryptoServiceImpl::HybridDecryptStream(grpc::CallbackServerContext* ctx) {
 grpc::ServerUnaryReactor* CryptoServiceImpl::GenerateKeyPair(
     grpc::CallbackServerContext* ctx, const v1::GenerateKeyPairRequest* request,
     v1::GenerateKeyPairResponse* response) {
-  return Unary(this, ctx, [&]() -> absl::Status {
+  return Unary(this, ctx, [this, ctx, request, response]() -> absl::Status {
     absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
     if (!alg.ok()) return alg.status();
     absl::StatusOr<GeneratedKeyPair> kp =
@@ -831,7 +858,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::GenerateKeyPair(
 grpc::ServerUnaryReactor* CryptoServiceImpl::GetPublicKey(grpc::CallbackServerContext* ctx,
                                                           const v1::GetPublicKeyRequest* request,
                                                           v1::GetPublicKeyResponse* response) {
-  return Unary(this, ctx, [&]() -> absl::Status {
+  return Unary(this, ctx, [this, ctx, request, response]() -> absl::Status {
     absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
     if (!alg.ok()) return alg.status();
     absl::StatusOr<std::string> der = engine_->GetPublicKey(*alg, ToKey(request->key()));
@@ -845,7 +872,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::GetPublicKey(grpc::CallbackServerCo
 grpc::ServerUnaryReactor* CryptoServiceImpl::GenerateRandom(
     grpc::CallbackServerContext* ctx, const v1::GenerateRandomRequest* request,
     v1::GenerateRandomResponse* response) {
-  return Unary(this, ctx, [&]() -> absl::Status {
+  return Unary(this, ctx, [this, ctx, request, response]() -> absl::Status {
     absl::StatusOr<std::string> data = engine_->GenerateRandom(request->length());
     if (!data.ok()) return data.status();
     response->set_data(*std::move(data));
@@ -856,7 +883,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::GenerateRandom(
 grpc::ServerUnaryReactor* CryptoServiceImpl::GetServerInfo(
     grpc::CallbackServerContext* ctx, const v1::GetServerInfoRequest* request,
     v1::GetServerInfoResponse* response) {
-  return Unary(this, ctx, [&]() -> absl::Status {
+  return Unary(this, ctx, [this, ctx, request, response]() -> absl::Status {
     if (request->run_self_tests()) self_tests_->Run();
     response->set_version(info_.version);
     response->set_cpu_features_detected(FormatCpuFeatureList(DetectCpuFeatures()));

@@ -5,6 +5,10 @@
 // (--max_inflight) and the deadline check happen in one helper, Admit(); metrics are
 // recorded by the server interceptor (metrics.h), not here. Streaming RPCs are small
 // reactors in crypto_service_impl.cc.
+//
+// Unary calls are admitted on the gRPC thread and their work runs on a WorkerPool
+// (worker_pool.h, --worker_threads) that finishes the reactor; without a pool the work
+// runs inline on gRPC's callback threads.
 #ifndef SMCRYPT_SERVER_CRYPTO_SERVICE_IMPL_H_
 #define SMCRYPT_SERVER_CRYPTO_SERVICE_IMPL_H_
 
@@ -17,6 +21,7 @@
 #include "grpcpp/grpcpp.h"
 #include "server/crypto_engine.h"
 #include "server/self_test.h"
+#include "server/worker_pool.h"
 #include "smcrypt/v1/crypto.grpc.pb.h"
 
 namespace smcrypt::server {
@@ -34,9 +39,11 @@ struct ServiceInfo {
 class CryptoServiceImpl final : public v1::CryptoService::CallbackService {
  public:
   // All pointers must outlive the service. `inflight` is the number of RPCs in flight,
-  // counted by the metrics interceptor (this call included).
+  // counted by the metrics interceptor (this call included). `workers` may be null
+  // (unary work then runs inline on gRPC's threads).
   CryptoServiceImpl(const CryptoEngine* engine, SelfTests* self_tests,
-                    const std::atomic<int64_t>* inflight, ServiceInfo info);
+                    const std::atomic<int64_t>* inflight, ServiceInfo info,
+                    WorkerPool* workers = nullptr);
 
   grpc::ServerUnaryReactor* Hash(grpc::CallbackServerContext* ctx,
       const v1::HashRequest* request, v1::HashResponse* response) override;
@@ -89,12 +96,15 @@ class CryptoServiceImpl final : public v1::CryptoService::CallbackService {
   // when the client's deadline has already passed.
   absl::Status Admit(grpc::CallbackServerContext* ctx) const;
   const CryptoEngine& engine() const { return *engine_; }
+  // Run runs `work` on the worker pool, or inline when there is none.
+  void Run(std::function<void()> work) const;
 
  private:
   const CryptoEngine* engine_;
   SelfTests* self_tests_;
   const std::atomic<int64_t>* inflight_;
   ServiceInfo info_;
+  WorkerPool* workers_;
 };
 
 }  // namespace smcrypt::server

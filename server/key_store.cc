@@ -234,4 +234,11 @@ absl::StatusOr<const StoredKey*> KeyStore::Find(absl::string_view key_id) const 
   return it->second.get();
 }
 
+std::vector<const StoredKey*> KeyStore::entries() const {
+  std::vector<const StoredKey*> out;
+  out.reserve(keys_.size());
+  for (const auto& [id, key] : keys_) out.push_back(key.get());
+  return out;
+}
+
 }  // namespace smcrypt::server

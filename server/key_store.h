@@ -16,6 +16,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
@@ -78,6 +79,9 @@ class KeyStore {
   // long as the store.
   absl::StatusOr<const StoredKey*> Find(absl::string_view key_id) const;
   size_t size() const { return keys_.size(); }
+  // entries lists every key (in no particular order); the pointers live as long as the
+  // store.
+  std::vector<const StoredKey*> entries() const;
 
  private:
   KeyStore() = default;

@@ -47,6 +47,13 @@ ABSL_FLAG(int64_t, max_inflight, 65536,
           "RPCs allowed in flight at once; more are RESOURCE_EXHAUSTED");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(20),
           "on SIGTERM/SIGINT, how long in-flight RPCs may run before they are cancelled");
+ABSL_FLAG(int32_t, worker_threads, -1,
+          "threads that run unary crypto work, off gRPC's transport threads; -1: one per "
+          "online CPU; 0: run it inline on gRPC's callback threads");
+ABSL_FLAG(uint64_t, public_key_cache_size, 1024,
+          "entries in the LRU cache of parsed inline public keys (SM2, EC, RSA, HPKE "
+          "recipients), keyed by algorithm, options and key bytes; 0 disables it. "
+          "Inline private keys are never cached; keyring keys are parsed once at start");
 ABSL_FLAG(std::string, cpu_disable, "",
           "comma list of CPU features to hide from dispatch (aesni, pclmul, avx, avx2, "
           "bmi2, adx, avx512, vaes, vpclmulqdq, gfni, ifma, sha), added to "
@@ -152,6 +159,8 @@ int main(int argc, char** argv) {
   options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   options.max_inflight = absl::GetFlag(FLAGS_max_inflight);
   options.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
+  options.worker_threads = absl::GetFlag(FLAGS_worker_threads);
+  options.public_key_cache_size = absl::GetFlag(FLAGS_public_key_cache_size);
 
   smcrypt::server::Server server;
   s = server.BuildAndStart(options);

@@ -99,6 +99,11 @@ absl::Status Server::BuildAndStart(const ServerOptions& options) {
     return absl::InvalidArgumentError(
         absl::StrCat("--max_inflight must be at least 1, got ", options_.max_inflight));
   }
+  if (options_.worker_threads < -1 || options_.worker_threads > 1024) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--worker_threads must be -1 (one per CPU), 0 (inline) or 1 to 1024, got ",
+        options_.worker_threads));
+  }
   if (options_.shutdown_grace < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--shutdown_grace must not be negative");
   }
@@ -139,13 +144,22 @@ absl::Status Server::BuildAndStart(const ServerOptions& options) {
   if (!creds.ok()) return creds.status();
   EngineOptions engine_options;
   engine_options.allow_inline_private_keys = options_.allow_inline_private_keys;
+  engine_options.public_key_cache_size = options_.public_key_cache_size;
   engine_ = std::make_unique<CryptoEngine>(keys_.get(), engine_options, metrics_.get());
   ServiceInfo info;
   info.version = SMCRYPT_VERSION;
   info.max_message_bytes = options_.max_message_bytes;
   info.max_inflight = options_.max_inflight;
+  if (options_.worker_threads != 0) {
+    const size_t n = options_.worker_threads < 0 ? DefaultWorkerThreads()
+                                                 : static_cast<size_t>(options_.worker_threads);
+    workers_ = std::make_unique<WorkerPool>(n, n * kQueuedPerWorker);
+  }
+  LogInfo(workers_ == nullptr
+              ? std::string("unary work runs on gRPC's callback threads (--worker_threads=0)")
+              : absl::StrCat("unary work runs on ", workers_->num_threads(), " worker threads"));
   service_ = std::make_unique<CryptoServiceImpl>(engine_.get(), self_tests_.get(),
-                                                 &metrics_->inflight(), info);
+                                                 &metrics_->inflight(), info, workers_.get());
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();

@@ -18,6 +18,7 @@
 #include "server/key_store.h"
 #include "server/metrics.h"
 #include "server/self_test.h"
+#include "server/worker_pool.h"
 
 namespace smcrypt::server {
 
@@ -45,6 +46,12 @@ struct ServerOptions {
   // grpc.health.v1.Health (mirroring the main server's status), for Kubernetes gRPC
   // probes, which cannot speak TLS. Port 0 picks a free port (see health_port()).
   std::string health_listen;
+  // worker_threads: threads that run unary crypto work (worker_pool.h); -1 means one per
+  // online CPU, 0 runs the work inline on gRPC's callback threads.
+  int worker_threads = -1;
+  // public_key_cache_size: entries of the LRU of parsed inline public keys
+  // (primitive_cache.h); 0 disables it.
+  size_t public_key_cache_size = 1024;
 };
 
 inline constexpr char kCryptoServiceName[] = "smcrypt.v1.CryptoService";
@@ -80,6 +87,9 @@ class Server {
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<SelfTests> self_tests_;
   std::unique_ptr<CryptoEngine> engine_;
+  // workers_ outlives server_: ~Server shuts the server down (every queued call is
+  // finished by a worker) before the members are destroyed.
+  std::unique_ptr<WorkerPool> workers_;
   std::unique_ptr<CryptoServiceImpl> service_;
   std::unique_ptr<grpc::Server> server_;
   // health_server_ serves grpc.health.v1 only, in plaintext (--health_listen).

@@ -9,14 +9,20 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <atomic>
 #include <random>
+#include <thread>
 #include <string>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "server/key_store.h"
+#include "server/primitive_cache.h"
+#include "server/worker_pool.h"
 #include "smcrypt/pem.h"
 #include "smcrypt/registry.h"
 #include "tests/testing/status_matchers.h"
@@ -556,6 +562,248 @@ TEST(EngineStreamMetricsTest, SymmetricStreamsRecordBytes) {
     EXPECT_EQ(counts.dec, ciphertext_bytes) << AlgorithmName(alg);
     EXPECT_GT(counts.dec, 0u);
   }
+}
+
+// ---- Parsed-key caches ---------------------------------------------------------------
+
+TEST(LruCacheTest, EvictsLeastRecentlyUsedAndStaysBounded) {
+  LruCache<std::string> cache(3);
+  for (const char* k : {"a", "b", "c"}) cache.Insert(k, std::make_shared<const std::string>(k));
+  ASSERT_NE(cache.Find("a"), nullptr);  // "a" becomes the most recently used
+  cache.Insert("d", std::make_shared<const std::string>("d"));
+  EXPECT_EQ(cache.Find("b"), nullptr);  // the least recently used went
+  for (const char* k : {"a", "c", "d"}) {
+    std::shared_ptr<const std::string> v = cache.Find(k);
+    ASSERT_NE(v, nullptr) << k;
+    EXPECT_EQ(*v, k);
+  }
+  for (int i = 0; i < 100; ++i) {
+    cache.Insert(absl::StrCat("k", i), std::make_shared<const std::string>("v"));
+    EXPECT_LE(cache.stats().size, 3u);
+  }
+  CacheStats st = cache.stats();
+  EXPECT_EQ(st.size, 3u);
+  EXPECT_EQ(st.capacity, 3u);
+  EXPECT_EQ(st.hits, 4u);
+  EXPECT_EQ(st.misses, 1u);
+  // A value handed out stays valid after its entry is evicted.
+  std::shared_ptr<const std::string> held = cache.Find("k99");
+  for (int i = 0; i < 10; ++i) cache.Insert(absl::StrCat("x", i), nullptr);
+  ASSERT_NE(held, nullptr);
+  EXPECT_EQ(*held, "v");
+
+  LruCache<std::string> off(0);
+  off.Insert("a", std::make_shared<const std::string>("a"));
+  EXPECT_EQ(off.Find("a"), nullptr);
+  EXPECT_EQ(off.stats().size, 0u);
+}
+
+TEST_F(EngineTest, InlinePublicKeyCacheHitsGiveIdenticalResults) {
+  CryptoEngine cached = Engine();
+  EngineOptions no_cache_options;
+  no_cache_options.public_key_cache_size = 0;
+  CryptoEngine uncached(keys_.get(), no_cache_options, nullptr);
+  const KeyInput pub = KeyInput::Inline(sm2_public_);
+  ASSERT_OK_AND_ASSIGN(std::string sig,
+                       cached.Sign(Algorithm::kSm2, KeyInput::Id("sm2"), "msg", {}, false));
+  SignatureOptions alice;
+  alice.user_id = "alice@example.com";
+  ASSERT_OK_AND_ASSIGN(std::string alice_sig,
+                       cached.Sign(Algorithm::kSm2, KeyInput::Id("sm2"), "msg", alice, true));
+  for (int round = 0; round < 3; ++round) {
+    for (const CryptoEngine* e : {&cached, &uncached}) {
+      EXPECT_THAT(e->Verify(Algorithm::kSm2, pub, "msg", sig, {}, false), IsOkAndHolds(true));
+      EXPECT_THAT(e->Verify(Algorithm::kSm2, pub, "msG", sig, {}, false), IsOkAndHolds(false));
+      // The user ID is part of the cache key: the default-ID verifier is not reused.
+      EXPECT_THAT(e->Verify(Algorithm::kSm2, pub, "msg", alice_sig, alice, true),
+                  IsOkAndHolds(true));
+      EXPECT_THAT(e->Verify(Algorithm::kSm2, pub, "msg", alice_sig, {}, false),
+                  IsOkAndHolds(false));
+      // Randomized encryption: every ciphertext opens with the private key.
+      for (Sm2CiphertextFormat f : {Sm2CiphertextFormat::kC1C3C2, Sm2CiphertextFormat::kDer}) {
+        ASSERT_OK_AND_ASSIGN(std::string ct, e->PublicKeyEncrypt(Algorithm::kSm2, pub, "plain", f));
+        EXPECT_THAT(e->PublicKeyDecrypt(Algorithm::kSm2, KeyInput::Id("sm2"), ct, f),
+                    IsOkAndHolds(std::string("plain")));
+      }
+      ASSERT_OK_AND_ASSIGN(std::string hct,
+                           e->HybridEncrypt(Algorithm::kHpkeSm2Sm3Sm4Gcm, pub, "hybrid", "info"));
+      EXPECT_THAT(e->HybridDecrypt(Algorithm::kHpkeSm2Sm3Sm4Gcm, KeyInput::Id("sm2"), hct, "info"),
+                  IsOkAndHolds(std::string("hybrid")));
+    }
+  }
+  // One verifier per user ID, one encrypter per format, one hybrid encrypter; the rest
+  // of the calls hit.
+  const CacheStats st = cached.public_key_cache_stats();
+  EXPECT_EQ(st.size, 5u);
+  EXPECT_EQ(st.misses, 5u);
+  EXPECT_EQ(st.hits, 3u * 7u - 5u);
+  const CacheStats off = uncached.public_key_cache_stats();
+  EXPECT_EQ(off.size, 0u);
+  EXPECT_EQ(off.capacity, 0u);
+  EXPECT_EQ(off.hits, 0u);
+}
+
+TEST_F(EngineTest, InlinePrivateKeysAreNeverCached) {
+  CryptoEngine e = Engine();
+  absl::StatusOr<KeyPair> kp = smcrypt::GenerateKeyPair(Algorithm::kSm2);
+  ASSERT_THAT(kp, IsOk());
+  const KeyInput priv = KeyInput::Inline(SecretDataAsStringView(kp->private_key_der));
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_OK_AND_ASSIGN(std::string sig, e.Sign(Algorithm::kSm2, priv, "m", {}, false));
+    ASSERT_OK_AND_ASSIGN(std::string ct,
+                         e.PublicKeyEncrypt(Algorithm::kSm2, KeyInput::Inline(kp->public_key_der),
+                                            "m", Sm2CiphertextFormat::kC1C3C2));
+    EXPECT_THAT(e.PublicKeyDecrypt(Algorithm::kSm2, priv, ct, Sm2CiphertextFormat::kC1C3C2),
+                IsOkAndHolds(std::string("m")));
+    EXPECT_THAT(e.Verify(Algorithm::kSm2, KeyInput::Inline(kp->public_key_der), "m", sig, {},
+                         false),
+                IsOkAndHolds(true));
+  }
+  // Only the two public-key primitives (encrypter, verifier) were cached.
+  const CacheStats st = e.public_key_cache_stats();
+  EXPECT_EQ(st.size, 2u);
+  EXPECT_EQ(st.misses, 2u);
+  EXPECT_EQ(st.hits, 4u);
+}
+
+TEST_F(EngineTest, PublicKeyCacheStaysBounded) {
+  EngineOptions o;
+  o.public_key_cache_size = 4;
+  CryptoEngine e(keys_.get(), o, nullptr);
+  std::vector<std::string> publics;
+  for (int i = 0; i < 10; ++i) {
+    absl::StatusOr<KeyPair> kp = smcrypt::GenerateKeyPair(Algorithm::kSm2);
+    ASSERT_THAT(kp, IsOk());
+    publics.push_back(kp->public_key_der);
+    ASSERT_THAT(e.PublicKeyEncrypt(Algorithm::kSm2, KeyInput::Inline(publics.back()), "m",
+                                   Sm2CiphertextFormat::kC1C3C2),
+                IsOk());
+    EXPECT_LE(e.public_key_cache_stats().size, 4u);
+  }
+  CacheStats st = e.public_key_cache_stats();
+  EXPECT_EQ(st.size, 4u);
+  EXPECT_EQ(st.misses, 10u);
+  EXPECT_EQ(st.hits, 0u);
+  // The most recent key is still there, the first one was evicted.
+  ASSERT_THAT(e.PublicKeyEncrypt(Algorithm::kSm2, KeyInput::Inline(publics.back()), "m",
+                                 Sm2CiphertextFormat::kC1C3C2),
+              IsOk());
+  EXPECT_EQ(e.public_key_cache_stats().hits, 1u);
+  ASSERT_THAT(e.PublicKeyEncrypt(Algorithm::kSm2, KeyInput::Inline(publics.front()), "m",
+                                 Sm2CiphertextFormat::kC1C3C2),
+              IsOk());
+  st = e.public_key_cache_stats();
+  EXPECT_EQ(st.misses, 11u);
+  EXPECT_EQ(st.size, 4u);
+  // A key the factory refuses is not cached.
+  EXPECT_THAT(e.PublicKeyEncrypt(Algorithm::kSm2, KeyInput::Inline("not a key"), "m",
+                                 Sm2CiphertextFormat::kC1C3C2),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_EQ(e.public_key_cache_stats().size, 4u);
+}
+
+TEST_F(EngineTest, KeyringPrimitivesAreBuiltOnceAndMatchFreshKeys) {
+  CryptoEngine e = Engine();
+  EXPECT_GT(e.keyring_primitives(), 0u);
+  // SM4-GCM with a given nonce: the keyring's prebuilt AEAD and the same key sent inline
+  // (parsed per request) give the same bytes.
+  const std::string nonce(12, 'n');
+  SymmetricParams by_id;
+  by_id.algorithm = Algorithm::kSm4Gcm;
+  by_id.key = KeyInput::Id("sm4");
+  by_id.nonce = nonce;
+  by_id.aad = "aad";
+  SymmetricParams by_value = by_id;
+  by_value.key = KeyInput::Inline(sm4_key_);
+  ASSERT_OK_AND_ASSIGN(SymmetricCiphertext a, e.Encrypt(by_id, "plaintext"));
+  ASSERT_OK_AND_ASSIGN(SymmetricCiphertext b, e.Encrypt(by_value, "plaintext"));
+  EXPECT_EQ(a.ciphertext, b.ciphertext);
+  EXPECT_EQ(a.tag, b.tag);
+  EXPECT_THAT(e.Decrypt(by_id, a.ciphertext, a.tag), IsOkAndHolds(std::string("plaintext")));
+  std::string bad_tag = a.tag;
+  bad_tag[0] ^= 1;
+  EXPECT_THAT(e.Decrypt(by_id, a.ciphertext, bad_tag),
+              StatusIs(absl::StatusCode::kInvalidArgument, "decryption failed"));
+  // A 12-byte tag is not the prebuilt one: parsed per request, still right.
+  by_id.tag_length = 12;
+  ASSERT_OK_AND_ASSIGN(SymmetricCiphertext c, e.Encrypt(by_id, "plaintext"));
+  EXPECT_EQ(c.tag, a.tag.substr(0, 12));
+  EXPECT_THAT(e.Decrypt(by_id, c.ciphertext, c.tag), IsOkAndHolds(std::string("plaintext")));
+  // SM2 through keyring ids, default options: no LRU traffic.
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_OK_AND_ASSIGN(std::string sig,
+                         e.Sign(Algorithm::kSm2, KeyInput::Id("sm2"), "m", {}, false));
+    EXPECT_THAT(e.Verify(Algorithm::kSm2, KeyInput::Id("sm2pub"), "m", sig, {}, false),
+                IsOkAndHolds(true));
+    EXPECT_THAT(e.Verify(Algorithm::kSm2, KeyInput::Inline(sm2_public_), "m", sig, {}, false),
+                IsOkAndHolds(true));
+    ASSERT_OK_AND_ASSIGN(std::string ct, e.PublicKeyEncrypt(Algorithm::kSm2, KeyInput::Id("sm2pub"),
+                                                            "m", Sm2CiphertextFormat::kC1C2C3));
+    EXPECT_THAT(e.PublicKeyDecrypt(Algorithm::kSm2, KeyInput::Id("sm2"), ct,
+                                   Sm2CiphertextFormat::kC1C2C3),
+                IsOkAndHolds(std::string("m")));
+    // The wrong format fails as before.
+    EXPECT_THAT(e.PublicKeyDecrypt(Algorithm::kSm2, KeyInput::Id("sm2"), ct,
+                                   Sm2CiphertextFormat::kDer),
+                StatusIs(absl::StatusCode::kInvalidArgument));
+  }
+  // Only the inline verifier went through the LRU (one miss, two hits).
+  const CacheStats st = e.public_key_cache_stats();
+  EXPECT_EQ(st.misses, 1u);
+  EXPECT_EQ(st.hits, 2u);
+  // Keyring key with a non-default user ID: parsed for the request, still right.
+  SignatureOptions alice;
+  alice.user_id = "alice";
+  ASSERT_OK_AND_ASSIGN(std::string asig,
+                       e.Sign(Algorithm::kSm2, KeyInput::Id("sm2"), "m", alice, true));
+  EXPECT_THAT(e.Verify(Algorithm::kSm2, KeyInput::Id("sm2pub"), "m", asig, alice, true),
+              IsOkAndHolds(true));
+  EXPECT_THAT(e.Verify(Algorithm::kSm2, KeyInput::Id("sm2pub"), "m", asig, {}, false),
+              IsOkAndHolds(false));
+}
+
+TEST(WorkerPoolTest, RunsEveryTaskOffTheCallerAndDrainsOnDestruction) {
+  std::atomic<int> ran{0};
+  std::atomic<int> on_caller{0};
+  const std::thread::id caller = std::this_thread::get_id();
+  {
+    WorkerPool pool(2, 16);
+    EXPECT_EQ(pool.num_threads(), 2u);
+    for (int i = 0; i < 1000; ++i) {
+      pool.Submit([&] {
+        if (std::this_thread::get_id() == caller) on_caller.fetch_add(1);
+        ran.fetch_add(1);
+      });
+    }
+  }  // the destructor runs what is still queued
+  EXPECT_EQ(ran.load(), 1000);
+  EXPECT_EQ(on_caller.load(), 0);
+  EXPECT_GE(DefaultWorkerThreads(), 1u);
+}
+
+TEST(WorkerPoolTest, SubmitWaitsWhileTheQueueIsFull) {
+  absl::Notification release;
+  std::atomic<int> ran{0};
+  WorkerPool pool(1, 2);
+  pool.Submit([&] {
+    release.WaitForNotification();
+    ran.fetch_add(1);
+  });
+  while (pool.queued() != 0) absl::SleepFor(absl::Milliseconds(1));  // the worker took it
+  pool.Submit([&] { ran.fetch_add(1); });
+  pool.Submit([&] { ran.fetch_add(1); });  // the queue is now full
+  absl::Notification third_queued;
+  std::thread submitter([&] {
+    pool.Submit([&] { ran.fetch_add(1); });
+    third_queued.Notify();
+  });
+  EXPECT_FALSE(third_queued.WaitForNotificationWithTimeout(absl::Milliseconds(200)));
+  EXPECT_EQ(pool.queued(), 2u);
+  release.Notify();
+  third_queued.WaitForNotification();
+  submitter.join();
+  while (ran.load() != 4) absl::SleepFor(absl::Milliseconds(1));
+  EXPECT_EQ(ran.load(), 4);
 }
 
 }  // namespace
