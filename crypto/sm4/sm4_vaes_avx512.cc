@@ -13,6 +13,9 @@
 // Layout, interleaving (64 blocks in flight), CTR counter generation and the xmm path
 //   for tails and serial modes are those of sm4_gfni_avx512.cc.
 //
+// Multi-buffer CBC encryption / CBC-MAC: up to 16 independent messages, job j in lane
+//   4(j mod 4) + ⌊j/4⌋ of the word registers, with per-lane round keys transposed once
+//   per call; finished lanes are masked out (as in sm4_gfni_avx512.cc).
 // Constant time: yes. VPSHUFB indexes a register with data, not memory; the tables are
 //   constants in registers. AESENCLAST has data-independent latency. Branches, loop
 //   counts, masks and addresses depend only on the public block count and pointers.
@@ -544,6 +547,117 @@ SM4_TARGET void CbcMacBlocks(const uint32_t rk[32], uint8_t y[16], const uint8_t
   SecureZero(rkb, sizeof(rkb));
 }
 
+// --- Multi-buffer CBC encryption and CBC-MAC: one message per lane -------------------
+
+// Job j = 4m + k goes into 128-bit lane k of register m before the transpose, so after
+// it into dword lane e = 4k + m of every word register.
+constexpr int MultiLane(size_t job) { return static_cast<int>(4 * (job & 3) + (job >> 2)); }
+
+alignas(16) constexpr uint8_t kZeroBlock[16] = {};
+
+// LoadLanes loads block src[j] into lane MultiLane(j) of the word registers x[0..3].
+SM4_INLINE void LoadLanes(__m512i (&x)[4], const uint8_t* const src[16]) {
+  using O = Ops<__m512i>;
+#pragma GCC unroll 4
+  for (int m = 0; m < 4; ++m) {
+    __m512i v = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src[4 * m])));
+    v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[4 * m + 1])), 1);
+    v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[4 * m + 2])), 2);
+    v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[4 * m + 3])), 3);
+    x[m] = O::Bswap32(v);
+  }
+  Transpose4(x[0], x[1], x[2], x[3]);
+}
+
+// StoreLanes is the inverse of LoadLanes (x is clobbered).
+SM4_INLINE void StoreLanes(__m512i (&x)[4], uint8_t* const dst[16]) {
+  using O = Ops<__m512i>;
+  Transpose4(x[0], x[1], x[2], x[3]);
+#pragma GCC unroll 4
+  for (int m = 0; m < 4; ++m) {
+    const __m512i v = O::Bswap32(x[m]);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst[4 * m]), _mm512_castsi512_si128(v));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst[4 * m + 1]), _mm512_extracti32x4_epi32(v, 1));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst[4 * m + 2]), _mm512_extracti32x4_epi32(v, 2));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst[4 * m + 3]), _mm512_extracti32x4_epi32(v, 3));
+  }
+}
+
+// RoundsPerLane runs the 32 rounds with round key rkt[r][e] in lane e and leaves
+// (X35, X34, X33, X32) in x[0][0..3].
+SM4_INLINE void RoundsPerLane(__m512i (&x)[1][4], const uint32_t (*rkt)[16]) {
+#pragma GCC unroll 8
+  for (int r = 0; r < 32; r += 4) {
+    Round<__m512i, 1, 0, 1, 2, 3>(x, _mm512_load_si512(rkt[r]));
+    Round<__m512i, 1, 1, 2, 3, 0>(x, _mm512_load_si512(rkt[r + 1]));
+    Round<__m512i, 1, 2, 3, 0, 1>(x, _mm512_load_si512(rkt[r + 2]));
+    Round<__m512i, 1, 3, 0, 1, 2>(x, _mm512_load_si512(rkt[r + 3]));
+  }
+  __m512i t = x[0][0];
+  x[0][0] = x[0][3];
+  x[0][3] = t;
+  t = x[0][1];
+  x[0][1] = x[0][2];
+  x[0][2] = t;
+}
+
+// CbcMulti runs CBC encryption (or, when kMac, the CBC-MAC) of up to 16 jobs, one per
+// lane of a zmm word register. The round keys are transposed once per call into
+// rkt[r][lane]. Step i encrypts block i of every job that has one; the other lanes
+// read a zero block, write to a scratch block and keep their chaining value (masked
+// move), so every step costs the same and only public lengths choose addresses.
+template <bool kMac>
+SM4_INLINE void CbcMulti(const Sm4MultiJob* jobs, size_t num_jobs) {
+  if (num_jobs == 0) return;
+  if (num_jobs > kSm4MaxMultiJobs) num_jobs = kSm4MaxMultiJobs;
+  alignas(64) uint32_t rkt[32][16] = {};
+  alignas(16) uint8_t sink[16];
+  size_t max_blocks = 0;
+  const uint8_t* src[16];
+  uint8_t* dst[16];
+  for (size_t j = 0; j < 16; ++j) {
+    src[j] = kZeroBlock;
+    dst[j] = sink;
+  }
+  for (size_t j = 0; j < num_jobs; ++j) {
+    const int e = MultiLane(j);
+    for (int r = 0; r < 32; ++r) rkt[r][e] = jobs[j].rk[r];
+    if (jobs[j].num_blocks > max_blocks) max_blocks = jobs[j].num_blocks;
+    src[j] = jobs[j].iv;
+  }
+  __m512i c[4];
+  LoadLanes(c, src);
+  for (size_t i = 0; i < max_blocks; ++i) {
+    __mmask16 active = 0;
+    for (size_t j = 0; j < num_jobs; ++j) {
+      const bool on = i < jobs[j].num_blocks;  // public
+      src[j] = on ? jobs[j].in + 16 * i : kZeroBlock;
+      if (!kMac) dst[j] = on ? jobs[j].out + 16 * i : sink;
+      active |= static_cast<__mmask16>(on ? 1u << MultiLane(j) : 0u);
+    }
+    __m512i x[1][4];
+    LoadLanes(x[0], src);
+#pragma GCC unroll 4
+    for (int w = 0; w < 4; ++w) x[0][w] = _mm512_xor_si512(x[0][w], c[w]);
+    RoundsPerLane(x, rkt);
+#pragma GCC unroll 4
+    for (int w = 0; w < 4; ++w) c[w] = _mm512_mask_mov_epi32(c[w], active, x[0][w]);
+    if (!kMac) StoreLanes(x[0], dst);
+  }
+  for (size_t j = 0; j < 16; ++j) dst[j] = j < num_jobs ? jobs[j].iv : sink;
+  StoreLanes(c, dst);
+  SecureZero(rkt, sizeof(rkt));
+  SecureZero(sink, sizeof(sink));
+}
+
+SM4_TARGET void CbcEncryptMulti(const Sm4MultiJob* jobs, size_t num_jobs) {
+  CbcMulti<false>(jobs, num_jobs);
+}
+
+SM4_TARGET void CbcMacMulti(const Sm4MultiJob* jobs, size_t num_jobs) {
+  CbcMulti<true>(jobs, num_jobs);
+}
+
 }  // namespace
 
 extern const Sm4Kernels kSm4VaesAvx512 = {
@@ -556,8 +670,8 @@ extern const Sm4Kernels kSm4VaesAvx512 = {
     /*cbc_decrypt_blocks=*/CbcDecryptBlocks,
     /*cbc_encrypt_blocks=*/CbcEncryptBlocks,
     /*cbc_mac_blocks=*/CbcMacBlocks,
-    /*cbc_encrypt_multi=*/nullptr,
-    /*cbc_mac_multi=*/nullptr,
+    /*cbc_encrypt_multi=*/CbcEncryptMulti,
+    /*cbc_mac_multi=*/CbcMacMulti,
     /*gcm_crypt_fused=*/nullptr,
     /*gcm_fused_ghash=*/nullptr,
 };
