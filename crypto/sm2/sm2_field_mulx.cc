@@ -108,7 +108,8 @@ namespace {
   "movq %%r10, 16+%[r]\n\t"                                    \
   "movq %%r11, 24+%[r]\n\t"
 
-SM2_ATTR inline void FMul(uint64_t r[4], const uint64_t a[4], const uint64_t b[4]) {
+SM2_ATTR __attribute__((always_inline)) inline void FMul(uint64_t r[4], const uint64_t a[4],
+                                                       const uint64_t b[4]) {
   __asm__(
       // Row 0: r8..r12 = a·b[0].
       "movq 0+%[b], %%rdx\n\t"
@@ -130,7 +131,7 @@ SM2_ATTR inline void FMul(uint64_t r[4], const uint64_t a[4], const uint64_t b[4
       : "rax", "rbx", "rdx", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "cc");
 }
 
-SM2_ATTR inline void FSqr(uint64_t r[4], const uint64_t a[4]) {
+SM2_ATTR __attribute__((always_inline)) inline void FSqr(uint64_t r[4], const uint64_t a[4]) {
   __asm__(
       // Off-diagonal products a_i·a_j (i < j) into r9..r14.
       "movq 0+%[a], %%rdx\n\t"
