@@ -557,6 +557,10 @@ CryptoEngine::CryptoEngine(const KeyStore* keys, EngineOptions options, EngineOb
       encrypter_cache_(options.public_key_cache_size),
       hybrid_encrypter_cache_(options.public_key_cache_size) {
   BuildKeyringPrimitives();
+  if (options_.coalesce_hash_window > absl::ZeroDuration()) {
+    coalescer_ = std::make_unique<HashCoalescer>(options_.coalesce_hash_window,
+                                                 kCoalescedHashBatch);
+  }
 }
 
 void CryptoEngine::BuildKeyringPrimitives() {
@@ -711,6 +715,16 @@ absl::StatusOr<std::string> CryptoEngine::Hash(Algorithm alg, absl::string_view 
   (*h)->Update(data);
   Record(alg, Operation::kHash, data.size());
   return (*h)->Finish();
+}
+
+bool CryptoEngine::CoalescesHash(Algorithm alg, size_t size) const {
+  return coalescer_ != nullptr && alg == Algorithm::kSm3 && size <= kMaxCoalescedHashSize;
+}
+
+void CryptoEngine::HashCoalesced(absl::string_view data,
+                                 std::function<void(std::string)> done) const {
+  Record(Algorithm::kSm3, Operation::kHash, data.size());
+  coalescer_->Add(data, std::move(done));
 }
 
 absl::StatusOr<std::unique_ptr<HashStream>> CryptoEngine::NewHashStream(Algorithm alg) const {

@@ -19,16 +19,19 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "absl/types/span.h"
-#include "absl/container/flat_hash_map.h"
+#include "server/hash_coalescer.h"
 #include "server/key_store.h"
 #include "server/primitive_cache.h"
 #include "smcrypt/algorithm.h"
@@ -68,7 +71,17 @@ struct EngineOptions {
   // public_key_cache_size: entries of each LRU of primitives parsed from public keys
   // (verifiers, public-key encrypters, hybrid encrypters; primitive_cache.h). 0 disables.
   size_t public_key_cache_size = 1024;
+  // coalesce_hash_window: > 0 gathers concurrent SM3 hashes of at most
+  // kMaxCoalescedHashSize bytes into one Sm3Batch call, each waiting at most this long
+  // (hash_coalescer.h). Zero (the default) turns it off.
+  absl::Duration coalesce_hash_window = absl::ZeroDuration();
 };
+
+// kMaxCoalescedHashSize: the largest message HashCoalesced takes.
+inline constexpr size_t kMaxCoalescedHashSize = 4096;
+// kCoalescedHashBatch: the batch that runs without waiting out the window (the
+// mb16_avx512 lane count).
+inline constexpr size_t kCoalescedHashBatch = 16;
 
 // SymmetricParams: the parameters of Encrypt/Decrypt and their streams.
 struct SymmetricParams {
@@ -220,6 +233,12 @@ class CryptoEngine {
 
   absl::StatusOr<std::string> Hash(Algorithm alg, absl::string_view data) const;
   absl::StatusOr<std::unique_ptr<HashStream>> NewHashStream(Algorithm alg) const;
+  // CoalescesHash: whether a Hash of `alg` over `size` bytes goes through HashCoalesced
+  // (coalescing on, SM3, at most kMaxCoalescedHashSize bytes).
+  bool CoalescesHash(Algorithm alg, size_t size) const;
+  // HashCoalesced hashes `data` (valid until `done` runs) with SM3 in a batch with other
+  // concurrent calls and calls `done` with the digest. Only when CoalescesHash is true.
+  void HashCoalesced(absl::string_view data, std::function<void(std::string)> done) const;
   // HashBatch returns one result per item, in order; SM3 items go through Sm3Batch.
   std::vector<absl::StatusOr<std::string>> HashBatch(absl::Span<const HashItem> items) const;
 
@@ -314,6 +333,8 @@ class CryptoEngine {
   mutable LruCache<PublicKeyVerify> verifier_cache_;
   mutable LruCache<smcrypt::PublicKeyEncrypt> encrypter_cache_;
   mutable LruCache<smcrypt::HybridEncrypt> hybrid_encrypter_cache_;
+  // coalescer_: null unless EngineOptions::coalesce_hash_window > 0.
+  std::unique_ptr<HashCoalescer> coalescer_;
 };
 
 // Algorithm groups served by each RPC.

@@ -530,6 +530,21 @@ absl::Status CryptoServiceImpl::Admit(grpc::CallbackServerContext* ctx) const {
 grpc::ServerUnaryReactor* CryptoServiceImpl::Hash(grpc::CallbackServerContext* ctx,
                                                   const v1::HashRequest* request,
                                                   v1::HashResponse* response) {
+  absl::StatusOr<Algorithm> coalesce_alg = ToAlgorithm(request->algorithm());
+  if (coalesce_alg.ok() && engine_->CoalescesHash(*coalesce_alg, request->data().size())) {
+    // --coalesce_hash_window: hashed in a multi-buffer batch with concurrent requests.
+    grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+    absl::Status s = Admit(ctx);
+    if (!s.ok()) {
+      reactor->Finish(ToGrpcStatus(s));
+      return reactor;
+    }
+    engine_->HashCoalesced(request->data(), [reactor, response](std::string digest) {
+      response->set_digest(std::move(digest));
+      reactor->Finish(grpc::Status::OK);
+    });
+    return reactor;
+  }
   return Unary(this, ctx, [this, ctx, request, response]() -> absl::Status {
     absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
     if (!alg.ok()) return alg.status();

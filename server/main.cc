@@ -54,6 +54,10 @@ ABSL_FLAG(uint64_t, public_key_cache_size, 1024,
           "entries in the LRU cache of parsed inline public keys (SM2, EC, RSA, HPKE "
           "recipients), keyed by algorithm, options and key bytes; 0 disables it. "
           "Inline private keys are never cached; keyring keys are parsed once at start");
+ABSL_FLAG(absl::Duration, coalesce_hash_window, absl::ZeroDuration(),
+          "0 (off) or up to 10ms: unary Hash(SM3) requests of at most 4 KiB wait up to "
+          "this long (or until 16 are pending) and are hashed together in one multi-buffer "
+          "SM3 batch; adds up to this much latency to a lone request");
 ABSL_FLAG(std::string, cpu_disable, "",
           "comma list of CPU features to hide from dispatch (aesni, pclmul, avx, avx2, "
           "bmi2, adx, avx512, vaes, vpclmulqdq, gfni, ifma, sha), added to "
@@ -161,6 +165,7 @@ int main(int argc, char** argv) {
   options.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
   options.worker_threads = absl::GetFlag(FLAGS_worker_threads);
   options.public_key_cache_size = absl::GetFlag(FLAGS_public_key_cache_size);
+  options.coalesce_hash_window = absl::GetFlag(FLAGS_coalesce_hash_window);
 
   smcrypt::server::Server server;
   s = server.BuildAndStart(options);

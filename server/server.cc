@@ -104,6 +104,12 @@ absl::Status Server::BuildAndStart(const ServerOptions& options) {
         "--worker_threads must be -1 (one per CPU), 0 (inline) or 1 to 1024, got ",
         options_.worker_threads));
   }
+  if (options_.coalesce_hash_window < absl::ZeroDuration() ||
+      options_.coalesce_hash_window > absl::Milliseconds(10)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--coalesce_hash_window must be 0 (off) to 10ms, got ",
+        absl::FormatDuration(options_.coalesce_hash_window)));
+  }
   if (options_.shutdown_grace < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--shutdown_grace must not be negative");
   }
@@ -145,6 +151,7 @@ absl::Status Server::BuildAndStart(const ServerOptions& options) {
   EngineOptions engine_options;
   engine_options.allow_inline_private_keys = options_.allow_inline_private_keys;
   engine_options.public_key_cache_size = options_.public_key_cache_size;
+  engine_options.coalesce_hash_window = options_.coalesce_hash_window;
   engine_ = std::make_unique<CryptoEngine>(keys_.get(), engine_options, metrics_.get());
   ServiceInfo info;
   info.version = SMCRYPT_VERSION;

@@ -52,6 +52,8 @@ struct ServerOptions {
   // public_key_cache_size: entries of the LRU of parsed inline public keys
   // (primitive_cache.h); 0 disables it.
   size_t public_key_cache_size = 1024;
+  // coalesce_hash_window: 0 (off) or up to 10 ms; see EngineOptions.
+  absl::Duration coalesce_hash_window = absl::ZeroDuration();
 };
 
 inline constexpr char kCryptoServiceName[] = "smcrypt.v1.CryptoService";
