@@ -11,7 +11,7 @@
 #                 README's "Performance" section (the headline table), each with the machine
 #                 and the command. Run it on a quiet machine.
 # Environment: BUILD_DIR (default build), OUT_DIR (default .), PIN_CPU (default: the last
-#   CPU), REPETITIONS (default 3), MIN_TIME (seconds per repetition, default 0.2),
+#   CPU), REPETITIONS (default 3), MIN_TIME (seconds per repetition, default 0.1),
 #   SMCRYPT_CPU_DISABLE (hide CPU features, so dispatch picks another back end).
 set -euo pipefail
 
@@ -20,7 +20,7 @@ build_dir="${BUILD_DIR:-$root/build}"
 out_dir="${OUT_DIR:-.}"
 pin_cpu="${PIN_CPU:-$(( $(nproc) - 1 ))}"
 repetitions="${REPETITIONS:-3}"
-min_time="${MIN_TIME:-0.2}"
+min_time="${MIN_TIME:-0.1}"
 
 update_doc=0
 args=()
