@@ -80,7 +80,12 @@ void Sm4CbcEncryptMulti(const Sm4MultiJob* jobs, size_t num_jobs) {
     return;
   }
   for (size_t j = 0; j < num_jobs; j += kSm4MaxMultiJobs) {
-    k.cbc_encrypt_multi(jobs + j, std::min(kSm4MaxMultiJobs, num_jobs - j));
+    const size_t n = std::min(kSm4MaxMultiJobs, num_jobs - j);
+    if (n == 1) {  // one lane: the latency-bound single-stream path is as fast
+      k.cbc_encrypt_blocks(jobs[j].rk, jobs[j].iv, jobs[j].in, jobs[j].out, jobs[j].num_blocks);
+    } else {
+      k.cbc_encrypt_multi(jobs + j, n);
+    }
   }
 }
 
@@ -93,7 +98,12 @@ void Sm4CbcMacMulti(const Sm4MultiJob* jobs, size_t num_jobs) {
     return;
   }
   for (size_t j = 0; j < num_jobs; j += kSm4MaxMultiJobs) {
-    k.cbc_mac_multi(jobs + j, std::min(kSm4MaxMultiJobs, num_jobs - j));
+    const size_t n = std::min(kSm4MaxMultiJobs, num_jobs - j);
+    if (n == 1) {
+      k.cbc_mac_blocks(jobs[j].rk, jobs[j].iv, jobs[j].in, jobs[j].num_blocks);
+    } else {
+      k.cbc_mac_multi(jobs + j, n);
+    }
   }
 }
 

@@ -2,10 +2,12 @@
 // padding per RFC 5652 §6.3). Each mode is written once over the active back end's
 // kernels: ECB, CBC decryption and CTR hand the whole message to the widest path, and
 // CBC encryption (serial by nature) runs on the back end's single-block path.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
@@ -222,6 +224,51 @@ absl::StatusOr<std::unique_ptr<Cipher>> NewSm4Cbc(absl::string_view key, Padding
 absl::StatusOr<std::unique_ptr<Cipher>> NewSm4Ctr(absl::string_view key) {
   SMCRYPT_ASSIGN_OR_RETURN(Sm4Key k, ExpandKeyForMode(key));
   return std::unique_ptr<Cipher>(new Sm4CtrCipher(k));
+}
+
+std::vector<absl::StatusOr<std::string>> Sm4CbcEncryptBatch(
+    absl::Span<const Sm4CbcBatchItem> items) {
+  std::vector<absl::StatusOr<std::string>> results(items.size());
+  // Per valid item: its expanded key, chaining value and padded plaintext (encrypted in
+  // place in results[i]).
+  std::vector<size_t> valid;
+  valid.reserve(items.size());
+  for (size_t i = 0; i < items.size(); ++i) {
+    const Sm4CbcBatchItem& item = items[i];
+    if (item.key.size() != kSm4KeySize) {
+      results[i] = absl::InvalidArgumentError(absl::StrFormat(
+          "SM4-CBC key: expected %d bytes, got %d", kSm4KeySize, item.key.size()));
+      continue;
+    }
+    absl::Status s = CheckIvSize("SM4-CBC", item.iv, kSm4BlockSize);
+    if (!s.ok()) {
+      results[i] = s;
+      continue;
+    }
+    results[i] = PadInput("SM4-CBC", item.padding, item.plaintext);
+    if (results[i].ok()) valid.push_back(i);
+  }
+  // Longest first, so that the messages sharing a 16-lane call have similar lengths and
+  // few lanes idle. Lengths are public.
+  std::stable_sort(valid.begin(), valid.end(), [&](size_t a, size_t b) {
+    return results[a]->size() > results[b]->size();
+  });
+  std::vector<Sm4Key> keys(valid.size());  // wiped by ~Sm4Key
+  std::vector<uint8_t> chains(valid.size() * kSm4BlockSize);
+  std::vector<Sm4MultiJob> jobs(valid.size());
+  for (size_t j = 0; j < valid.size(); ++j) {
+    const Sm4CbcBatchItem& item = items[valid[j]];
+    // Cannot fail: the key size was checked above.
+    (void)Sm4ExpandKey(item.key, &keys[j]);
+    uint8_t* chain = chains.data() + j * kSm4BlockSize;
+    std::memcpy(chain, item.iv.data(), kSm4BlockSize);
+    uint8_t* p = BytePtr(results[valid[j]]->data());
+    jobs[j] = Sm4MultiJob{keys[j].rk_enc, chain, p, p,
+                          results[valid[j]]->size() / kSm4BlockSize};
+  }
+  Sm4CbcEncryptMulti(jobs.data(), jobs.size());
+  SecureZero(chains.data(), chains.size());
+  return results;
 }
 
 }  // namespace smcrypt

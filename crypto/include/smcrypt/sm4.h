@@ -6,9 +6,11 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "smcrypt/primitives/aead.h"
 #include "smcrypt/primitives/cipher.h"
 
@@ -63,6 +65,28 @@ absl::StatusOr<std::unique_ptr<Aead>> NewSm4Gcm(absl::string_view key, size_t ta
 // Sm4Ccm: NIST SP 800-38C with SM4 (RFC 8998 §3.2). Nonce 7–13 bytes (RFC 8998: 12),
 // tag 4–16 bytes and even (RFC 8998: 16).
 absl::StatusOr<std::unique_ptr<Aead>> NewSm4Ccm(absl::string_view key, size_t tag_size = 16);
+
+// Sm4CbcBatchItem is one message of Sm4CbcEncryptBatch. The views must outlive the call.
+struct Sm4CbcBatchItem {
+  absl::string_view key;        // 16 bytes
+  absl::string_view iv;         // 16 bytes: C_{-1}
+  absl::string_view plaintext;  // any length with PKCS#7; a multiple of 16 with kNone
+  Padding padding = Padding::kPkcs7;
+};
+
+// Sm4CbcEncryptBatch encrypts independent SM4-CBC messages (GB/T 17964-2021 §6, PKCS#7
+// per RFC 5652 §6.3), each with its own key and IV, and returns one result per item in
+// order: the ciphertext (the padded length), exactly what NewSm4Cbc(key,
+// padding)->Encrypt(iv, plaintext) returns. CBC encryption is serial within a message;
+// here up to 16 messages run side by side in the SIMD lanes of the back end's
+// multi-buffer path (every x86 SIMD back end; generic runs them one by one), so 16
+// messages of one length cost about as much as one. Items are
+// grouped longest first (lengths are public); keys, IVs and data are handled in
+// constant time. Errors, per item: InvalidArgument for a key or IV that is not 16 bytes,
+// or, with Padding::kNone, a plaintext that is not a multiple of 16 bytes. A bad item
+// does not affect the others.
+std::vector<absl::StatusOr<std::string>> Sm4CbcEncryptBatch(
+    absl::Span<const Sm4CbcBatchItem> items);
 
 }  // namespace smcrypt
 

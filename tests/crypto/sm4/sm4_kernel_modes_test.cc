@@ -312,6 +312,50 @@ TEST_P(Sm4KernelModesTest, CbcMultiMatchesPublicSm4Cbc) {
   }
 }
 
+// Sm4CbcEncryptBatch (the service's EncryptBatch path): batches of 0–40 messages of
+// mixed lengths (0–700 bytes, so the longest-first grouping reorders them), both
+// paddings, and bad items (wrong key or IV size, unpadded length not a multiple of 16)
+// that get their own error without disturbing the others; every good item equals
+// OpenSSL SM4-CBC on the same key, IV and message.
+TEST_P(Sm4KernelModesTest, CbcEncryptBatchMatchesOpenSsl) {
+  std::mt19937_64 rng(PrintSeed(21));
+  for (size_t n : {0, 1, 2, 15, 16, 17, 33, 40}) {
+    std::vector<std::string> keys(n), ivs(n), pts(n);
+    std::vector<Sm4CbcBatchItem> items(n);
+    std::vector<int> bad(n, 0);
+    for (size_t i = 0; i < n; ++i) {
+      const bool none = rng() % 4 == 0;
+      keys[i] = RandomBytes(rng, 16);
+      ivs[i] = RandomBytes(rng, 16);
+      pts[i] = RandomBytes(rng, none ? 16 * (rng() % 44) : rng() % 701);
+      if (n > 2 && rng() % 8 == 0) {
+        bad[i] = 1 + static_cast<int>(rng() % 3);
+        if (bad[i] == 1) keys[i].resize(15);
+        if (bad[i] == 2) ivs[i].resize(12);
+      }
+      items[i] = {keys[i], ivs[i], pts[i], none ? Padding::kNone : Padding::kPkcs7};
+      if (bad[i] == 3) {
+        pts[i].push_back('x');  // not a multiple of 16 without padding
+        items[i] = {keys[i], ivs[i], pts[i], Padding::kNone};
+      }
+    }
+    std::vector<absl::StatusOr<std::string>> got = Sm4CbcEncryptBatch(items);
+    ASSERT_EQ(got.size(), n);
+    for (size_t i = 0; i < n; ++i) {
+      if (bad[i] != 0) {
+        EXPECT_EQ(got[i].status().code(), absl::StatusCode::kInvalidArgument)
+            << "item " << i << " of " << n << ": " << got[i].status();
+        continue;
+      }
+      ASSERT_OK(got[i].status()) << "item " << i << " of " << n;
+      const bool pad = items[i].padding == Padding::kPkcs7;
+      EXPECT_EQ(BytesToHex(*got[i]),
+                BytesToHex(OpenSslCrypt(EVP_sm4_cbc(), keys[i], ivs[i], pad, pts[i], true)))
+          << "item " << i << " of " << n << ", " << pts[i].size() << " bytes";
+    }
+  }
+}
+
 // The start-up self-test passes on every back end, and fails when one wide entry is
 // wrong only past the single-block path: block 70 of a 119-block ECB or CTR call, or
 // the 16th job of a multi-buffer call.
