@@ -1,6 +1,8 @@
 // sm2_ecdh.cc — x(d·P) on sm2p256v1 for HPKE's DHKEM(SM2, HKDF-SM3).
 #include "crypto/sm2/sm2_ecdh.h"
 
+#include "crypto/common/ct_annotations.h"
+
 #include "crypto/sm2/sm2_field.h"
 #include "crypto/sm2/sm2_internal.h"
 #include "crypto/sm2/sm2_point.h"
@@ -25,7 +27,7 @@ absl::StatusOr<SecretData> Sm2Ecdh(const Sm2PrivateKey& private_key,
   SecureZero(&j, sizeof(j));
   SecureZero(&shared, sizeof(shared));
   // Only reachable for an invalid key; the branch reveals nothing about a valid d.
-  if (at_infinity) {
+  if (CtDeclassify(at_infinity)) {
     return absl::InvalidArgumentError("SM2 ECDH: shared point is the point at infinity");
   }
   return x;

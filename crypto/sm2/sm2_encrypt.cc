@@ -24,6 +24,7 @@
 #include "absl/strings/str_format.h"
 #include "crypto/common/bytes.h"
 #include "crypto/common/constant_time.h"
+#include "crypto/common/ct_annotations.h"
 #include "crypto/common/status_macros.h"
 #include "crypto/sm2/sm2_field.h"
 #include "crypto/sm2/sm2_internal.h"
@@ -117,7 +118,8 @@ absl::StatusOr<std::string> Sm2EncryptCore(const Sm2PublicKey& key, absl::string
   for (;;) {
     status = next_k(k);  // A1
     if (!status.ok()) break;
-    if (!(LtN(k) & ~ScIsZero(k))) {
+    // Public: a nonce source only ever yields k in range (see Sm2SignDigestCore).
+    if (!CtDeclassify(LtN(k) & ~ScIsZero(k))) {
       status = absl::InvalidArgumentError("SM2 nonce k out of range [1, n-1]");
       break;
     }
@@ -126,10 +128,14 @@ absl::StatusOr<std::string> Sm2EncryptCore(const Sm2PublicKey& key, absl::string
     // A3: h = 1, so S = [h]P_B is P_B itself, which is not at infinity (validated).
     SharedPoint(kern, p, k, x2y2, table);  // A4: (x2, y2) = [k]P_B
     // A5, A6: t = KDF(x2 ‖ y2, klen); C2 = M ⊕ t. An all-zero t means a new k.
+    // Public: an all-zero t (probability 2^-8·klen) discards this k for a fresh one.
     const uint64_t t_zero = KdfXor(x2y2, BytePtr(message.data()), c2, mlen);
-    if (!ValueBarrier(t_zero)) break;
+    if (!CtDeclassify(ValueBarrier(t_zero))) break;
   }
   if (status.ok()) {
+    // C1 = [k]G is public: it is the first part of the ciphertext (its encoding
+    // branches on the parity of y1).
+    SMCRYPT_CT_DECLASSIFY(&kga, sizeof(kga));
     uint8_t y[32];
     FeToBytes(kern, c1 + 1, kga.x);
     FeToBytes(kern, y, kga.y);
@@ -236,7 +242,8 @@ absl::StatusOr<std::string> Sm2Decrypt(const Sm2PrivateKey& key, absl::string_vi
   const bool c3_ok = CtMemEq(u, c3, kSm2C3Size);
   SecureZero(x2y2, sizeof(x2y2));
   SecureZero(u, sizeof(u));
-  if (t_zero | static_cast<uint64_t>(!c3_ok)) {
+  // Public: the verdict is the result returned to the caller (one generic error).
+  if (CtDeclassify(t_zero | static_cast<uint64_t>(!c3_ok))) {
     SecureZero(&m[0], m.size());
     return DecryptionFailed();
   }

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "crypto/common/bytes.h"
 #include "crypto/common/constant_time.h"
+#include "crypto/common/ct_annotations.h"
 #include "crypto/common/random.h"
 #include "crypto/common/status_macros.h"
 #include "crypto/sm2/sm2_field.h"
@@ -119,7 +120,8 @@ absl::Status Sm2RandomNonce(uint64_t k[4]) {
     SMCRYPT_RETURN_IF_ERROR(RandomBytes(buf, sizeof(buf)));
     LimbsFromBytes(k, buf);
     // Rejection sampling: only the discarded candidates' being out of range is visible.
-    if (LtN(k) & ~ScIsZero(k)) break;
+    // Public: see above (a rejected draw is thrown away).
+    if (CtDeclassify(LtN(k) & ~ScIsZero(k))) break;
   }
   return absl::OkStatus();
 }
@@ -133,7 +135,8 @@ absl::StatusOr<Sm2PrivateKey> Sm2PrivateKey::FromScalar(absl::string_view d) {
   }
   uint64_t dl[4];
   internal::LimbsFromBytes(dl, BytePtr(d.data()));
-  const uint64_t ok = InPrivateRange(dl);
+  // Public: whether the key is accepted is the result returned to the caller.
+  const uint64_t ok = CtDeclassify(InPrivateRange(dl));
   if (!ok) {
     SecureZero(dl, sizeof(dl));
     return absl::InvalidArgumentError("SM2 private key out of range [1, n-2]");
@@ -158,6 +161,8 @@ absl::StatusOr<Sm2PrivateKey> Sm2PrivateKey::FromScalar(absl::string_view d) {
   point[0] = 0x04;
   internal::FeToBytes(k, point + 1, pa.x);
   internal::FeToBytes(k, point + 33, pa.y);
+  // P = dG is the public key: FromPoint below validates it with ordinary branches.
+  SMCRYPT_CT_DECLASSIFY(point, sizeof(point));
   SecureZero(dl, sizeof(dl));
   SecureZero(d1, sizeof(d1));
   SecureZero(inv, sizeof(inv));
@@ -178,7 +183,8 @@ absl::StatusOr<Sm2PrivateKey> Sm2PrivateKey::Generate() {
   for (;;) {
     SMCRYPT_RETURN_IF_ERROR(RandomBytes(buf, sizeof(buf)));
     internal::LimbsFromBytes(d, buf);
-    if (InPrivateRange(d)) break;  // rejection sampling: uniform on [1, n − 2]
+    // Rejection sampling, uniform on [1, n − 2]; public: a rejected draw is discarded.
+    if (CtDeclassify(InPrivateRange(d))) break;
   }
   return FromScalar(absl::string_view(reinterpret_cast<const char*>(buf), sizeof(buf)));
 }

@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "crypto/common/bytes.h"
 #include "crypto/common/constant_time.h"
+#include "crypto/common/ct_annotations.h"
 #include "crypto/common/status_macros.h"
 #include "crypto/sm2/sm2_field.h"
 #include "crypto/sm2/sm2_internal.h"
@@ -104,7 +105,9 @@ absl::StatusOr<std::string> Sm2SignDigestCore(const Sm2PrivateKey& key, absl::st
   for (;;) {
     status = next_k(k);  // A3
     if (!status.ok()) break;
-    if (!(LtN(k) & ~ScIsZero(k))) {
+    // Public: a nonce source only ever yields k in range (the CSPRNG one by rejection),
+    // so this verdict is constant for every k that is used.
+    if (!CtDeclassify(LtN(k) & ~ScIsZero(k))) {
       status = absl::InvalidArgumentError("SM2 nonce k out of range [1, n-1]");
       break;
     }
@@ -120,7 +123,9 @@ absl::StatusOr<std::string> Sm2SignDigestCore(const Sm2PrivateKey& key, absl::st
     // A6: s = (1 + d)⁻¹·(k − r·d) = (1 + d)⁻¹·(k + r) − r mod n: one multiplication.
     ScMontMul(s, d1_inv_mont, t);
     ScSub(s, s, r);
-    const uint64_t reject = ValueBarrier(reject_r | ScIsZero(s));
+    // Public: a rejected k (probability about 3·2^-256) is discarded and a fresh one is
+    // drawn, so the verdict says nothing about the k that signs, nor about d.
+    const uint64_t reject = CtDeclassify(ValueBarrier(reject_r | ScIsZero(s)));
     if (!reject) break;
   }
   std::string sig;

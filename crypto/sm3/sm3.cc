@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "crypto/common/bytes.h"
 #include "crypto/common/constant_time.h"
+#include "crypto/common/ct_annotations.h"
 #include "crypto/sm3/sm3_internal.h"
 #include "smcrypt/secure_zero.h"
 #include "smcrypt/sm3.h"
@@ -402,7 +403,8 @@ absl::Status HmacSm3::VerifyMac(absl::string_view mac, absl::string_view data) c
   }
   uint8_t expected[kSm3DigestSize];
   ComputeMacTo(data, expected);
-  const bool equal = CtMemEq(expected, mac.data(), kSm3DigestSize);
+  // Public: the verdict is what VerifyMac returns.
+  const bool equal = CtDeclassify(CtMemEq(expected, mac.data(), kSm3DigestSize));
   SecureZero(expected, sizeof(expected));
   if (!equal) return absl::InvalidArgumentError("MAC verification failed");
   return absl::OkStatus();

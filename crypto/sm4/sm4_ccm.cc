@@ -29,6 +29,7 @@
 #include "absl/strings/string_view.h"
 #include "crypto/common/bytes.h"
 #include "crypto/common/constant_time.h"
+#include "crypto/common/ct_annotations.h"
 #include "crypto/common/status_macros.h"
 #include "crypto/sm4/sm4_internal.h"
 #include "smcrypt/secure_zero.h"
@@ -153,7 +154,8 @@ class Sm4Ccm final : public Aead {
     uint8_t t[kSm4BlockSize];
     ComputeMac(nonce, aad, pt, ct_size, t);
     for (size_t i = 0; i < kSm4BlockSize; ++i) t[i] ^= s0[i];
-    const bool ok = CtMemEq(t, ct + ct_size, tag_size_);
+    // Public: the verdict is what Open returns (one generic error).
+    const bool ok = CtDeclassify(CtMemEq(t, ct + ct_size, tag_size_));
     SecureZero(t, sizeof(t));
     SecureZero(s0, sizeof(s0));
     if (!ok) {

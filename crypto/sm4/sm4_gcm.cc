@@ -26,6 +26,7 @@
 #include "absl/types/span.h"
 #include "crypto/common/bytes.h"
 #include "crypto/common/constant_time.h"
+#include "crypto/common/ct_annotations.h"
 #include "crypto/common/status_macros.h"
 #include "crypto/cpu/backends.h"
 #include "crypto/sm4/ghash.h"
@@ -157,7 +158,8 @@ class Sm4Gcm final : public Aead {
     Crypt(j0, y, ct, BytePtr(out.data()), ct_size, /*encrypt=*/false);
     uint8_t tag[kGcmMaxTagSize];
     Finish(j0, y, aad.size(), ct_size, tag);
-    const bool ok = CtMemEq(tag, ct + ct_size, tag_size_);
+    // Public: the verdict is what Open returns (one generic error).
+    const bool ok = CtDeclassify(CtMemEq(tag, ct + ct_size, tag_size_));
     SecureZero(tag, sizeof(tag));
     if (!ok) {
       SecureZero(out.data(), out.size());

@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "crypto/common/bytes.h"
 #include "crypto/common/constant_time.h"
+#include "crypto/common/ct_annotations.h"
 #include "crypto/common/status_macros.h"
 #include "crypto/sm4/sm4_internal.h"
 #include "smcrypt/secure_zero.h"
@@ -73,11 +74,14 @@ absl::Status RemovePadding(Padding padding, std::string& buf) {
     const uint32_t matches = CtEq32(last[kSm4BlockSize - 1 - i], pad);
     good &= ~in_pad | matches;
   }
-  if (ValueBarrier(good) == 0) {
+  // Public: the verdict is what Decrypt returns, and on success the padding length is
+  // the difference between the ciphertext and plaintext lengths. (Unauthenticated CBC
+  // decryption is a padding oracle whatever its timing; the AEAD modes are not.)
+  if (CtDeclassify(ValueBarrier(good)) == 0) {
     SecureZero(buf.data(), buf.size());
     return absl::InvalidArgumentError("decryption failed");
   }
-  buf.resize(buf.size() - pad);
+  buf.resize(buf.size() - CtDeclassify(pad));
   return absl::OkStatus();
 }
 
