@@ -11,6 +11,9 @@ packages=(
   libgrpc++-dev libgrpc-dev protobuf-compiler protobuf-compiler-grpc libprotobuf-dev
   prometheus-cpp-dev
   libbotan-2-dev libgcrypt20-dev
+  # Constant-time check (tests/ct, label ct): valgrind memcheck, and <valgrind/memcheck.h>
+  # for the secret/declassify marks (crypto/common/ct_annotations.h).
+  valgrind
   curl
   # Python client interop test and examples: Debian's /usr/bin/python3 with these modules.
   python3 python3-grpcio python3-protobuf python3-cryptography
