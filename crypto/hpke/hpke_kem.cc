@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "crypto/common/ct_annotations.h"
 #include "crypto/common/status_macros.h"
 #include "crypto/hpke/hpke_internal.h"
 
@@ -92,7 +93,9 @@ absl::StatusOr<HpkeKeyPair> DeriveKeyPairFromCandidates(const HpkeKem& kem,
                                               " bytes, expected ", kem.nsk));
     }
     sk[0] &= kem.bitmask;
-    if (!HpkeScalarInRange(kem, sk.data())) continue;
+    // Public: a rejected candidate is discarded (probability 2^-32 for SM2), so the
+    // verdict says nothing about the key that is kept.
+    if (!CtDeclassify(HpkeScalarInRange(kem, sk.data()))) continue;
     HpkeKeyPair pair;
     SMCRYPT_ASSIGN_OR_RETURN(pair.public_key, kem.public_key(View(sk)));
     pair.private_key = std::move(sk);

@@ -45,6 +45,7 @@
 #include "crypto/sm4/ghash.h"
 #include "crypto/sm4/sm4_internal.h"
 #include "smcrypt/cpu.h"
+#include "smcrypt/hpke.h"
 #include "smcrypt/sm2.h"
 #include "smcrypt/sm3.h"
 #include "smcrypt/sm4.h"
@@ -377,6 +378,33 @@ std::string Sm2Outputs() {
     forged[pub.size() - 46] ^= 4;  // inside C3
     CT_CHECK(!Sm2Decrypt(*peer, forged).ok());
   }
+  // HPKE-SM2-SM3-SM4GCM: DeriveKeyPair from secret ikm (HKDF-SM3, rejection sampling),
+  // SetupBaseS/SetupBaseR (ECDH, key schedule) and Seal/Open of a secret message with a
+  // secret recipient key. enc and the ciphertext are public.
+  {
+    std::string ikm = Bytes(96, 32);
+    auto pair = HpkeDeriveKeyPair(HpkeSuite::kSm2Sm3Sm4Gcm, Secret(ikm));
+    CT_CHECK(pair.ok());
+    if (pair.ok()) {
+      const std::string pk = Public(pair->public_key);  // the public key is public
+      out += pk;
+      const std::string info = "ct", aad = "aad";
+      auto sender = HpkeContext::SetupBaseS(HpkeSuite::kSm2Sm3Sm4Gcm, pk, info);
+      CT_CHECK(sender.ok());
+      if (sender.ok()) {
+        auto sealed = sender->context->Seal(aad, msg);
+        CT_CHECK(sealed.ok());
+        const std::string enc = Public(sender->enc);
+        auto receiver = HpkeContext::SetupBaseR(HpkeSuite::kSm2Sm3Sm4Gcm, enc,
+                                                SecretDataAsStringView(pair->private_key),
+                                                info);
+        CT_CHECK(receiver.ok());
+        if (sealed.ok() && receiver.ok()) {
+          CT_CHECK((*receiver)->Open(aad, Public(*sealed)).ok());
+        }
+      }
+    }
+  }
   // ECDH: x(d·P) is a secret output; it is declassified only to compare both sides.
   auto ab = Sm2Ecdh(*key, peer->public_key());
   auto ba = Sm2Ecdh(*peer, key->public_key());
@@ -453,7 +481,8 @@ int main(int argc, char** argv) {
   return 1;
 #endif
   std::printf("ct_valgrind: %s; CPU features seen: %s\n",
-              on_valgrind ? "running under valgrind" : "NOT under valgrind (no constant-time check, outputs only)",
+              on_valgrind ? "running under valgrind"
+                          : "NOT under valgrind (no constant-time check, outputs only)",
               FormatCpuFeatureList(GetCpuFeatures()).c_str());
   Coverage sm4, ghash, sm3, sm2;
   CheckSm4(sm4, ghash);
