@@ -15,6 +15,13 @@
 // contents or chaining values; the scheduler branches only on (public) lengths. The
 // expanded words live in registers and stack slots that are overwritten with zeros
 // before returning.
+// How it is checked: valgrind 3.19 cannot decode AVX-512, so this back end is
+//   not run by the memcheck test (tests/ct/ct_valgrind_test.cc) but by the statistical
+//   fixed-vs-random timing test tests/ct/ct_dudect_test.cc (dudect, label slow: Welch's
+//   t on cropped RDTSCP timings, fails if |t| > 10). Review (issue 11): every branch
+//   and loop in this file tests a block count, a compile-time parameter or a pointer
+//   (the lane scheduler, Sm3RunLanes, tests lengths and runs under valgrind through
+//   mb8_avx2); no load or store address is computed from chaining values or data.
 #include <cstddef>
 #include <cstdint>
 

@@ -17,6 +17,12 @@
 // Constant time: yes. Carry-less multiplication has data-independent latency on every
 //   CPU with these features; there is no table and no data-dependent branch or address
 //   (loop counts depend on the public block count only). mulX uses a mask, not a branch.
+// How it is checked: pclmul_avx runs under valgrind memcheck with H, the state and the
+//   data marked secret (tests/ct/ct_valgrind_test.cc, label ct). valgrind 3.19 cannot
+//   decode AVX-512 or VPCLMULQDQ, so vpclmulqdq_avx512 is checked instead by the
+//   fixed-vs-random timing test tests/ct/ct_dudect_test.cc (dudect, label slow: Welch's
+//   t on cropped RDTSCP timings, fails if |t| > 10). Review (issue 11): its loops test
+//   the block count only, and the key powers are read at fixed offsets of GhashKey.
 #if defined(__x86_64__)
 
 #include <immintrin.h>

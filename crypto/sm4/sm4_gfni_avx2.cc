@@ -22,6 +22,14 @@
 //   around a hardware field inversion of data-independent latency; VPSHUFB uses constant
 //   masks. Branches, loop counts, masks and addresses depend only on the public block
 //   count and buffer pointers; counter carries use compare masks, not branches.
+//   Multi-buffer: per-lane round keys are loaded whole each round (no lane-dependent
+//   address); lanes whose job has ended are masked, the mask built from public lengths.
+// How it is checked: valgrind 3.19 cannot decode GFNI (VGF2P8AFFINE*QB), so this back end is
+//   not run by the memcheck test (tests/ct/ct_valgrind_test.cc) but by the statistical
+//   fixed-vs-random timing test tests/ct/ct_dudect_test.cc (dudect, label slow: Welch's
+//   t on cropped RDTSCP timings, fails if |t| > 10). Review (issue 11): every branch
+//   and loop in this file tests a block or job count, a compile-time parameter or a
+//   pointer; no load or store address is computed from keys or data.
 #if defined(__x86_64__)
 
 #include <immintrin.h>

@@ -42,6 +42,16 @@
 //   depend on data; the VPSHUFB byte-swap masks are constants. Loop counts, branches,
 //   load/store masks and addresses depend only on the (public) block count and the
 //   buffer pointers; counter carries use compare masks, not branches.
+//   Multi-buffer: per-lane round keys are loaded whole each round (no lane-dependent
+//   address); lanes whose job has ended are masked, the mask built from public lengths.
+//   The fused GCM path adds only carry-less multiplies on the ciphertext (public) and
+//   the secret powers of H, held in registers and read from fixed offsets of GhashKey.
+// How it is checked: valgrind 3.19 cannot decode AVX-512, GFNI or VPCLMULQDQ, so this back end is
+//   not run by the memcheck test (tests/ct/ct_valgrind_test.cc) but by the statistical
+//   fixed-vs-random timing test tests/ct/ct_dudect_test.cc (dudect, label slow: Welch's
+//   t on cropped RDTSCP timings, fails if |t| > 10). Review (issue 11): every branch
+//   and loop in this file tests a block or job count, a compile-time parameter or a
+//   pointer; no load or store address is computed from keys or data.
 #if defined(__x86_64__)
 
 #include <immintrin.h>
