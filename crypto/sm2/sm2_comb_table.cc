@@ -12,6 +12,7 @@
 #include <new>
 #include <vector>
 
+#include "crypto/sm2/sm2_batch.h"
 #include "crypto/sm2/sm2_field.h"
 #include "crypto/sm2/sm2_point.h"
 
@@ -78,6 +79,12 @@ std::unique_ptr<Sm2PointTable> Sm2PointTable::Build(const Sm2Kernels& k, const S
   t->points_.resize(static_cast<size_t>(kKeyWindows) << (kKeyW - 1));
   FillComb(k, p, kKeyW, kKeyWindows, t->points_.data());
   t->comb_ = Sm2CombTable{kKeyW, kKeyWindows, t->points_.data()};
+  if (Sm2IfmaSupported()) {
+    t->points52_.resize(t->points_.size() * kSm2IfmaPointWords);
+    for (size_t i = 0; i < t->points_.size(); ++i) {
+      Sm2AffineToIfma(t->points_[i], &t->points52_[i * kSm2IfmaPointWords]);
+    }
+  }
   return t;
 }
 

@@ -57,10 +57,15 @@ class Sm2PointTable {
  public:
   static std::unique_ptr<Sm2PointTable> Build(const Sm2Kernels& k, const Sm2Affine& p);
   const Sm2CombTable& comb() const { return comb_; }
+  // points52 is the same table in the words of the IFMA batch kernels (sm2_batch.h,
+  // kSm2IfmaPointWords per point, 66,560 bytes), or nullptr when the table was built on a
+  // CPU without them.
+  const uint64_t* points52() const { return points52_.empty() ? nullptr : points52_.data(); }
 
  private:
   Sm2PointTable() = default;
   std::vector<Sm2Affine> points_;
+  std::vector<uint64_t> points52_;
   Sm2CombTable comb_{};
 };
 

@@ -1,0 +1,263 @@
+// sm2_batch.cc — SM2 signing and verification of many items at once: lanes of 8 on the
+// IFMA back end (sm2_ifma.cc), the single-operation cores otherwise.
+//
+// Constant-time review (signing): the nonces, k·G and everything derived from them are
+// handled as in Sm2SignDigestCore (sm2_sign.cc): k·G by the constant-time 8-lane comb;
+// the batch's Z coordinates are inverted together by Montgomery's trick with the
+// constant-time field operations and ONE constant-time safegcd inversion (a Z of 0, which
+// k ∈ [1, n − 1] cannot give, is replaced by 1 with a mask so it cannot zero the other
+// items' inverses); r and s by the masked arithmetic mod n. The branches are on public
+// facts only: an item's digest size and nonce range (reported as errors), the lane count,
+// and the rejection conditions of §6.1, after which that item is signed again on the
+// single path with a fresh k (as the single path itself does). Verification is variable
+// time (public data).
+#include "crypto/sm2/sm2_batch.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "crypto/common/bytes.h"
+#include "crypto/common/constant_time.h"
+#include "crypto/sm2/sm2_field.h"
+#include "crypto/sm2/sm2_key_cache.h"
+#include "crypto/sm2/sm2_montgomery.h"
+#include "crypto/sm2/sm2_point.h"
+#include "smcrypt/secure_zero.h"
+#include "smcrypt/sm3.h"
+
+namespace smcrypt::internal {
+namespace {
+
+std::atomic<bool> g_ifma_enabled{true};
+
+absl::Status SignatureInvalid() { return absl::UnauthenticatedError("signature invalid"); }
+
+// One signing item that takes a lane.
+struct SignLane {
+  size_t item;
+  uint64_t k[4];
+  uint64_t e[4];
+};
+
+}  // namespace
+
+bool Sm2BatchUsesIfma() {
+  return g_ifma_enabled.load(std::memory_order_acquire) && Sm2IfmaSupported();
+}
+
+void Sm2SetBatchIfmaForTesting(bool enabled) {
+  g_ifma_enabled.store(enabled, std::memory_order_release);
+}
+
+void Sm2SignDigestBatchCore(absl::Span<const Sm2PrivateKey* const> keys,
+                            absl::Span<const absl::string_view> digests, Sm2NonceSource next_k,
+                            absl::Span<absl::StatusOr<std::string>> out) {
+  const size_t count = out.size();
+  if (!Sm2BatchUsesIfma()) {
+    for (size_t i = 0; i < count; ++i) out[i] = Sm2SignDigestCore(*keys[i], digests[i], next_k);
+    return;
+  }
+  const Sm2Kernels& kern = Sm2ActiveKernels();
+  std::vector<SignLane> lanes;
+  lanes.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    if (digests[i].size() != kSm3DigestSize) {
+      out[i] = absl::InvalidArgumentError(
+          absl::StrCat("SM2 digest e: expected ", kSm3DigestSize, " bytes, got ", digests[i].size()));
+      continue;
+    }
+    SignLane lane;
+    lane.item = i;
+    const absl::Status st = next_k(lane.k);
+    if (!st.ok()) {
+      out[i] = st;
+      SecureZero(lane.k, sizeof(lane.k));
+      continue;
+    }
+    if (!(LtN(lane.k) & ~ScIsZero(lane.k))) {
+      out[i] = absl::InvalidArgumentError("SM2 nonce k out of range [1, n-1]");
+      SecureZero(lane.k, sizeof(lane.k));
+      continue;
+    }
+    LimbsFromBytes(lane.e, BytePtr(digests[i].data()));
+    ScReduceOnce(lane.e, lane.e);
+    lanes.push_back(lane);
+  }
+  const size_t m = lanes.size();
+  if (m == 0) return;
+  // k·G for every lane, 8 at a time (spare lanes compute 0·G and are dropped).
+  std::vector<Sm2Jacobian> kg(m);
+  for (size_t base = 0; base < m; base += kSm2IfmaLanes) {
+    uint64_t ks[kSm2IfmaLanes][4] = {};
+    Sm2Jacobian r[kSm2IfmaLanes];
+    const size_t used = std::min<size_t>(kSm2IfmaLanes, m - base);
+    for (size_t l = 0; l < used; ++l) std::memcpy(ks[l], lanes[base + l].k, sizeof(ks[l]));
+    Sm2IfmaMulBase8(r, ks);
+    for (size_t l = 0; l < used; ++l) kg[base + l] = r[l];
+    SecureZero(ks, sizeof(ks));
+    SecureZero(r, sizeof(r));
+  }
+  // Montgomery's trick: prefix[i] = Z_0 ⋯ Z_i, one inversion, then back to each Z_i⁻¹.
+  std::vector<Sm2Affine> scratch(m);  // .x = prefix product, .y = Z⁻¹
+  uint64_t one[4], acc[4], inv[4], t[4];
+  FeSetOne(one);
+  for (size_t i = 0; i < m; ++i) {
+    FeCmov(kg[i].Z, one, FeIsZero(kg[i].Z));
+    if (i == 0) {
+      FeCopy(scratch[0].x, kg[0].Z);
+    } else {
+      kern.fe_mul(scratch[i].x, scratch[i - 1].x, kg[i].Z);
+    }
+  }
+  kern.fe_inv(inv, scratch[m - 1].x);
+  for (size_t i = m; i-- > 0;) {
+    if (i > 0) {
+      kern.fe_mul(scratch[i].y, inv, scratch[i - 1].x);
+      kern.fe_mul(inv, inv, kg[i].Z);
+    } else {
+      FeCopy(scratch[0].y, inv);
+    }
+  }
+  // A5–A6 for each lane, as in Sm2SignDigestCore.
+  for (size_t i = 0; i < m; ++i) {
+    SignLane& lane = lanes[i];
+    const Sm2PrivateKey& key = *keys[lane.item];
+    uint64_t x1[4], r[4], s[4], d1_inv_mont[4];
+    kern.fe_sqr(t, scratch[i].y);
+    kern.fe_mul(x1, kg[i].X, t);
+    FeToPlain(kern, x1, x1);
+    ScReduceOnce(x1, x1);
+    ScAdd(r, lane.e, x1);  // r = (e + x1) mod n
+    ScAdd(t, r, lane.k);   // r + k
+    const uint64_t reject_r = ScIsZero(r) | ScIsZero(t);
+    LimbsFromBytes(d1_inv_mont, Sm2PrivateKeyAccess::d1_inv_mont(key).data());
+    ScMontMul(s, d1_inv_mont, t);  // (1 + d)⁻¹·(k + r)
+    ScSub(s, s, r);
+    const uint64_t reject = ValueBarrier(reject_r | ScIsZero(s));
+    if (!reject) {
+      std::string sig(kSm2RawSignatureSize, '\0');
+      LimbsToBytes(BytePtr(&sig[0]), r);
+      LimbsToBytes(BytePtr(&sig[32]), s);
+      out[lane.item] = std::move(sig);
+    } else {
+      // §6.1 says to choose a new k: the single path does that.
+      out[lane.item] = Sm2SignDigestCore(key, digests[lane.item], next_k);
+    }
+    SecureZero(x1, sizeof(x1));
+    SecureZero(s, sizeof(s));
+    SecureZero(d1_inv_mont, sizeof(d1_inv_mont));
+  }
+  SecureZero(acc, sizeof(acc));
+  SecureZero(inv, sizeof(inv));
+  SecureZero(t, sizeof(t));
+  SecureZero(lanes.data(), lanes.size() * sizeof(SignLane));
+  SecureZero(kg.data(), kg.size() * sizeof(Sm2Jacobian));
+  SecureZero(scratch.data(), scratch.size() * sizeof(Sm2Affine));
+}
+
+void Sm2SignDigestBatch(absl::Span<const Sm2PrivateKey* const> keys,
+                        absl::Span<const absl::string_view> digests,
+                        absl::Span<absl::StatusOr<std::string>> out) {
+  Sm2SignDigestBatchCore(keys, digests, Sm2RandomNonce, out);
+}
+
+namespace {
+
+// B7 in projective form (as Sm2VerifyDigestCore): x1' ∈ {c, c + n} with c = r − e mod n,
+// checked as X = x·Z² without inversion.
+absl::Status FinalCheck(const Sm2Kernels& kern, const Sm2Jacobian& sum, const uint64_t r[4],
+                        const uint64_t e[4]) {
+  if (FeIsZero(sum.Z)) return SignatureInvalid();
+  uint64_t c[4], z2[4], cand[4], rhs[4];
+  ScSub(c, r, e);
+  kern.fe_sqr(z2, sum.Z);
+  FeFromPlain(kern, cand, c);
+  kern.fe_mul(rhs, cand, z2);
+  if (FeEqual(rhs, sum.X)) return absl::OkStatus();
+  uint64_t cn[4];
+  u128 acc = 0;
+  for (int j = 0; j < 4; ++j) {
+    acc += static_cast<u128>(c[j]) + kSm2N[j];
+    cn[j] = static_cast<uint64_t>(acc);
+    acc >>= 64;
+  }
+  if (acc == 0 && LtP(cn)) {
+    FeFromPlain(kern, cand, cn);
+    kern.fe_mul(rhs, cand, z2);
+    if (FeEqual(rhs, sum.X)) return absl::OkStatus();
+  }
+  return SignatureInvalid();
+}
+
+struct VerifyLane {
+  size_t item;
+  const uint64_t* table;
+  uint64_t r[4], s[4], t[4], e[4];
+};
+
+}  // namespace
+
+void Sm2VerifyDigestBatch(absl::Span<const Sm2VerifyBatchItem> items, absl::Span<absl::Status> out) {
+  const bool ifma = Sm2BatchUsesIfma();
+  const Sm2Kernels& kern = Sm2ActiveKernels();
+  std::vector<VerifyLane> lanes;
+  lanes.reserve(items.size());
+  for (size_t i = 0; i < items.size(); ++i) {
+    const Sm2VerifyBatchItem& it = items[i];
+    const Sm2PointTable* table = it.key->Table();
+    const uint64_t* t52 = (ifma && table != nullptr) ? table->points52() : nullptr;
+    if (t52 == nullptr || it.e.size() != kSm3DigestSize ||
+        it.signature.size() != kSm2RawSignatureSize) {
+      // Single path: no table yet (or no IFMA), or an error to report.
+      out[i] = Sm2VerifyDigestCore(it.key->key(), it.e, it.signature, table);
+      continue;
+    }
+    VerifyLane lane;
+    lane.item = i;
+    lane.table = t52;
+    LimbsFromBytes(lane.r, BytePtr(it.signature.data()));
+    LimbsFromBytes(lane.s, BytePtr(it.signature.data() + 32));
+    // B1, B2: r, s ∈ [1, n − 1]; B5: t = (r + s) mod n ≠ 0.
+    if (ScIsZero(lane.r) || !LtN(lane.r) || ScIsZero(lane.s) || !LtN(lane.s)) {
+      out[i] = SignatureInvalid();
+      continue;
+    }
+    ScAdd(lane.t, lane.r, lane.s);
+    if (ScIsZero(lane.t)) {
+      out[i] = SignatureInvalid();
+      continue;
+    }
+    LimbsFromBytes(lane.e, BytePtr(it.e.data()));
+    ScReduceOnce(lane.e, lane.e);
+    lanes.push_back(lane);
+  }
+  for (size_t base = 0; base < lanes.size(); base += kSm2IfmaLanes) {
+    const size_t used = std::min<size_t>(kSm2IfmaLanes, lanes.size() - base);
+    uint64_t s[kSm2IfmaLanes][4] = {}, t[kSm2IfmaLanes][4] = {};
+    const uint64_t* tables[kSm2IfmaLanes] = {};
+    for (size_t l = 0; l < used; ++l) {
+      const VerifyLane& lane = lanes[base + l];
+      std::memcpy(s[l], lane.s, sizeof(s[l]));
+      std::memcpy(t[l], lane.t, sizeof(t[l]));
+      tables[l] = lane.table;
+    }
+    Sm2Jacobian sum[kSm2IfmaLanes];
+    uint8_t exceptional[kSm2IfmaLanes];
+    Sm2IfmaMulTwo8Vt(sum, s, tables, t, exceptional);
+    for (size_t l = 0; l < used; ++l) {
+      const VerifyLane& lane = lanes[base + l];
+      const Sm2VerifyBatchItem& it = items[lane.item];
+      if (exceptional[l]) {
+        // The lane met ±(the added point): the single path's complete handling.
+        out[lane.item] = Sm2VerifyDigestCore(it.key->key(), it.e, it.signature, nullptr);
+      } else {
+        out[lane.item] = FinalCheck(kern, sum[l], lane.r, lane.e);
+      }
+    }
+  }
+}
+
+}  // namespace smcrypt::internal

@@ -1,0 +1,515 @@
+// sm2_ifma.cc — the `ifma_avx512` SM2 back end: 8 lanes × 5 limbs of 52 bits in zmm
+// registers, VPMADD52LUQ/VPMADD52HUQ products (the layout of Intel's crypto_mb
+// mbx_sm2_ecdsa_sign_mb8), for the batch paths of sm2_batch.cc.
+//
+// Representation (F8): v[j] holds limb j of 8 field elements; limbs 0–3 < 2^52 and the
+// value < 2p after every operation (limb 4 < 2^50). Montgomery form with R' = 2^260.
+// FMul is Montgomery multiplication: the 10-limb schoolbook product, then five rounds
+// that add m·p with m the low 52-bit digit (−p⁻¹ ≡ 1 mod 2^52); since the low limb of p
+// is 2^52 − 1, m·p_0 only moves the digit up (t_(i+1) += (t_i >> 52) + m). For inputs
+// < 4p the result is < p·(16p/2^260) + p < 2p. FAdd and FSub compute a ± b − 2p or a − b
+// with signed limbs, normalize and add 2p back in the lanes that went negative.
+//
+// Constant-time review (signing): Sm2IfmaMulBase8 computes Booth digits with masks,
+// reads all 64 entries of every comb window for every lane (masked broadcasts selected by
+// comparisons of the digit vector, never an address from a digit), and resolves the
+// infinity cases (digit 0, accumulator still at infinity) with lane masks in blends. The
+// doubling case of the mixed addition cannot occur in a comb for k ∈ [1, n − 1]
+// (sm2_point_impl.inc, JAddMixedNoDbl), so the lanes need no doubling. No branch depends
+// on a lane's data. Sm2IfmaMulTwo8Vt (verification) is variable time: it skips windows
+// whose digits are all 0 and gathers table entries by digit; its inputs are public.
+#include <cstring>
+
+#include "crypto/common/constant_time.h"
+#include "crypto/sm2/sm2_batch.h"
+#include "crypto/sm2/sm2_field.h"
+#include "crypto/sm2/sm2_point.h"
+#include "smcrypt/cpu.h"
+#include "smcrypt/secure_zero.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define SMCRYPT_SM2_HAVE_IFMA 1
+#include <immintrin.h>
+// GCC 12 reports the unmasked AVX-512 shifts' internal "undefined" source operand as
+// (maybe-)uninitialized; the instructions never read it.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
+namespace smcrypt::internal {
+
+using u128 = unsigned __int128;
+
+namespace {
+
+constexpr uint64_t kM52 = (uint64_t{1} << 52) - 1;
+
+// Plain 4×64 limbs → five 52-bit limbs (any value < 2^256).
+void To52(const uint64_t a[4], uint64_t o[5]) {
+  o[0] = a[0] & kM52;
+  o[1] = ((a[0] >> 52) | (a[1] << 12)) & kM52;
+  o[2] = ((a[1] >> 40) | (a[2] << 24)) & kM52;
+  o[3] = ((a[2] >> 28) | (a[3] << 36)) & kM52;
+  o[4] = a[3] >> 16;
+}
+
+// Five normalized 52-bit limbs of a value < 2p → fully reduced 4×64 limbs.
+void From52Reduce(const uint64_t in[5], uint64_t r[4]) {
+  uint64_t a[5];
+  a[0] = in[0] | (in[1] << 52);
+  a[1] = (in[1] >> 12) | (in[2] << 40);
+  a[2] = (in[2] >> 24) | (in[3] << 28);
+  a[3] = (in[3] >> 36) | (in[4] << 16);
+  a[4] = in[4] >> 48;
+  uint64_t d[4];
+  u128 borrow = 0;
+  for (int j = 0; j < 4; ++j) {
+    const u128 t = static_cast<u128>(a[j]) - kSm2P[j] - borrow;
+    d[j] = static_cast<uint64_t>(t);
+    borrow = (t >> 64) & 1;
+  }
+  // a − p ≥ 0 iff a[4] ≥ borrow; keep a where it went negative.
+  const uint64_t keep = CtIsZero64(a[4]) & (0 - static_cast<uint64_t>(borrow));
+  for (int j = 0; j < 4; ++j) r[j] = (a[j] & keep) | (d[j] & ~keep);
+}
+
+}  // namespace
+
+void Sm2AffineToIfma(const Sm2Affine& p, uint64_t out[kSm2IfmaPointWords]) {
+  // x·2^256 → x·2^260: four doublings mod p.
+  uint64_t x[4], y[4];
+  FeCopy(x, p.x);
+  FeCopy(y, p.y);
+  for (int i = 0; i < 4; ++i) {
+    FeAdd(x, x, x);
+    FeAdd(y, y, y);
+  }
+  To52(x, out);
+  To52(y, out + 5);
+}
+
+#if defined(SMCRYPT_SM2_HAVE_IFMA)
+
+#define IFMA_ATTR __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx512ifma")))
+
+namespace {
+
+struct F8 {
+  __m512i v[5];
+};
+
+// p, 2p in radix 2^52; 2^264 mod p and 2^256 mod p (plain) in radix 2^52.
+constexpr uint64_t kP52[5] = {0xfffffffffffffull, 0xff00000000fffull, 0xfffffffffffffull,
+                              0xfffffffffffffull, 0xfffffffeffffull};
+
+// 2p; 2^264 mod p (4×64 Montgomery, R = 2^256 → R' = 2^260); 2^256 mod p (R' → R);
+// 2^260 mod p (Montgomery 1 for R'). All in radix 2^52.
+struct Consts52 {
+  uint64_t two_p[5];
+  uint64_t r264[5];
+  uint64_t r256[5];
+  uint64_t one[5];
+};
+constexpr Consts52 kC52 = {
+    {0xffffffffffffeull, 0xfe00000001fffull, 0xfffffffffffffull, 0xfffffffffffffull,
+     0x1fffffffdffffull},
+    {0x100ull, 0xffffffff00000ull, 0x0ull, 0x0ull, 0x1000000ull},
+    {0x1ull, 0xffffffff000ull, 0x0ull, 0x0ull, 0x10000ull},
+    {0x10ull, 0xffffffff0000ull, 0x0ull, 0x0ull, 0x100000ull},
+};
+constexpr const Consts52& C52() { return kC52; }
+
+IFMA_ATTR inline __m512i Bc(uint64_t x) { return _mm512_set1_epi64(static_cast<long long>(x)); }
+
+IFMA_ATTR inline F8 FConst(const uint64_t c[5]) {
+  F8 r;
+  for (int j = 0; j < 5; ++j) r.v[j] = Bc(c[j]);
+  return r;
+}
+
+// Signed carry propagation: limbs 0–3 end in [0, 2^52), limb 4 keeps the sign.
+IFMA_ATTR inline void Norm(F8& a) {
+  const __m512i m = Bc(kM52);
+  for (int j = 0; j < 4; ++j) {
+    const __m512i c = _mm512_srai_epi64(a.v[j], 52);
+    a.v[j] = _mm512_and_si512(a.v[j], m);
+    a.v[j + 1] = _mm512_add_epi64(a.v[j + 1], c);
+  }
+}
+
+// a (normalized, in (−2p, 2p)) → a + 2p where a < 0, in [0, 2p).
+IFMA_ATTR inline void AddBack2p(F8& a) {
+  Norm(a);
+  const __mmask8 neg = _mm512_cmplt_epi64_mask(a.v[4], _mm512_setzero_si512());
+  const Consts52& c = C52();
+  for (int j = 0; j < 5; ++j) a.v[j] = _mm512_mask_add_epi64(a.v[j], neg, a.v[j], Bc(c.two_p[j]));
+  Norm(a);
+}
+
+IFMA_ATTR inline void FAdd(F8& r, const F8& a, const F8& b) {
+  const Consts52& c = C52();
+  F8 t;
+  for (int j = 0; j < 5; ++j) {
+    t.v[j] = _mm512_sub_epi64(_mm512_add_epi64(a.v[j], b.v[j]), Bc(c.two_p[j]));
+  }
+  AddBack2p(t);
+  r = t;
+}
+
+IFMA_ATTR inline void FSub(F8& r, const F8& a, const F8& b) {
+  F8 t;
+  for (int j = 0; j < 5; ++j) t.v[j] = _mm512_sub_epi64(a.v[j], b.v[j]);
+  AddBack2p(t);
+  r = t;
+}
+
+IFMA_ATTR inline void FNeg(F8& r, const F8& a) {
+  F8 z;
+  for (int j = 0; j < 5; ++j) z.v[j] = _mm512_setzero_si512();
+  FSub(r, z, a);
+}
+
+// Montgomery reduction of the 10-limb product t (unnormalized, limbs < 2^58) by R'.
+IFMA_ATTR inline void Reduce(F8& r, __m512i t[10]) {
+  const __m512i m52 = Bc(kM52);
+  const __m512i p1 = Bc(kP52[1]), p2 = Bc(kP52[2]), p3 = Bc(kP52[3]), p4 = Bc(kP52[4]);
+  for (int i = 0; i < 5; ++i) {
+    const __m512i m = _mm512_and_si512(t[i], m52);
+    t[i + 1] = _mm512_add_epi64(t[i + 1], _mm512_add_epi64(_mm512_srli_epi64(t[i], 52), m));
+    t[i + 1] = _mm512_madd52lo_epu64(t[i + 1], m, p1);
+    t[i + 2] = _mm512_madd52hi_epu64(t[i + 2], m, p1);
+    t[i + 2] = _mm512_madd52lo_epu64(t[i + 2], m, p2);
+    t[i + 3] = _mm512_madd52hi_epu64(t[i + 3], m, p2);
+    t[i + 3] = _mm512_madd52lo_epu64(t[i + 3], m, p3);
+    t[i + 4] = _mm512_madd52hi_epu64(t[i + 4], m, p3);
+    t[i + 4] = _mm512_madd52lo_epu64(t[i + 4], m, p4);
+    t[i + 5] = _mm512_madd52hi_epu64(t[i + 5], m, p4);
+  }
+  for (int j = 0; j < 5; ++j) r.v[j] = t[5 + j];
+  Norm(r);
+}
+
+IFMA_ATTR inline void FMul(F8& r, const F8& a, const F8& b) {
+  __m512i t[10];
+  for (int j = 0; j < 10; ++j) t[j] = _mm512_setzero_si512();
+  for (int i = 0; i < 5; ++i) {
+    for (int j = 0; j < 5; ++j) {
+      t[i + j] = _mm512_madd52lo_epu64(t[i + j], a.v[i], b.v[j]);
+      t[i + j + 1] = _mm512_madd52hi_epu64(t[i + j + 1], a.v[i], b.v[j]);
+    }
+  }
+  Reduce(r, t);
+}
+
+IFMA_ATTR inline void FSqr(F8& r, const F8& a) {
+  __m512i t[10];
+  for (int j = 0; j < 10; ++j) t[j] = _mm512_setzero_si512();
+  for (int i = 0; i < 5; ++i) {
+    for (int j = i + 1; j < 5; ++j) {
+      t[i + j] = _mm512_madd52lo_epu64(t[i + j], a.v[i], a.v[j]);
+      t[i + j + 1] = _mm512_madd52hi_epu64(t[i + j + 1], a.v[i], a.v[j]);
+    }
+  }
+  for (int j = 0; j < 10; ++j) t[j] = _mm512_add_epi64(t[j], t[j]);
+  for (int i = 0; i < 5; ++i) {
+    t[2 * i] = _mm512_madd52lo_epu64(t[2 * i], a.v[i], a.v[i]);
+    t[2 * i + 1] = _mm512_madd52hi_epu64(t[2 * i + 1], a.v[i], a.v[i]);
+  }
+  Reduce(r, t);
+}
+
+IFMA_ATTR inline void FBlend(F8& r, __mmask8 m, const F8& a) {
+  for (int j = 0; j < 5; ++j) r.v[j] = _mm512_mask_mov_epi64(r.v[j], m, a.v[j]);
+}
+
+// Lanes where a ≡ 0 (mod p): a ∈ [0, 2p) is 0 or p.
+IFMA_ATTR inline __mmask8 FIsZero(const F8& a) {
+  __mmask8 z = 0xff, q = 0xff;
+  for (int j = 0; j < 5; ++j) {
+    z &= _mm512_cmpeq_epi64_mask(a.v[j], _mm512_setzero_si512());
+    q &= _mm512_cmpeq_epi64_mask(a.v[j], Bc(kP52[j]));
+  }
+  return z | q;
+}
+
+// Lane arrays (4×64 Montgomery form, R = 2^256) ↔ F8 (R' = 2^260).
+IFMA_ATTR void Load4x64(F8& r, const uint64_t a[kSm2IfmaLanes][4]) {
+  alignas(64) uint64_t buf[5][kSm2IfmaLanes];
+  for (int l = 0; l < kSm2IfmaLanes; ++l) {
+    uint64_t o[5];
+    To52(a[l], o);
+    for (int j = 0; j < 5; ++j) buf[j][l] = o[j];
+  }
+  F8 t;
+  for (int j = 0; j < 5; ++j) t.v[j] = _mm512_load_si512(buf[j]);
+  FMul(r, t, FConst(C52().r264));
+  SecureZero(buf, sizeof(buf));
+}
+
+IFMA_ATTR void Store4x64(uint64_t* const out[kSm2IfmaLanes], const F8& a) {
+  F8 t;
+  FMul(t, a, FConst(C52().r256));
+  alignas(64) uint64_t buf[5][kSm2IfmaLanes];
+  for (int j = 0; j < 5; ++j) _mm512_store_si512(buf[j], t.v[j]);
+  for (int l = 0; l < kSm2IfmaLanes; ++l) {
+    const uint64_t in[5] = {buf[0][l], buf[1][l], buf[2][l], buf[3][l], buf[4][l]};
+    From52Reduce(in, out[l]);
+  }
+  SecureZero(buf, sizeof(buf));
+}
+
+struct J8 {
+  F8 X, Y, Z;
+};
+
+// Mixed addition madd-2007-bl (7M + 4S) of lane points a (Jacobian) and b (affine);
+// h is the x difference (0 mod p when a = ±b, which callers exclude or detect).
+IFMA_ATTR inline void Madd(J8& out, const J8& a, const F8& bx, const F8& by, F8& h) {
+  F8 z1z1, u2, s2, hh, i, j, rr, v, t;
+  FSqr(z1z1, a.Z);
+  FMul(u2, bx, z1z1);
+  FMul(s2, by, a.Z);
+  FMul(s2, s2, z1z1);
+  FSub(h, u2, a.X);
+  FSqr(hh, h);
+  FAdd(i, hh, hh);
+  FAdd(i, i, i);
+  FMul(j, h, i);
+  FSub(rr, s2, a.Y);
+  FAdd(rr, rr, rr);
+  FMul(v, a.X, i);
+  FSqr(out.X, rr);
+  FSub(out.X, out.X, j);
+  FSub(out.X, out.X, v);
+  FSub(out.X, out.X, v);
+  FSub(t, v, out.X);
+  FMul(out.Y, t, rr);
+  FMul(t, a.Y, j);
+  FAdd(t, t, t);
+  FSub(out.Y, out.Y, t);
+  FAdd(t, a.Z, h);
+  FSqr(t, t);
+  FSub(t, t, z1z1);
+  FSub(out.Z, t, hh);
+}
+
+// acc += (bx, by) in the lanes of `active`; lanes with acc_inf take b itself. Returns the
+// lanes whose addition was exceptional (active, accumulator finite, h ≡ 0).
+IFMA_ATTR inline __mmask8 AddLanes(J8& acc, __mmask8& acc_inf, __mmask8 active, const F8& bx,
+                                   const F8& by, bool detect) {
+  J8 out;
+  F8 h;
+  Madd(out, acc, bx, by, h);
+  __mmask8 exc = 0;
+  if (detect) exc = FIsZero(h) & active & static_cast<__mmask8>(~acc_inf);
+  const __mmask8 take_b = active & acc_inf;
+  FBlend(out.X, take_b, bx);
+  FBlend(out.Y, take_b, by);
+  FBlend(out.Z, take_b, FConst(C52().one));
+  const __mmask8 keep = static_cast<__mmask8>(~active);
+  FBlend(out.X, keep, acc.X);
+  FBlend(out.Y, keep, acc.Y);
+  FBlend(out.Z, keep, acc.Z);
+  acc = out;
+  acc_inf = acc_inf & static_cast<__mmask8>(~active);
+  return exc;
+}
+
+IFMA_ATTR void StoreJ8(Sm2Jacobian r[kSm2IfmaLanes], const J8& a, __mmask8 inf) {
+  uint64_t* xs[kSm2IfmaLanes];
+  uint64_t* ys[kSm2IfmaLanes];
+  uint64_t* zs[kSm2IfmaLanes];
+  for (int l = 0; l < kSm2IfmaLanes; ++l) {
+    xs[l] = r[l].X;
+    ys[l] = r[l].Y;
+    zs[l] = r[l].Z;
+  }
+  F8 z = a.Z;
+  F8 zero;
+  for (int j = 0; j < 5; ++j) zero.v[j] = _mm512_setzero_si512();
+  FBlend(z, inf, zero);
+  Store4x64(xs, a.X);
+  Store4x64(ys, a.Y);
+  Store4x64(zs, z);
+}
+
+inline uint64_t WindowBits(const uint64_t s[4], int start, int count) {
+  const uint64_t mask = (uint64_t{1} << count) - 1;
+  if (start < 0) return (s[0] << 1) & mask;
+  const int q = start >> 6, b = start & 63;
+  if (q >= 4) return 0;
+  uint64_t v = s[q] >> b;
+  if (b != 0 && q + 1 < 4) v |= s[q + 1] << (64 - b);
+  return v & mask;
+}
+
+// G's comb table (Sm2BaseCombTable) in IFMA words, 64-byte aligned rows; built once.
+const uint64_t* BaseTable52() {
+  static const uint64_t* const table = [] {
+    const Sm2CombTable& g = Sm2BaseCombTable();
+    const size_t total = static_cast<size_t>(g.windows) << (g.w - 1);
+    auto* out = static_cast<uint64_t*>(::operator new(
+        total * kSm2IfmaPointWords * sizeof(uint64_t), std::align_val_t{64}));
+    for (size_t i = 0; i < total; ++i) Sm2AffineToIfma(g.points[i], out + i * kSm2IfmaPointWords);
+    return out;
+  }();
+  return table;
+}
+
+IFMA_ATTR void MulBase8(Sm2Jacobian r[kSm2IfmaLanes], const uint64_t k[kSm2IfmaLanes][4]) {
+  const Sm2CombTable& g = Sm2BaseCombTable();
+  const uint64_t* table = BaseTable52();
+  const int n = 1 << (g.w - 1);
+  J8 acc;
+  for (int j = 0; j < 5; ++j) {
+    acc.X.v[j] = acc.Y.v[j] = acc.Z.v[j] = _mm512_setzero_si512();
+  }
+  __mmask8 acc_inf = 0xff;
+  F8 x, y, ny;
+  for (int i = 0; i < g.windows; ++i) {
+    alignas(64) uint64_t dig[kSm2IfmaLanes], negs[kSm2IfmaLanes];
+    for (int l = 0; l < kSm2IfmaLanes; ++l) {
+      uint64_t neg;
+      dig[l] = BoothRecode(WindowBits(k[l], g.w * i - 1, g.w + 1), g.w, &neg);
+      negs[l] = neg;
+    }
+    const __m512i d = _mm512_load_si512(dig);
+    const __mmask8 neg = _mm512_cmpneq_epi64_mask(_mm512_load_si512(negs), _mm512_setzero_si512());
+    const __mmask8 nonzero = _mm512_cmpneq_epi64_mask(d, _mm512_setzero_si512());
+    for (int j = 0; j < 5; ++j) x.v[j] = y.v[j] = _mm512_setzero_si512();
+    const uint64_t* row = table + static_cast<size_t>(i) * n * kSm2IfmaPointWords;
+    __m512i ctr = Bc(1);
+    const __m512i one = Bc(1);
+    for (int e = 0; e < n; ++e) {
+      const __mmask8 m = _mm512_cmpeq_epi64_mask(d, ctr);
+      ctr = _mm512_add_epi64(ctr, one);
+      const uint64_t* pt = row + static_cast<size_t>(e) * kSm2IfmaPointWords;
+      for (int j = 0; j < 5; ++j) {
+        x.v[j] = _mm512_mask_mov_epi64(x.v[j], m, Bc(pt[j]));
+        y.v[j] = _mm512_mask_mov_epi64(y.v[j], m, Bc(pt[5 + j]));
+      }
+    }
+    FNeg(ny, y);
+    FBlend(y, neg, ny);
+    AddLanes(acc, acc_inf, nonzero, x, y, false);
+    SecureZero(dig, sizeof(dig));
+    SecureZero(negs, sizeof(negs));
+  }
+  StoreJ8(r, acc, acc_inf);
+  SecureZero(&acc, sizeof(acc));
+  SecureZero(&x, sizeof(x));
+  SecureZero(&y, sizeof(y));
+  SecureZero(&ny, sizeof(ny));
+}
+
+// Adds Σ comb digits of s over `tables` (per lane; nullptr = no contribution) to acc.
+// w-bit Booth windows, `windows` of them, 2^(w−1) points per window. Variable time.
+IFMA_ATTR __mmask8 CombAddVt8(J8& acc, __mmask8& acc_inf, const uint64_t* const tables[8],
+                              int w, int windows, const uint64_t s[kSm2IfmaLanes][4]) {
+  const int n = 1 << (w - 1);
+  __mmask8 exc = 0;
+  F8 x, y, ny;
+  for (int i = 0; i < windows; ++i) {
+    alignas(64) uint64_t addr[kSm2IfmaLanes];
+    __mmask8 active = 0, neg = 0;
+    for (int l = 0; l < kSm2IfmaLanes; ++l) {
+      uint64_t ng;
+      const uint64_t d = BoothRecode(WindowBits(s[l], w * i - 1, w + 1), w, &ng);
+      if (d == 0 || tables[l] == nullptr) {
+        addr[l] = reinterpret_cast<uint64_t>(BaseTable52());
+        continue;
+      }
+      active |= static_cast<__mmask8>(1u << l);
+      if (ng) neg |= static_cast<__mmask8>(1u << l);
+      addr[l] = reinterpret_cast<uint64_t>(tables[l] + (static_cast<size_t>(i) * n + (d - 1)) *
+                                                           kSm2IfmaPointWords);
+    }
+    if (active == 0) continue;
+    const __m512i a = _mm512_load_si512(addr);
+    for (int j = 0; j < 5; ++j) {
+      x.v[j] = _mm512_i64gather_epi64(_mm512_add_epi64(a, Bc(8 * j)), nullptr, 1);
+      y.v[j] = _mm512_i64gather_epi64(_mm512_add_epi64(a, Bc(8 * (5 + j))), nullptr, 1);
+    }
+    FNeg(ny, y);
+    FBlend(y, neg, ny);
+    exc |= AddLanes(acc, acc_inf, active, x, y, true);
+  }
+  return exc;
+}
+
+IFMA_ATTR void MulTwo8Vt(Sm2Jacobian r[kSm2IfmaLanes], const uint64_t s[kSm2IfmaLanes][4],
+                         const uint64_t* const p_tables[kSm2IfmaLanes],
+                         const uint64_t t[kSm2IfmaLanes][4], uint8_t exceptional[kSm2IfmaLanes]) {
+  J8 acc;
+  for (int j = 0; j < 5; ++j) {
+    acc.X.v[j] = acc.Y.v[j] = acc.Z.v[j] = _mm512_setzero_si512();
+  }
+  __mmask8 acc_inf = 0xff;
+  // The per-key tables: 5-bit windows, 52 of them (Sm2PointTable).
+  __mmask8 exc = CombAddVt8(acc, acc_inf, p_tables, 5, 52, t);
+  const Sm2CombTable& g = Sm2BaseCombTable();
+  const uint64_t* gt[kSm2IfmaLanes];
+  for (int l = 0; l < kSm2IfmaLanes; ++l) gt[l] = BaseTable52();
+  exc |= CombAddVt8(acc, acc_inf, gt, g.w, g.windows, s);
+  StoreJ8(r, acc, acc_inf);
+  for (int l = 0; l < kSm2IfmaLanes; ++l) exceptional[l] = (exc >> l) & 1;
+}
+
+IFMA_ATTR void FieldOp8(int op, uint64_t r[kSm2IfmaLanes][4], const uint64_t a[kSm2IfmaLanes][4],
+                        const uint64_t b[kSm2IfmaLanes][4]) {
+  F8 x, y, z;
+  Load4x64(x, a);
+  Load4x64(y, b);
+  switch (op) {
+    case 0:
+      FMul(z, x, y);
+      break;
+    case 1:
+      FSqr(z, x);
+      break;
+    case 2:
+      FAdd(z, x, y);
+      break;
+    default:
+      FSub(z, x, y);
+      break;
+  }
+  uint64_t* outs[kSm2IfmaLanes];
+  for (int l = 0; l < kSm2IfmaLanes; ++l) outs[l] = r[l];
+  Store4x64(outs, z);
+}
+
+}  // namespace
+
+bool Sm2IfmaSupported() {
+  const uint32_t need = kCpuAvx512 | kCpuIfma;
+  return (GetCpuFeatures() & need) == need;
+}
+
+void Sm2IfmaMulBase8(Sm2Jacobian r[kSm2IfmaLanes], const uint64_t k[kSm2IfmaLanes][4]) {
+  MulBase8(r, k);
+}
+
+void Sm2IfmaMulTwo8Vt(Sm2Jacobian r[kSm2IfmaLanes], const uint64_t s[kSm2IfmaLanes][4],
+                      const uint64_t* const p_tables[kSm2IfmaLanes],
+                      const uint64_t t[kSm2IfmaLanes][4], uint8_t exceptional[kSm2IfmaLanes]) {
+  MulTwo8Vt(r, s, p_tables, t, exceptional);
+}
+
+void Sm2IfmaFieldOpForTesting(int op, uint64_t r[kSm2IfmaLanes][4],
+                              const uint64_t a[kSm2IfmaLanes][4],
+                              const uint64_t b[kSm2IfmaLanes][4]) {
+  FieldOp8(op, r, a, b);
+}
+
+#else  // no IFMA kernels in this build
+
+bool Sm2IfmaSupported() { return false; }
+void Sm2IfmaMulBase8(Sm2Jacobian*, const uint64_t (*)[4]) {}
+void Sm2IfmaMulTwo8Vt(Sm2Jacobian*, const uint64_t (*)[4], const uint64_t* const*,
+                      const uint64_t (*)[4], uint8_t*) {}
+void Sm2IfmaFieldOpForTesting(int, uint64_t (*)[4], const uint64_t (*)[4], const uint64_t (*)[4]) {}
+
+#endif
+
+}  // namespace smcrypt::internal
