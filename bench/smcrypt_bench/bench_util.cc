@@ -16,11 +16,12 @@ std::string CaseName(const std::string& impl, const std::string& alg, const std:
 
 void Register(const std::string& name, size_t bytes, bool count_bytes,
               std::function<bool()> op, std::function<std::string()> check,
-              const std::string& label, std::function<void(bool)> select) {
+              const std::string& label, std::function<void(bool)> select,
+              int64_t items_per_op) {
   benchmark::RegisterBenchmark(
       name.c_str(),
       [bytes, count_bytes, op = std::move(op), check = std::move(check), label,
-       select = std::move(select)](benchmark::State& state) {
+       select = std::move(select), items_per_op](benchmark::State& state) {
         if (select) select(true);
         if (check) {
           const std::string error = check();
@@ -41,7 +42,7 @@ void Register(const std::string& name, size_t bytes, bool count_bytes,
           state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
                                   static_cast<int64_t>(bytes));
         }
-        state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+        state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * items_per_op);
         if (!label.empty()) state.SetLabel(label);
       });
 }

@@ -71,9 +71,12 @@ std::string CaseName(const std::string& impl, const std::string& alg, const std:
 // shown beside the case and kept in the JSON.
 // `select`, if set, is called with true before the check and the loop and with false
 // after them: it selects a back end for the case (and restores dispatch).
+// `items_per_op` is how many items (signatures, ...) one operation handles: batch cases
+// report items_per_second per item, comparable with the single-item cases.
 void Register(const std::string& name, size_t bytes, bool count_bytes,
               std::function<bool()> op, std::function<std::string()> check = nullptr,
-              const std::string& label = "", std::function<void(bool)> select = nullptr);
+              const std::string& label = "", std::function<void(bool)> select = nullptr,
+              int64_t items_per_op = 1);
 
 // TestBytes returns `n` deterministic pseudo-random bytes (not secret; the same for
 // every implementation so outputs can be compared).

@@ -205,7 +205,8 @@ void PrintSummary(const std::map<std::string, Result>& results,
       }
       for (const std::string& op : ops) {
         // SM2's signature ops belong to the signature family, its encryption ops to the other.
-        const bool sig_op = op == "sign" || op == "verify";
+        const bool sig_op =
+            op == "sign" || op == "verify" || op == "sign_batch" || op == "verify_batch";
         if (alg == "SM2" && sig_op != (std::string(f.title).rfind("Signatures", 0) == 0)) continue;
         const auto& by_size = t.at({alg, op});
         // Columns present for this (alg, op).

@@ -1,9 +1,11 @@
 #include "crypto/core/sm2_primitives.h"
 
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "crypto/common/status_macros.h"
+#include "crypto/sm2/sm2_batch.h"
 #include "smcrypt/sm3.h"
 
 namespace smcrypt {
@@ -48,6 +50,41 @@ absl::StatusOr<std::string> Sm2Sign::Sign(absl::string_view data) const {
   return Sm2SignatureToDer(raw);
 }
 
+void Sm2Sign::SignMany(absl::Span<const Sm2Sign* const> signers,
+                       absl::Span<const absl::string_view> data,
+                       absl::Span<absl::StatusOr<std::string>> out) {
+  const size_t n = out.size();
+  std::vector<std::array<uint8_t, 32>> digests(n);
+  std::vector<const Sm2PrivateKey*> keys;
+  std::vector<absl::string_view> es;
+  std::vector<size_t> index;
+  keys.reserve(n);
+  es.reserve(n);
+  index.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    absl::StatusOr<std::array<uint8_t, 32>> e =
+        DigestFor(signers[i]->z_, signers[i]->prehashed_, data[i]);
+    if (!e.ok()) {
+      out[i] = e.status();
+      continue;
+    }
+    digests[i] = *e;
+    keys.push_back(&signers[i]->key_);
+    es.push_back(View(digests[i]));
+    index.push_back(i);
+  }
+  std::vector<absl::StatusOr<std::string>> raw(keys.size());
+  internal::Sm2SignDigestBatch(keys, es, absl::MakeSpan(raw));
+  for (size_t j = 0; j < index.size(); ++j) {
+    const size_t i = index[j];
+    if (!raw[j].ok() || signers[i]->encoding_ == SignatureEncoding::kRaw) {
+      out[i] = std::move(raw[j]);
+    } else {
+      out[i] = Sm2SignatureToDer(*raw[j]);
+    }
+  }
+}
+
 absl::StatusOr<std::unique_ptr<PublicKeyVerify>> Sm2Verify::New(
     Sm2PublicKey key, const SignatureOptions& options) {
   SMCRYPT_ASSIGN_OR_RETURN(auto z, Sm2ComputeZ(key, options.user_id));
@@ -68,6 +105,47 @@ absl::Status Sm2Verify::Verify(absl::string_view signature, absl::string_view da
   }
   SMCRYPT_ASSIGN_OR_RETURN(auto e, DigestFor(z_, prehashed_, data));
   return Sm2VerifyDigestCached(cache_, View(e), raw);
+}
+
+void Sm2Verify::VerifyMany(absl::Span<const Sm2Verify* const> verifiers,
+                           absl::Span<const absl::string_view> signatures,
+                           absl::Span<const absl::string_view> data, absl::Span<absl::Status> out) {
+  const size_t n = out.size();
+  std::vector<std::array<uint8_t, 32>> digests(n);
+  std::vector<std::string> raws(n);
+  std::vector<internal::Sm2VerifyBatchItem> items;
+  std::vector<size_t> index;
+  items.reserve(n);
+  index.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    const Sm2Verify& v = *verifiers[i];
+    if (v.encoding_ == SignatureEncoding::kRaw) {
+      if (signatures[i].size() != kSm2RawSignatureSize) {
+        out[i] = absl::InvalidArgumentError(absl::StrCat(
+            "raw SM2 signature must be 64 bytes (r || s), got ", signatures[i].size()));
+        continue;
+      }
+      raws[i] = std::string(signatures[i]);
+    } else {
+      absl::StatusOr<std::string> raw = Sm2SignatureFromDer(signatures[i]);
+      if (!raw.ok()) {
+        out[i] = raw.status();
+        continue;
+      }
+      raws[i] = *std::move(raw);
+    }
+    absl::StatusOr<std::array<uint8_t, 32>> e = DigestFor(v.z_, v.prehashed_, data[i]);
+    if (!e.ok()) {
+      out[i] = e.status();
+      continue;
+    }
+    digests[i] = *e;
+    items.push_back({&v.cache_, View(digests[i]), raws[i]});
+    index.push_back(i);
+  }
+  std::vector<absl::Status> results(items.size());
+  internal::Sm2VerifyDigestBatch(items, absl::MakeSpan(results));
+  for (size_t j = 0; j < index.size(); ++j) out[index[j]] = std::move(results[j]);
 }
 
 absl::StatusOr<std::string> Sm2PublicKeyEncrypt::Encrypt(absl::string_view plaintext) const {
