@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "crypto/common/constant_time.h"
+#include "crypto/common/ct_annotations.h"
 
 namespace smcrypt {
 namespace {
@@ -29,12 +30,34 @@ inline uint32_t InRangeMask(uint32_t c, uint32_t lo, uint32_t hi) {
 }
 inline uint32_t EqMask(uint32_t a, uint32_t b) { return CtEq32(a, b); }
 
+// Layout, not content: the parser below branches on whether a character is a line
+// feed, whitespace, '=' padding or a '-' of a BEGIN/END line, never on which base64
+// character it is. Those class bits are the text's public layout (line lengths, where
+// the body ends) — a base64 body character is never in any of these classes — so each
+// is computed with masks and declassified on its own (CtDeclassify, for the
+// valgrind constant-time check in tests/ct); the character itself stays secret.
+inline bool Is(uint32_t mask) { return CtDeclassify(mask) != 0; }
+inline uint32_t SpaceMask(uint8_t ch) {
+  const uint32_t c = ch;
+  return EqMask(c, ' ') | InRangeMask(c, '\t', '\r');
+}
+
 // IsSpace is true for the six ASCII whitespace characters (SP, HT, LF, VT, FF, CR), by
 // comparisons rather than absl::ascii_isspace's 256-entry table, which a base64 body
 // (a private key) would index with its secret characters.
-inline bool IsSpace(uint8_t ch) {
-  const uint32_t c = ch;
-  return (EqMask(c, ' ') | InRangeMask(c, '\t', '\r')) != 0;
+inline bool IsSpace(uint8_t ch) { return Is(SpaceMask(ch)); }
+inline bool IsChar(uint8_t ch, char c) { return Is(EqMask(ch, static_cast<uint8_t>(c))); }
+
+// LineStartsWith is absl::StartsWith for a line that may be base64 body: the bytes are
+// compared with masks and only the verdict is declassified (a body line never starts
+// with '-').
+bool LineStartsWith(absl::string_view line, absl::string_view prefix) {
+  if (line.size() < prefix.size()) return false;  // lengths are public
+  uint32_t diff = 0;
+  for (size_t i = 0; i < prefix.size(); ++i) {
+    diff |= static_cast<uint8_t>(line[i]) ^ static_cast<uint8_t>(prefix[i]);
+  }
+  return Is(CtIsZero32(diff));
 }
 
 // StripSpace removes leading and trailing whitespace (IsSpace) from `line`.
@@ -85,8 +108,8 @@ bool ValidLabel(absl::string_view label) {
 // NextLine returns the line at `*pos` (without its LF) and advances past it.
 absl::string_view NextLine(absl::string_view text, size_t* pos) {
   const size_t start = *pos;
-  size_t end = text.find('\n', start);
-  if (end == absl::string_view::npos) end = text.size();
+  size_t end = start;  // the line feeds' positions are public; the other bytes are not
+  while (end < text.size() && !IsChar(static_cast<uint8_t>(text[end]), '\n')) ++end;
   *pos = end < text.size() ? end + 1 : end;
   return text.substr(start, end - start);
 }
@@ -97,8 +120,8 @@ absl::StatusOr<SecretData> DecodeBase64(const SecretData& b64) {
   if (b64.size() % 4 != 0) {
     return PemError(absl::StrCat("base64 length ", b64.size(), " is not a multiple of 4"));
   }
-  size_t pad = 0;
-  if (b64[b64.size() - 1] == '=') pad = (b64[b64.size() - 2] == '=') ? 2 : 1;
+  size_t pad = 0;  // public: it follows from the length of the encoded value
+  if (IsChar(b64[b64.size() - 1], '=')) pad = IsChar(b64[b64.size() - 2], '=') ? 2 : 1;
   const size_t data_chars = b64.size() - pad;
   SecretData out;
   out.reserve(b64.size() / 4 * 3);
@@ -120,6 +143,7 @@ absl::StatusOr<SecretData> DecodeBase64(const SecretData& b64) {
       invalid |= ~CtIsZero32(unused) & 0x200;
     }
   }
+  invalid = CtDeclassify(invalid);  // public: the verdict is what is returned
   if (invalid & 0x100) {
     // Find the offending character for the message; invalid input is not secret.
     for (size_t i = 0; i < data_chars; ++i) {
@@ -141,7 +165,7 @@ absl::StatusOr<std::optional<PemBlock>> ParseBlock(absl::string_view text, size_
   bool found = false;
   while (*pos < text.size()) {
     absl::string_view line = StripSpace(NextLine(text, pos));
-    if (!absl::StartsWith(line, kBegin)) continue;
+    if (!LineStartsWith(line, kBegin)) continue;
     line.remove_prefix(kBegin.size());
     if (!absl::EndsWith(line, kDashes)) return PemError("BEGIN line does not end in \"-----\"");
     line.remove_suffix(kDashes.size());
@@ -157,7 +181,7 @@ absl::StatusOr<std::optional<PemBlock>> ParseBlock(absl::string_view text, size_
   while (true) {
     if (*pos >= text.size()) return PemError(absl::StrCat("missing END line for \"", label, "\""));
     absl::string_view line = StripSpace(NextLine(text, pos));
-    if (absl::StartsWith(line, kEnd)) {
+    if (LineStartsWith(line, kEnd)) {
       line.remove_prefix(kEnd.size());
       if (!absl::EndsWith(line, kDashes)) return PemError("END line does not end in \"-----\"");
       line.remove_suffix(kDashes.size());
@@ -167,22 +191,26 @@ absl::StatusOr<std::optional<PemBlock>> ParseBlock(absl::string_view text, size_
       }
       break;
     }
-    if (absl::StartsWith(line, kDashes)) {
+    if (LineStartsWith(line, kDashes)) {
       return PemError(absl::StrCat("missing END line for \"", label, "\""));
     }
-    if (line.find(':') != absl::string_view::npos) {
+    uint32_t colon = 0;
+    for (char c : line) colon |= EqMask(static_cast<uint8_t>(c), ':');
+    if (Is(colon)) {
       return PemError("encapsulated headers (RFC 1421, encrypted PEM) are not supported");
     }
     for (char c : line) {
-      if (IsSpace(static_cast<uint8_t>(c))) continue;
-      if (seen_padding && c != '=') return PemError("base64 data after '=' padding");
-      if (c == '=') seen_padding = true;
-      b64.push_back(static_cast<uint8_t>(c));
+      const uint8_t u = static_cast<uint8_t>(c);
+      if (IsSpace(u)) continue;
+      const bool is_pad = IsChar(u, '=');
+      if (seen_padding && !is_pad) return PemError("base64 data after '=' padding");
+      if (is_pad) seen_padding = true;
+      b64.push_back(u);
     }
   }
   // At most two '=' and only at the very end; DecodeBase64 checks their placement.
   size_t pads = 0;
-  for (size_t i = b64.size(); i > 0 && b64[i - 1] == '='; --i) ++pads;
+  for (size_t i = b64.size(); i > 0 && IsChar(b64[i - 1], '='); --i) ++pads;
   if (pads > 2) return PemError("more than two '=' padding characters");
   auto der = DecodeBase64(b64);
   if (!der.ok()) return der.status();
@@ -252,11 +280,24 @@ absl::StatusOr<std::vector<PemBlock>> PemDecodeAll(absl::string_view text) {
 bool LooksLikePem(absl::string_view in) {
   // Every PEM block that can hold a key (the shortest, an "SM4 KEY", is 71 bytes) is
   // longer than the raw forms: 32-byte scalars, 33- and 65-byte points.
+  // A longer raw key (an HMAC key, say) is secret: every position is examined with
+  // masks and only the verdict is declassified, so the time does not depend on how
+  // many of its first bytes happen to be whitespace.
   constexpr size_t kMinPemSize = 66;
   if (in.size() < kMinPemSize) return false;
-  size_t i = 0;
-  while (i < in.size() && (in[i] == ' ' || in[i] == '\t' || in[i] == '\r' || in[i] == '\n')) ++i;
-  return in.substr(i, 10) == "-----BEGIN";
+  constexpr absl::string_view kTag = "-----BEGIN";
+  uint32_t leading = ~0u;  // every byte before i is ' ', '\t', '\r' or '\n'
+  uint32_t found = 0;
+  for (size_t i = 0; i + kTag.size() <= in.size(); ++i) {
+    uint32_t diff = 0;
+    for (size_t j = 0; j < kTag.size(); ++j) {
+      diff |= static_cast<uint8_t>(in[i + j]) ^ static_cast<uint8_t>(kTag[j]);
+    }
+    found |= leading & CtIsZero32(diff);
+    const uint32_t c = static_cast<uint8_t>(in[i]);
+    leading &= EqMask(c, ' ') | EqMask(c, '\t') | EqMask(c, '\r') | EqMask(c, '\n');
+  }
+  return Is(found);
 }
 
 }  // namespace smcrypt

@@ -46,6 +46,7 @@
 #include "crypto/sm4/sm4_internal.h"
 #include "smcrypt/cpu.h"
 #include "smcrypt/hpke.h"
+#include "smcrypt/pem.h"
 #include "smcrypt/sm2.h"
 #include "smcrypt/sm3.h"
 #include "smcrypt/sm4.h"
@@ -417,6 +418,56 @@ std::string Sm2Outputs() {
   return out;
 }
 
+// ---- Key encodings (not back-end specific; run once) -----------------------------------
+
+// Keys arrive as PEM (the keyring, inline keys) and PKCS#8. The base64 codec must not
+// index a table or branch by a secret character; the line layout (where the line feeds
+// are) and the length are public. Only the key bytes are secret in a PKCS#8 DER: its
+// tags and lengths are public structure.
+void CheckEncodings() {
+  // PEM of a raw 16-byte SM4 key: the base64 body is all secret, line feeds public.
+  std::string key = Bytes(200, 16);
+  std::string text = PemEncode("SM4 KEY", Secret(key));  // body secret (encoded key)
+  // Declassify everything but the body characters: the BEGIN/END lines and line feeds.
+  const std::string layout = Public(text);  // a copy, only to find the positions
+  SMCRYPT_CT_SECRET(text.data(), text.size());
+  for (size_t i = 0; i < layout.size(); ++i) {
+    if (layout[i] == '\n') SMCRYPT_CT_DECLASSIFY(&text[i], 1);
+  }
+  const size_t body = layout.find('\n') + 1;
+  SMCRYPT_CT_DECLASSIFY(text.data(), body);
+  const size_t end = layout.find("-----END");
+  SMCRYPT_CT_DECLASSIFY(text.data() + end, text.size() - end);
+  auto block = PemDecode(text);
+  CT_CHECK(block.ok());
+  if (block.ok()) {
+    CT_CHECK(Public(std::string(SecretDataAsStringView(block->der))) == Public(key));
+  }
+  // Format detection of a long raw key (an HMAC key): no branch on its bytes, even
+  // when they start like whitespace.
+  std::string raw = Bytes(202, 100);
+  raw[0] = ' ';
+  raw[1] = '\n';
+  CT_CHECK(!LooksLikePem(Secret(raw)));
+  // PKCS#8 of an SM2 key, with only d's 32 bytes secret.
+  std::string d = Bytes(201, 32);
+  d[0] &= 0x7f;
+  auto k = Sm2PrivateKey::FromScalar(d);
+  CT_CHECK(k.ok());
+  if (!k.ok()) return;
+  const SecretData der = Sm2PrivateKeyToPkcs8(*k);
+  std::string der_s(SecretDataAsStringView(der));
+  const size_t at = der_s.find(d);
+  CT_CHECK(at != std::string::npos);
+  if (at == std::string::npos) return;
+  SMCRYPT_CT_SECRET(&der_s[at], 32);
+  auto parsed = Sm2PrivateKeyFromPkcs8(der_s);
+  CT_CHECK(parsed.ok());
+  if (parsed.ok()) {
+    CT_CHECK(Public(parsed->public_key().ToPoint()) == k->public_key().ToPoint());
+  }
+}
+
 void CheckSm2(Coverage& cov) {
   size_t count = 0;
   const internal::Sm2Kernels* const* all = internal::Sm2AllKernelsForTesting(&count);
@@ -488,6 +539,7 @@ int main(int argc, char** argv) {
   CheckSm4(sm4, ghash);
   CheckSm3(sm3);
   CheckSm2(sm2);
+  CheckEncodings();
   std::printf("ct_valgrind: back ends run with secrets marked undefined%s:\n",
               on_valgrind ? "" : " (not checked: not under valgrind)");
   Print("SM4", sm4);
