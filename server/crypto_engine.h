@@ -260,6 +260,13 @@ class CryptoEngine {
                                               absl::string_view plaintext) const;
   absl::StatusOr<std::string> Decrypt(const SymmetricParams& params, absl::string_view ciphertext,
                                       absl::string_view tag) const;
+  // EncryptBatch returns one result per item (params[i] with plaintexts[i]; the spans
+  // have the same length), in order, each exactly as Encrypt would. SM4-CBC items go
+  // through Sm4CbcEncryptBatch, up to 16 messages at once in the SIMD lanes (CBC
+  // encryption is serial within one message); the others one by one.
+  std::vector<absl::StatusOr<SymmetricCiphertext>> EncryptBatch(
+      absl::Span<const SymmetricParams> params,
+      absl::Span<const absl::string_view> plaintexts) const;
   absl::StatusOr<std::unique_ptr<StreamEncryptor>> NewStreamEncryptor(
       const SymmetricParams& params) const;
   absl::StatusOr<std::unique_ptr<StreamDecryptor>> NewStreamDecryptor(

@@ -57,6 +57,9 @@ std::string ReadAll(const std::string& path) {
 
 void WriteFile(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
+  // Keyring files must not be world-readable (server/key_store.h, "Permissions").
+  std::filesystem::permissions(path, std::filesystem::perms::owner_read |
+                                         std::filesystem::perms::owner_write);
 }
 
 std::string Pem(absl::string_view label, absl::string_view der) {
@@ -529,6 +532,42 @@ TEST_F(SmcryptdTest, SymmetricAgainstOpenSsl) {
     EXPECT_EQ(resp.results(0).ciphertext(),
               OsslCipher(EVP_sm4_ecb(), sm4_key, "", pt.substr(0, 32), false));
     EXPECT_EQ(resp.results(2).ciphertext(), resp.results(0).ciphertext());
+  }
+  // EncryptBatch of 300 SM4-CBC items (more than one 256-item chunk; the multi-buffer
+  // path): keyring and inline keys, IVs given and drawn, every 7th item bad, an AES item
+  // among them; each good item equals OpenSSL under the returned IV, in order.
+  {
+    std::mt19937_64 rng(TestSeed());
+    grpc::ClientContext ctx;
+    v1::EncryptBatchRequest req;
+    std::vector<std::string> keys, pts;
+    for (int i = 0; i < 300; ++i) {
+      v1::EncryptRequest* item = req.add_items();
+      item->set_algorithm(i == 100 ? v1::AES_128_CBC : v1::SM4_CBC);
+      keys.push_back(i % 3 == 0 ? sm4_key : RandomBytes(rng, 16));
+      *item->mutable_key() = i % 3 == 0 ? KeyId("sm4") : Inline(keys.back());
+      if (i % 7 == 6) *item->mutable_key() = Inline("short");
+      if (i % 2 == 0) item->set_nonce(RandomBytes(rng, 16));
+      pts.push_back(RandomBytes(rng, rng() % 200));
+      item->set_plaintext(pts.back());
+    }
+    v1::EncryptBatchResponse resp;
+    ASSERT_TRUE(stub_->EncryptBatch(&ctx, req, &resp).ok());
+    ASSERT_EQ(resp.results_size(), 300);
+    for (int i = 0; i < 300; ++i) {
+      const v1::EncryptBatchResult& r = resp.results(i);
+      if (i % 7 == 6) {
+        EXPECT_EQ(r.status().code(), grpc::StatusCode::INVALID_ARGUMENT) << "item " << i;
+        continue;
+      }
+      ASSERT_EQ(r.status().code(), grpc::StatusCode::OK) << "item " << i << ": "
+                                                         << r.status().message();
+      if (i % 2 == 0) EXPECT_EQ(r.nonce(), req.items(i).nonce()) << "item " << i;
+      ASSERT_EQ(r.nonce().size(), 16u) << "item " << i;
+      const EVP_CIPHER* c = i == 100 ? EVP_aes_128_cbc() : EVP_sm4_cbc();
+      EXPECT_EQ(BytesToHex(r.ciphertext()), BytesToHex(OsslCipher(c, keys[i], r.nonce(), pts[i], true)))
+          << "item " << i;
+    }
   }
 }
 
