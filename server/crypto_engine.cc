@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "crypto/common/random.h"
 #include "crypto/core/key_family.h"
+#include "crypto/core/sm2_primitives.h"
 #include "crypto/openssl/hkdf_openssl.h"
 #include "smcrypt/hpke.h"
 #include "smcrypt/sm2.h"
@@ -796,10 +797,9 @@ absl::StatusOr<bool> CryptoEngine::VerifyHmac(Algorithm alg, const KeyInput& key
 
 // ---- Signatures --------------------------------------------------------------------
 
-absl::StatusOr<std::string> CryptoEngine::Sign(Algorithm alg, const KeyInput& key,
-                                               absl::string_view data,
-                                               const SignatureOptions& options,
-                                               bool user_id_set) const {
+absl::StatusOr<std::shared_ptr<const PublicKeySign>> CryptoEngine::SignerFor(
+    Algorithm alg, const KeyInput& key, const SignatureOptions& options,
+    bool user_id_set) const {
   absl::Status s = CheckSignatureOptions(alg, options, user_id_set);
   if (!s.ok()) return s;
   absl::StatusOr<absl::string_view> k = PrivateKey(alg, key);
@@ -809,18 +809,13 @@ absl::StatusOr<std::string> CryptoEngine::Sign(Algorithm alg, const KeyInput& ke
     cached = FindPrimitive(keyring_signers_, alg, "", key.value);
   }
   // An inline private key is parsed for this request only and never cached.
-  absl::StatusOr<std::shared_ptr<const PublicKeySign>> signer =
-      cached != nullptr ? cached : Shared(NewPublicKeySign(alg, *k, options));
-  if (!signer.ok()) return signer.status();
-  absl::StatusOr<std::string> sig = (*signer)->Sign(data);
-  if (sig.ok()) Record(alg, Operation::kSign, data.size());
-  return sig;
+  if (cached != nullptr) return cached;
+  return Shared(NewPublicKeySign(alg, *k, options));
 }
 
-absl::StatusOr<bool> CryptoEngine::Verify(Algorithm alg, const KeyInput& key,
-                                          absl::string_view data, absl::string_view signature,
-                                          const SignatureOptions& options,
-                                          bool user_id_set) const {
+absl::StatusOr<std::shared_ptr<const PublicKeyVerify>> CryptoEngine::VerifierFor(
+    Algorithm alg, const KeyInput& key, const SignatureOptions& options,
+    bool user_id_set) const {
   absl::Status s = CheckSignatureOptions(alg, options, user_id_set);
   if (!s.ok()) return s;
   absl::StatusOr<absl::string_view> k = PublicKey(alg, key);
@@ -829,18 +824,136 @@ absl::StatusOr<bool> CryptoEngine::Verify(Algorithm alg, const KeyInput& key,
   if (key.kind == KeyInput::Kind::kKeyId && IsDefaultSignatureOptions(options)) {
     cached = FindPrimitive(keyring_verifiers_, alg, "", key.value);
   }
+  if (cached != nullptr) return cached;
+  return CachedPublic(verifier_cache_, PublicCacheKey(alg, SignatureVariant(options), *k),
+                      [&] { return NewPublicKeyVerify(alg, *k, options); });
+}
+
+absl::StatusOr<std::string> CryptoEngine::Sign(Algorithm alg, const KeyInput& key,
+                                               absl::string_view data,
+                                               const SignatureOptions& options,
+                                               bool user_id_set) const {
+  absl::StatusOr<std::shared_ptr<const PublicKeySign>> signer =
+      SignerFor(alg, key, options, user_id_set);
+  if (!signer.ok()) return signer.status();
+  absl::StatusOr<std::string> sig = (*signer)->Sign(data);
+  if (sig.ok()) Record(alg, Operation::kSign, data.size());
+  return sig;
+}
+
+namespace {
+
+// Verify's mapping: OK → true, Unauthenticated (a wrong signature) → false, else the error.
+bool CountsAsVerified(const absl::Status& v) {
+  return v.ok() || v.code() == absl::StatusCode::kUnauthenticated;
+}
+
+}  // namespace
+
+absl::StatusOr<bool> CryptoEngine::Verify(Algorithm alg, const KeyInput& key,
+                                          absl::string_view data, absl::string_view signature,
+                                          const SignatureOptions& options,
+                                          bool user_id_set) const {
   absl::StatusOr<std::shared_ptr<const PublicKeyVerify>> verifier =
-      cached != nullptr
-          ? cached
-          : CachedPublic(verifier_cache_, PublicCacheKey(alg, SignatureVariant(options), *k),
-                         [&] { return NewPublicKeyVerify(alg, *k, options); });
+      VerifierFor(alg, key, options, user_id_set);
   if (!verifier.ok()) return verifier.status();
   absl::Status v = (*verifier)->Verify(signature, data);
-  if (v.ok() || v.code() == absl::StatusCode::kUnauthenticated) {
+  if (CountsAsVerified(v)) {
     Record(alg, Operation::kVerify, data.size());
     return v.ok();
   }
   return v;
+}
+
+std::vector<absl::StatusOr<std::string>> CryptoEngine::SignBatch(
+    absl::Span<const SignItem> items) const {
+  std::vector<absl::StatusOr<std::string>> out(items.size(),
+                                               absl::InternalError("SignBatch item not run"));
+  // SM2 items are collected (their signers kept alive here) and signed together.
+  std::vector<std::shared_ptr<const PublicKeySign>> owners;
+  std::vector<const Sm2Sign*> sm2;
+  std::vector<absl::string_view> sm2_data;
+  std::vector<size_t> sm2_index;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const SignItem& it = items[i];
+    absl::StatusOr<std::shared_ptr<const PublicKeySign>> signer =
+        SignerFor(it.algorithm, it.key, it.options, it.user_id_set);
+    if (!signer.ok()) {
+      out[i] = signer.status();
+      continue;
+    }
+    const auto* s = it.algorithm == Algorithm::kSm2
+                        ? dynamic_cast<const Sm2Sign*>(signer->get())
+                        : nullptr;
+    if (s != nullptr) {
+      owners.push_back(*signer);
+      sm2.push_back(s);
+      sm2_data.push_back(it.data);
+      sm2_index.push_back(i);
+      continue;
+    }
+    out[i] = (*signer)->Sign(it.data);
+    if (out[i].ok()) Record(it.algorithm, Operation::kSign, it.data.size());
+  }
+  if (!sm2.empty()) {
+    std::vector<absl::StatusOr<std::string>> sigs(sm2.size());
+    Sm2Sign::SignMany(sm2, sm2_data, absl::MakeSpan(sigs));
+    for (size_t j = 0; j < sm2.size(); ++j) {
+      if (sigs[j].ok()) Record(Algorithm::kSm2, Operation::kSign, sm2_data[j].size());
+      out[sm2_index[j]] = std::move(sigs[j]);
+    }
+  }
+  return out;
+}
+
+std::vector<absl::StatusOr<bool>> CryptoEngine::VerifyBatch(
+    absl::Span<const VerifyItem> items) const {
+  std::vector<absl::StatusOr<bool>> out(items.size(),
+                                        absl::InternalError("VerifyBatch item not run"));
+  std::vector<std::shared_ptr<const PublicKeyVerify>> owners;
+  std::vector<const Sm2Verify*> sm2;
+  std::vector<absl::string_view> sm2_sigs, sm2_data;
+  std::vector<size_t> sm2_index;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const VerifyItem& it = items[i];
+    absl::StatusOr<std::shared_ptr<const PublicKeyVerify>> verifier =
+        VerifierFor(it.algorithm, it.key, it.options, it.user_id_set);
+    if (!verifier.ok()) {
+      out[i] = verifier.status();
+      continue;
+    }
+    const auto* v = it.algorithm == Algorithm::kSm2
+                        ? dynamic_cast<const Sm2Verify*>(verifier->get())
+                        : nullptr;
+    if (v != nullptr) {
+      owners.push_back(*verifier);
+      sm2.push_back(v);
+      sm2_sigs.push_back(it.signature);
+      sm2_data.push_back(it.data);
+      sm2_index.push_back(i);
+      continue;
+    }
+    absl::Status st = (*verifier)->Verify(it.signature, it.data);
+    if (CountsAsVerified(st)) {
+      Record(it.algorithm, Operation::kVerify, it.data.size());
+      out[i] = st.ok();
+    } else {
+      out[i] = st;
+    }
+  }
+  if (!sm2.empty()) {
+    std::vector<absl::Status> res(sm2.size());
+    Sm2Verify::VerifyMany(sm2, sm2_sigs, sm2_data, absl::MakeSpan(res));
+    for (size_t j = 0; j < sm2.size(); ++j) {
+      if (CountsAsVerified(res[j])) {
+        Record(Algorithm::kSm2, Operation::kVerify, sm2_data[j].size());
+        out[sm2_index[j]] = res[j].ok();
+      } else {
+        out[sm2_index[j]] = res[j];
+      }
+    }
+  }
+  return out;
 }
 
 // ---- Symmetric encryption ----------------------------------------------------------

@@ -284,6 +284,96 @@ TEST_F(EngineTest, HashBatchMatchesHash) {
   EXPECT_THAT(out[40], StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
+// SignBatch / VerifyBatch: SM2 items (keyring key, inline keys, a user ID, raw encoding,
+// prehashed, repeated keys) go through the SM2 batch path; ECDSA items and bad items
+// (public key for signing, unknown key, SM2 key for ECDSA, malformed digest or
+// signature) get exactly what Sign / Verify give, in order, without disturbing the
+// others. SM2 signatures are randomized, so batch signatures are checked by Verify.
+TEST_F(EngineTest, SignAndVerifyBatchEqualSingleOperations) {
+  CryptoEngine e = Engine();
+  std::mt19937_64 rng(TestSeed());
+  absl::StatusOr<KeyPair> sm2 = smcrypt::GenerateKeyPair(Algorithm::kSm2);
+  absl::StatusOr<KeyPair> p256 = smcrypt::GenerateKeyPair(Algorithm::kEcdsaP256);
+  ASSERT_THAT(sm2, IsOk());
+  ASSERT_THAT(p256, IsOk());
+  const KeyInput sm2_inline = KeyInput::Inline(SecretDataAsStringView(sm2->private_key_der));
+  const KeyInput sm2_inline_pub = KeyInput::Inline(sm2->public_key_der);
+  const KeyInput p256_inline = KeyInput::Inline(SecretDataAsStringView(p256->private_key_der));
+  const KeyInput p256_inline_pub = KeyInput::Inline(p256->public_key_der);
+  SignatureOptions alice;
+  alice.user_id = "alice@example";
+  SignatureOptions raw_pre;
+  raw_pre.encoding = SignatureEncoding::kRaw;
+  raw_pre.prehashed = true;
+  std::vector<std::string> data;
+  std::vector<SignItem> sign_items;
+  std::vector<VerifyItem> verify_items;
+  data.reserve(75);  // the items hold views of these strings
+  for (int i = 0; i < 75; ++i) {
+    const int kind = i % 9;
+    data.push_back(RandomBytes(rng, kind == 4 ? (i == 4 ? 31 : 32) : rng() % 200));
+    SignItem s{Algorithm::kSm2, KeyInput::Id("sm2"), data.back(), {}, false};
+    KeyInput pub = KeyInput::Id("sm2pub");
+    switch (kind) {
+      case 1: s.key = sm2_inline; pub = sm2_inline_pub; break;
+      case 2: s.options = alice; s.user_id_set = true; break;
+      case 3: s.algorithm = Algorithm::kEcdsaP256; s.key = p256_inline; pub = p256_inline_pub; break;
+      case 4: s.options = raw_pre; break;
+      case 5: s.key = KeyInput::Id("sm2pub"); break;                                // cannot sign
+      case 6: s.key = KeyInput::Id("nope"); pub = KeyInput::Id("nope"); break;      // unknown
+      case 7: s.algorithm = Algorithm::kEcdsaP256; break;                           // wrong family
+      default: break;
+    }
+    sign_items.push_back(s);
+    verify_items.push_back({s.algorithm, pub, data.back(), "", s.options, s.user_id_set});
+  }
+  std::vector<absl::StatusOr<std::string>> sigs = e.SignBatch(sign_items);
+  ASSERT_EQ(sigs.size(), sign_items.size());
+  std::vector<std::string> sig_bytes(sigs.size());
+  for (size_t i = 0; i < sigs.size(); ++i) {
+    SCOPED_TRACE(::testing::Message() << "item " << i);
+    const SignItem& s = sign_items[i];
+    absl::StatusOr<std::string> single = e.Sign(s.algorithm, s.key, s.data, s.options, s.user_id_set);
+    ASSERT_EQ(sigs[i].ok(), single.ok()) << sigs[i].status() << " vs " << single.status();
+    if (!single.ok()) {
+      EXPECT_EQ(sigs[i].status(), single.status());
+      sig_bytes[i] = *e.Sign(Algorithm::kSm2, KeyInput::Id("sm2"), "other", {}, false);
+      continue;
+    }
+    sig_bytes[i] = *sigs[i];
+    EXPECT_THAT(e.Verify(s.algorithm, verify_items[i].key, s.data, *sigs[i], s.options,
+                         s.user_id_set),
+                IsOkAndHolds(true));
+  }
+  // Tamper with a few, truncate one, then VerifyBatch against Verify per item.
+  sig_bytes[0][sig_bytes[0].size() - 3] ^= 0x04;
+  sig_bytes[9] = "\x30\x01";
+  sig_bytes[10][sig_bytes[10].size() / 2] ^= 0x01;
+  for (size_t i = 0; i < verify_items.size(); ++i) verify_items[i].signature = sig_bytes[i];
+  std::vector<absl::StatusOr<bool>> valid = e.VerifyBatch(verify_items);
+  ASSERT_EQ(valid.size(), verify_items.size());
+  int trues = 0;
+  for (size_t i = 0; i < valid.size(); ++i) {
+    SCOPED_TRACE(::testing::Message() << "item " << i);
+    const VerifyItem& v = verify_items[i];
+    absl::StatusOr<bool> single =
+        e.Verify(v.algorithm, v.key, v.data, v.signature, v.options, v.user_id_set);
+    ASSERT_EQ(valid[i].ok(), single.ok()) << valid[i].status() << " vs " << single.status();
+    if (single.ok()) {
+      EXPECT_EQ(*valid[i], *single);
+      trues += *single ? 1 : 0;
+    } else {
+      EXPECT_EQ(valid[i].status(), single.status());
+    }
+  }
+  EXPECT_THAT(valid[0], IsOkAndHolds(false));
+  EXPECT_THAT(valid[9], StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(valid[10], IsOkAndHolds(false));
+  EXPECT_GE(trues, 35);
+  EXPECT_TRUE(e.SignBatch({}).empty());
+  EXPECT_TRUE(e.VerifyBatch({}).empty());
+}
+
 // Streams of the block modes give exactly the one-shot ciphertext, whatever the split.
 // EncryptBatch: SM4-CBC items (keyring and inline keys, both paddings, given and drawn
 // IVs) take the multi-buffer path and equal Encrypt with the same IV; other algorithms
