@@ -1,0 +1,83 @@
+// SM2 decryption fuzzer: the fuzzed bytes as a C1‖C3‖C2, C1‖C2‖C3 or DER SM2Cipher
+// ciphertext (format from the first byte) for the GB/T 32918.5 example key, on a back
+// end this CPU supports (second byte). Malformed input must be an error, never a crash.
+// A ciphertext that decrypts must decrypt to the same plaintext after conversion to the
+// other formats (Sm2CiphertextConvert); and whatever OpenSSL 3 decrypts as DER SM2Cipher
+// smcrypt must decrypt to the same plaintext (smcrypt also takes fixed-width coordinates,
+// so not the converse). Aborts on any mismatch.
+//
+// Input: format byte ‖ selector ‖ ciphertext.
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/x509.h>
+
+#include <memory>
+
+#include "smcrypt/sm2.h"
+#include "tests/fuzz/fuzz_util.h"
+
+namespace {
+
+// d of the GB/T 32918.5-2017 examples (tests/testdata/sm2_gbt32918_5_examples.txt).
+constexpr uint8_t kD[32] = {0x39, 0x45, 0x20, 0x8F, 0x7B, 0x21, 0x44, 0xB1, 0x3F, 0x36, 0xE3,
+                            0x8A, 0xC6, 0xD3, 0x9F, 0x95, 0x88, 0x93, 0x93, 0x69, 0x28, 0x60,
+                            0xB5, 0x1A, 0x42, 0xFB, 0x81, 0xEF, 0x4D, 0xF7, 0xC5, 0xB8};
+
+EVP_PKEY* OpenSslPrivateKey(const smcrypt::Sm2PrivateKey& key) {
+  const smcrypt::SecretData der = smcrypt::Sm2PrivateKeyToPkcs8(key);
+  const auto* p = reinterpret_cast<const unsigned char*>(der.data());
+  EVP_PKEY* pkey = d2i_AutoPrivateKey(nullptr, &p, static_cast<long>(der.size()));
+  FUZZ_CHECK(pkey != nullptr);
+  return pkey;
+}
+
+std::optional<std::string> OpenSslDecrypt(EVP_PKEY* pkey, const std::string& der) {
+  std::unique_ptr<EVP_PKEY_CTX, decltype(&EVP_PKEY_CTX_free)> ctx(
+      EVP_PKEY_CTX_new(pkey, nullptr), EVP_PKEY_CTX_free);
+  size_t len = 0;
+  std::optional<std::string> out;
+  if (EVP_PKEY_decrypt_init(ctx.get()) == 1 &&
+      EVP_PKEY_decrypt(ctx.get(), nullptr, &len, reinterpret_cast<const uint8_t*>(der.data()),
+                       der.size()) == 1) {
+    std::string buf(len, '\0');
+    if (EVP_PKEY_decrypt(ctx.get(), reinterpret_cast<uint8_t*>(buf.data()), &len,
+                         reinterpret_cast<const uint8_t*>(der.data()), der.size()) == 1) {
+      buf.resize(len);
+      out = std::move(buf);
+    }
+  }
+  ERR_clear_error();
+  return out;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace smcrypt;
+  static const std::vector<const internal::Sm2Kernels*> kernels = fuzz::SupportedSm2Kernels();
+  static const Sm2PrivateKey* key = new Sm2PrivateKey(
+      *Sm2PrivateKey::FromScalar(absl::string_view(reinterpret_cast<const char*>(kD), 32)));
+  static EVP_PKEY* pkey = OpenSslPrivateKey(*key);
+  constexpr Sm2CiphertextFormat kFormats[3] = {
+      Sm2CiphertextFormat::kC1C3C2, Sm2CiphertextFormat::kC1C2C3, Sm2CiphertextFormat::kDer};
+  fuzz::FuzzReader in(data, size);
+  const Sm2CiphertextFormat format = kFormats[in.Byte() % 3];
+  internal::Sm2SetKernelsForTesting(fuzz::PickKernel(kernels, in.Byte()));
+  const std::string ct = in.Rest();
+
+  auto plain = Sm2Decrypt(*key, ct, format);
+  if (plain.ok()) {
+    for (Sm2CiphertextFormat to : kFormats) {
+      auto converted = Sm2CiphertextConvert(ct, format, to);
+      FUZZ_CHECK(converted.ok());
+      auto again = Sm2Decrypt(*key, *converted, to);
+      FUZZ_CHECK(again.ok() && *again == *plain);
+    }
+  }
+  if (format == Sm2CiphertextFormat::kDer) {
+    auto theirs = OpenSslDecrypt(pkey, ct);
+    if (theirs.has_value()) FUZZ_CHECK(plain.ok() && *plain == *theirs);
+  }
+  internal::Sm2SetKernelsForTesting(nullptr);
+  return 0;
+}
