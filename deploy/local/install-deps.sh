@@ -11,6 +11,9 @@ packages=(
   libgrpc++-dev libgrpc-dev protobuf-compiler protobuf-compiler-grpc libprotobuf-dev
   prometheus-cpp-dev
   libbotan-2-dev libgcrypt20-dev
+  # Sanitizer and fuzz builds (deploy/local/test.sh stages asan and tsan, tests/fuzz):
+  # clang with compiler-rt (ASan, UBSan, TSan, libFuzzer) and llvm-symbolizer for reports.
+  clang-14 libclang-rt-14-dev llvm-14
   # Constant-time check (tests/ct, label ct): valgrind memcheck, and <valgrind/memcheck.h>
   # for the secret/declassify marks (crypto/common/ct_annotations.h).
   valgrind
