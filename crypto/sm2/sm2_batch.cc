@@ -84,7 +84,8 @@ void Sm2SignDigestBatchCore(absl::Span<const Sm2PrivateKey* const> keys,
     }
     LimbsFromBytes(lane.e, BytePtr(digests[i].data()));
     ScReduceOnce(lane.e, lane.e);
-    lanes.push_back(lane);
+    lanes.push_back(lane);  // reserved: no reallocation leaves a copy of k behind
+    SecureZero(&lane, sizeof(lane));
   }
   const size_t m = lanes.size();
   if (m == 0) return;
