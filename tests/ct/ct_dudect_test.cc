@@ -19,6 +19,8 @@
 //   build/tests/ct/ct_dudect_test                 # the back ends valgrind cannot run
 //   build/tests/ct/ct_dudect_test --all           # every back end this CPU has
 //   build/tests/ct/ct_dudect_test --batches=N     # N × 10,000 measurements per target
+//   build/tests/ct/ct_dudect_test --sensitivity   # also time synthetic leaks of 3–192
+//                                                 # cycles (what this run could see)
 // ctest runs it with label `slow` (not in CI): ctest -R ct_dudect.
 #include <x86intrin.h>
 
@@ -197,6 +199,36 @@ std::vector<Result> Calibration(size_t batches) {
         g_sink[0] = static_cast<uint8_t>(i);
         __asm__ volatile("" ::: "memory");
       })};
+}
+
+// Sensitivity (--sensitivity, informational, no verdict): synthetic leaks of `extra`
+// dependent 64-bit multiplications (about 3 cycles each) in the fixed class only, to see
+// how small a leak a run of this length detects on this machine at this load.
+std::vector<Result> Sensitivity(size_t batches) {
+  struct Slot {
+    uint64_t iterations;
+    uint64_t x;
+  };
+  std::vector<Result> out;
+  for (uint64_t extra : {1, 4, 16, 64}) {
+    out.push_back(Measure<Slot>(
+        absl::StrCat("sensitivity: ", extra, " extra dependent multiplications (~",
+                     3 * extra, " cycles)"),
+        batches,
+        [extra](Slot& s, bool fixed, std::mt19937_64& rng) {
+          s.iterations = 64 + (fixed ? extra : 0);
+          s.x = rng() | 1;
+        },
+        [](Slot& s) {
+          uint64_t x = s.x;
+          for (uint64_t i = 0; i < s.iterations; ++i) {
+            x *= 0x9E3779B97F4A7C15ull;
+            __asm__("" : "+r"(x));
+          }
+          g_sink[0] = static_cast<uint8_t>(x);
+        }));
+  }
+  return out;
 }
 
 std::vector<Result> Sm4Targets(const Sm4Kernels& k, size_t batches) {
@@ -384,16 +416,18 @@ std::vector<Result> Sm2Targets(const internal::Sm2Kernels& k, size_t batches) {
 
 int main(int argc, char** argv) {
   using namespace smcrypt;
-  bool all = false;
+  bool all = false, sensitivity = false;
   size_t batches = 20;  // 200,000 measurements per symmetric target
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--all") {
       all = true;
+    } else if (a == "--sensitivity") {
+      sensitivity = true;
     } else if (a.rfind("--batches=", 0) == 0) {
       batches = std::max<long>(1, std::atol(a.c_str() + 10));
     } else {
-      std::fprintf(stderr, "usage: %s [--all] [--batches=N]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--all] [--sensitivity] [--batches=N]\n", argv[0]);
       return 2;
     }
   }
@@ -436,6 +470,12 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < n2; ++i) {
     if (!wanted("SM2", sm2[i]->name, sm2[i]->required_features)) continue;
     for (auto& r : Sm2Targets(*sm2[i], batches)) results.push_back(r);
+  }
+  if (sensitivity) {
+    for (const Result& r : Sensitivity(batches)) {
+      std::printf("  info max|t| = %7.2f (%s)  fixed %.0f cycles, random %.0f  %s\n", r.max_t,
+                  r.where.c_str(), r.mean_fixed, r.mean_random, r.name.c_str());
+    }
   }
   int failures = 0;
   for (size_t i = 0; i < results.size(); ++i) {
