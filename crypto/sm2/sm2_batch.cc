@@ -87,8 +87,28 @@ void Sm2SignDigestBatchCore(absl::Span<const Sm2PrivateKey* const> keys,
     lanes.push_back(lane);  // reserved: no reallocation leaves a copy of k behind
     SecureZero(&lane, sizeof(lane));
   }
-  const size_t m = lanes.size();
-  if (m == 0) return;
+  // A short last group (fewer than kSm2IfmaMinLanes items) costs the lanes' full price:
+  // those items take the single path, each with the nonce already drawn for it.
+  size_t m = lanes.size();
+  const size_t tail = m % kSm2IfmaLanes;
+  if (tail != 0 && tail < kSm2IfmaMinLanes) {
+    for (size_t i = m - tail; i < m; ++i) {
+      SignLane& lane = lanes[i];
+      bool drawn = false;
+      out[lane.item] = Sm2SignDigestCore(*keys[lane.item], digests[lane.item],
+                                         [&](uint64_t k[4]) -> absl::Status {
+                                           if (drawn) return next_k(k);
+                                           drawn = true;
+                                           std::memcpy(k, lane.k, sizeof(lane.k));
+                                           return absl::OkStatus();
+                                         });
+    }
+    m -= tail;
+  }
+  if (m == 0) {
+    SecureZero(lanes.data(), lanes.size() * sizeof(SignLane));
+    return;
+  }
   // k·G for every lane, 8 at a time (spare lanes compute 0·G and are dropped).
   std::vector<Sm2Jacobian> kg(m);
   for (size_t base = 0; base < m; base += kSm2IfmaLanes) {
@@ -204,21 +224,21 @@ struct VerifyLane {
 void Sm2VerifyDigestBatch(absl::Span<const Sm2VerifyBatchItem> items, absl::Span<absl::Status> out) {
   const bool ifma = Sm2BatchUsesIfma();
   const Sm2Kernels& kern = Sm2ActiveKernels();
-  std::vector<VerifyLane> lanes;
-  lanes.reserve(items.size());
+  // Lanes over the keys' comb tables, and lanes over bare points (doublings in lanes).
+  std::vector<VerifyLane> tabled, points;
+  tabled.reserve(items.size());
+  points.reserve(items.size());
   for (size_t i = 0; i < items.size(); ++i) {
     const Sm2VerifyBatchItem& it = items[i];
     const Sm2PointTable* table = it.key->Table();
-    const uint64_t* t52 = (ifma && table != nullptr) ? table->points52() : nullptr;
-    if (t52 == nullptr || it.e.size() != kSm3DigestSize ||
-        it.signature.size() != kSm2RawSignatureSize) {
-      // Single path: no table yet (or no IFMA), or an error to report.
+    if (!ifma || it.e.size() != kSm3DigestSize || it.signature.size() != kSm2RawSignatureSize) {
+      // Single path: no IFMA, or an error to report.
       out[i] = Sm2VerifyDigestCore(it.key->key(), it.e, it.signature, table);
       continue;
     }
     VerifyLane lane;
     lane.item = i;
-    lane.table = t52;
+    lane.table = table != nullptr ? table->points52() : nullptr;
     LimbsFromBytes(lane.r, BytePtr(it.signature.data()));
     LimbsFromBytes(lane.s, BytePtr(it.signature.data() + 32));
     // B1, B2: r, s ∈ [1, n − 1]; B5: t = (r + s) mod n ≠ 0.
@@ -233,29 +253,48 @@ void Sm2VerifyDigestBatch(absl::Span<const Sm2VerifyBatchItem> items, absl::Span
     }
     LimbsFromBytes(lane.e, BytePtr(it.e.data()));
     ScReduceOnce(lane.e, lane.e);
-    lanes.push_back(lane);
+    (lane.table != nullptr ? tabled : points).push_back(lane);
   }
-  for (size_t base = 0; base < lanes.size(); base += kSm2IfmaLanes) {
-    const size_t used = std::min<size_t>(kSm2IfmaLanes, lanes.size() - base);
-    uint64_t s[kSm2IfmaLanes][4] = {}, t[kSm2IfmaLanes][4] = {};
-    const uint64_t* tables[kSm2IfmaLanes] = {};
-    for (size_t l = 0; l < used; ++l) {
-      const VerifyLane& lane = lanes[base + l];
-      std::memcpy(s[l], lane.s, sizeof(s[l]));
-      std::memcpy(t[l], lane.t, sizeof(t[l]));
-      tables[l] = lane.table;
-    }
-    Sm2Jacobian sum[kSm2IfmaLanes];
-    uint8_t exceptional[kSm2IfmaLanes];
-    Sm2IfmaMulTwo8Vt(sum, s, tables, t, exceptional);
-    for (size_t l = 0; l < used; ++l) {
-      const VerifyLane& lane = lanes[base + l];
-      const Sm2VerifyBatchItem& it = items[lane.item];
-      if (exceptional[l]) {
-        // The lane met ±(the added point): the single path's complete handling.
-        out[lane.item] = Sm2VerifyDigestCore(it.key->key(), it.e, it.signature, nullptr);
+  for (const std::vector<VerifyLane>* group : {&tabled, &points}) {
+    const bool with_tables = group == &tabled;
+    for (size_t base = 0; base < group->size(); base += kSm2IfmaLanes) {
+      const size_t used = std::min<size_t>(kSm2IfmaLanes, group->size() - base);
+      if (used < kSm2IfmaMinLanes) {
+        // A short last group costs the lanes' full price: the single path is cheaper.
+        for (size_t l = 0; l < used; ++l) {
+          const Sm2VerifyBatchItem& it = items[(*group)[base + l].item];
+          out[(*group)[base + l].item] = Sm2VerifyDigestCore(
+              it.key->key(), it.e, it.signature, with_tables ? it.key->Table() : nullptr);
+        }
+        continue;
+      }
+      uint64_t s[kSm2IfmaLanes][4] = {}, t[kSm2IfmaLanes][4] = {};
+      const uint64_t* tables[kSm2IfmaLanes] = {};
+      Sm2Affine p[kSm2IfmaLanes];
+      for (size_t l = 0; l < kSm2IfmaLanes; ++l) p[l] = Sm2Generator();  // spare lanes: t = 0
+      for (size_t l = 0; l < used; ++l) {
+        const VerifyLane& lane = (*group)[base + l];
+        std::memcpy(s[l], lane.s, sizeof(s[l]));
+        std::memcpy(t[l], lane.t, sizeof(t[l]));
+        tables[l] = lane.table;
+        if (!with_tables) Sm2PublicKeyToAffine(kern, items[lane.item].key->key(), &p[l]);
+      }
+      Sm2Jacobian sum[kSm2IfmaLanes];
+      uint8_t exceptional[kSm2IfmaLanes];
+      if (with_tables) {
+        Sm2IfmaMulTwo8Vt(sum, s, tables, t, exceptional);
       } else {
-        out[lane.item] = FinalCheck(kern, sum[l], lane.r, lane.e);
+        Sm2IfmaMulTwo8PointsVt(sum, s, p, t, exceptional);
+      }
+      for (size_t l = 0; l < used; ++l) {
+        const VerifyLane& lane = (*group)[base + l];
+        const Sm2VerifyBatchItem& it = items[lane.item];
+        if (exceptional[l]) {
+          // The lane met ±(the added point): the single path's complete handling.
+          out[lane.item] = Sm2VerifyDigestCore(it.key->key(), it.e, it.signature, nullptr);
+        } else {
+          out[lane.item] = FinalCheck(kern, sum[l], lane.r, lane.e);
+        }
       }
     }
   }

@@ -43,6 +43,9 @@ class Sm2PointTable;
 
 // Number of lanes of the IFMA kernels.
 inline constexpr int kSm2IfmaLanes = 8;
+// A last group of fewer items than this runs on the single path (8 lanes cost about as
+// much as 3–4 single operations).
+inline constexpr size_t kSm2IfmaMinLanes = 4;
 // Words of one affine point in the IFMA tables: x then y, 5 limbs of 52 bits each,
 // Montgomery form with R' = 2^260, fully reduced.
 inline constexpr int kSm2IfmaPointWords = 10;
@@ -80,6 +83,13 @@ void Sm2IfmaMulTwo8Vt(Sm2Jacobian r[kSm2IfmaLanes], const uint64_t s[kSm2IfmaLan
                       const uint64_t* const p_tables[kSm2IfmaLanes],
                       const uint64_t t[kSm2IfmaLanes][4], uint8_t exceptional[kSm2IfmaLanes]);
 
+// Sm2IfmaMulTwo8PointsVt is Sm2IfmaMulTwo8Vt for points without comb tables: p[l] is
+// lane l's public point (4×64 Montgomery form, on the curve, not infinity); t·P by
+// signed 5-bit windows with doublings in the lanes. VARIABLE TIME; exceptional as above.
+void Sm2IfmaMulTwo8PointsVt(Sm2Jacobian r[kSm2IfmaLanes], const uint64_t s[kSm2IfmaLanes][4],
+                            const Sm2Affine p[kSm2IfmaLanes], const uint64_t t[kSm2IfmaLanes][4],
+                            uint8_t exceptional[kSm2IfmaLanes]);
+
 // Sm2IfmaFieldOpForTesting runs one 8-lane field operation on 4×64 Montgomery-form
 // inputs (any values < 2^256, taken mod p): op 0 = a·b·2^−256, 1 = a²·2^−256, 2 = a + b,
 // 3 = a − b (mod p), through the radix-2^52 representation; outputs fully reduced.
@@ -104,7 +114,7 @@ void Sm2SignDigestBatch(absl::Span<const Sm2PrivateKey* const> keys,
                         absl::Span<absl::StatusOr<std::string>> out);
 
 // Sm2VerifyBatchItem is one verification: the key's cache (its comb table, once built,
-// serves the lanes; a key whose table is not built yet is verified on the single path),
+// serves the lanes; keys without one run t·P with doublings in the lanes),
 // the 32-byte digest e and the raw 64-byte signature r ‖ s.
 struct Sm2VerifyBatchItem {
   const Sm2PublicKeyCache* key;

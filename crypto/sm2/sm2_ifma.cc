@@ -455,6 +455,176 @@ IFMA_ATTR void MulTwo8Vt(Sm2Jacobian r[kSm2IfmaLanes], const uint64_t s[kSm2Ifma
   for (int l = 0; l < kSm2IfmaLanes; ++l) exceptional[l] = (exc >> l) & 1;
 }
 
+// Jacobian doubling dbl-2001-b (a = −3), 3M + 5S, in lanes.
+IFMA_ATTR inline void JDbl8(J8& r, const J8& a) {
+  F8 delta, gamma, beta, alpha, t1, t2, x3, z3;
+  FSqr(delta, a.Z);
+  FSqr(gamma, a.Y);
+  FMul(beta, a.X, gamma);
+  FSub(t1, a.X, delta);
+  FAdd(t2, a.X, delta);
+  FMul(alpha, t1, t2);
+  FAdd(t1, alpha, alpha);
+  FAdd(alpha, t1, alpha);  // 3(X − δ)(X + δ)
+  FAdd(z3, a.Y, a.Z);
+  FSqr(z3, z3);
+  FSub(z3, z3, gamma);
+  FSub(z3, z3, delta);
+  FAdd(beta, beta, beta);
+  FAdd(beta, beta, beta);  // 4β
+  FSqr(x3, alpha);
+  FAdd(t1, beta, beta);
+  FSub(x3, x3, t1);
+  FSub(t1, beta, x3);
+  FMul(t1, t1, alpha);
+  FSqr(t2, gamma);
+  FAdd(t2, t2, t2);
+  FAdd(t2, t2, t2);
+  FAdd(t2, t2, t2);  // 8γ²
+  FSub(r.Y, t1, t2);
+  r.X = x3;
+  r.Z = z3;
+}
+
+// Jacobian addition add-2007-bl (11M + 5S) in lanes; h ≡ 0 when a = ±b.
+IFMA_ATTR inline void JAdd8(J8& out, const J8& a, const J8& b, F8& h) {
+  F8 z1z1, z2z2, u1, u2, s1, s2, i, j, rr, v, t;
+  FSqr(z1z1, a.Z);
+  FSqr(z2z2, b.Z);
+  FMul(u1, a.X, z2z2);
+  FMul(u2, b.X, z1z1);
+  FMul(s1, a.Y, b.Z);
+  FMul(s1, s1, z2z2);
+  FMul(s2, b.Y, a.Z);
+  FMul(s2, s2, z1z1);
+  FSub(h, u2, u1);
+  FAdd(i, h, h);
+  FSqr(i, i);
+  FMul(j, h, i);
+  FSub(rr, s2, s1);
+  FAdd(rr, rr, rr);
+  FMul(v, u1, i);
+  FSqr(out.X, rr);
+  FSub(out.X, out.X, j);
+  FSub(out.X, out.X, v);
+  FSub(out.X, out.X, v);
+  FSub(t, v, out.X);
+  FMul(out.Y, t, rr);
+  FMul(t, s1, j);
+  FAdd(t, t, t);
+  FSub(out.Y, out.Y, t);
+  FAdd(t, a.Z, b.Z);
+  FSqr(t, t);
+  FSub(t, t, z1z1);
+  FSub(t, t, z2z2);
+  FMul(out.Z, t, h);
+}
+
+// StoreEntry writes the lane point pt to entry[coordinate][limb][lane].
+IFMA_ATTR inline void StoreEntry(uint64_t entry[3][5][kSm2IfmaLanes], const J8& pt) {
+  for (int j = 0; j < 5; ++j) {
+    _mm512_store_si512(entry[0][j], pt.X.v[j]);
+    _mm512_store_si512(entry[1][j], pt.Y.v[j]);
+    _mm512_store_si512(entry[2][j], pt.Z.v[j]);
+  }
+}
+
+// s·G + t·P for 8 lanes of affine P without comb tables: t·P by signed 5-bit Booth
+// windows over 1P … 16P (Jacobian, gathered per lane by digit), five doublings per
+// window, then s·G over G's comb. Variable time (public inputs); lanes that meet ±the
+// added point are flagged in the returned mask.
+IFMA_ATTR __mmask8 MulTwo8VarVt(J8& acc, __mmask8& acc_inf, const Sm2Affine p[kSm2IfmaLanes],
+                                const uint64_t s[kSm2IfmaLanes][4],
+                                const uint64_t t[kSm2IfmaLanes][4]) {
+  constexpr int kW = 5, kWindows = 52, kEntries = 16;
+  uint64_t px[kSm2IfmaLanes][4], py[kSm2IfmaLanes][4];
+  for (int l = 0; l < kSm2IfmaLanes; ++l) {
+    std::memcpy(px[l], p[l].x, 32);
+    std::memcpy(py[l], p[l].y, 32);
+  }
+  F8 x, y;
+  Load4x64(x, px);
+  Load4x64(y, py);
+  // table[e] = (e + 1)·P; (e + 1)·P = e·P + P never doubles for e ≥ 2 (P has odd order n).
+  alignas(64) uint64_t table[kEntries][3][5][kSm2IfmaLanes];
+  J8 cur;
+  cur.X = x;
+  cur.Y = y;
+  cur.Z = FConst(C52().one);
+  StoreEntry(table[0], cur);
+  JDbl8(cur, cur);
+  StoreEntry(table[1], cur);
+  for (int e = 2; e < kEntries; ++e) {
+    J8 next;
+    F8 h;
+    Madd(next, cur, x, y, h);
+    cur = next;
+    StoreEntry(table[e], cur);
+  }
+  __mmask8 exc = 0;
+  const __m512i lane_ids = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+  for (int i = kWindows - 1; i >= 0; --i) {
+    if (i != kWindows - 1) {
+      for (int d = 0; d < kW; ++d) JDbl8(acc, acc);
+    }
+    alignas(64) uint64_t idx[kSm2IfmaLanes];
+    __mmask8 active = 0, neg = 0;
+    for (int l = 0; l < kSm2IfmaLanes; ++l) {
+      uint64_t ng;
+      const uint64_t d = BoothRecode(WindowBits(t[l], kW * i - 1, kW + 1), kW, &ng);
+      idx[l] = d == 0 ? 0 : d - 1;
+      if (d != 0) active |= static_cast<__mmask8>(1u << l);
+      if (d != 0 && ng) neg |= static_cast<__mmask8>(1u << l);
+    }
+    if (active == 0) continue;
+    // Word offset of table[idx][c][j][l] = ((idx·3 + c)·5 + j)·8 + l.
+    const __m512i base = _mm512_add_epi64(
+        _mm512_mullo_epi64(_mm512_load_si512(idx), Bc(3 * 5 * kSm2IfmaLanes)), lane_ids);
+    J8 pt;
+    const uint64_t* tb = &table[0][0][0][0];
+    for (int j = 0; j < 5; ++j) {
+      pt.X.v[j] = _mm512_i64gather_epi64(_mm512_add_epi64(base, Bc((0 * 5 + j) * 8)), tb, 8);
+      pt.Y.v[j] = _mm512_i64gather_epi64(_mm512_add_epi64(base, Bc((1 * 5 + j) * 8)), tb, 8);
+      pt.Z.v[j] = _mm512_i64gather_epi64(_mm512_add_epi64(base, Bc((2 * 5 + j) * 8)), tb, 8);
+    }
+    F8 ny;
+    FNeg(ny, pt.Y);
+    FBlend(pt.Y, neg, ny);
+    J8 out;
+    F8 h;
+    JAdd8(out, acc, pt, h);
+    exc |= FIsZero(h) & active & static_cast<__mmask8>(~acc_inf);
+    const __mmask8 take_b = active & acc_inf;
+    FBlend(out.X, take_b, pt.X);
+    FBlend(out.Y, take_b, pt.Y);
+    FBlend(out.Z, take_b, pt.Z);
+    const __mmask8 keep = static_cast<__mmask8>(~active);
+    FBlend(out.X, keep, acc.X);
+    FBlend(out.Y, keep, acc.Y);
+    FBlend(out.Z, keep, acc.Z);
+    acc = out;
+    acc_inf = acc_inf & static_cast<__mmask8>(~active);
+  }
+  const Sm2CombTable& g = Sm2BaseCombTable();
+  const uint64_t* gt[kSm2IfmaLanes];
+  for (int l = 0; l < kSm2IfmaLanes; ++l) gt[l] = BaseTable52();
+  exc |= CombAddVt8(acc, acc_inf, gt, g.w, g.windows, s);
+  return exc;
+}
+
+IFMA_ATTR void MulTwo8PointsVt(Sm2Jacobian r[kSm2IfmaLanes], const uint64_t s[kSm2IfmaLanes][4],
+                               const Sm2Affine p[kSm2IfmaLanes], const uint64_t t[kSm2IfmaLanes][4],
+                               uint8_t exceptional[kSm2IfmaLanes]) {
+  J8 acc;
+  for (int j = 0; j < 5; ++j) {
+    acc.X.v[j] = acc.Y.v[j] = acc.Z.v[j] = _mm512_setzero_si512();
+  }
+  __mmask8 acc_inf = 0xff;
+  const __mmask8 exc = MulTwo8VarVt(acc, acc_inf, p, s, t);
+  StoreJ8(r, acc, acc_inf);
+  for (int l = 0; l < kSm2IfmaLanes; ++l) exceptional[l] = (exc >> l) & 1;
+}
+
 IFMA_ATTR void FieldOp8(int op, uint64_t r[kSm2IfmaLanes][4], const uint64_t a[kSm2IfmaLanes][4],
                         const uint64_t b[kSm2IfmaLanes][4]) {
   F8 x, y, z;
@@ -502,6 +672,12 @@ void Sm2IfmaFieldOpForTesting(int op, uint64_t r[kSm2IfmaLanes][4],
   FieldOp8(op, r, a, b);
 }
 
+void Sm2IfmaMulTwo8PointsVt(Sm2Jacobian r[kSm2IfmaLanes], const uint64_t s[kSm2IfmaLanes][4],
+                            const Sm2Affine p[kSm2IfmaLanes], const uint64_t t[kSm2IfmaLanes][4],
+                            uint8_t exceptional[kSm2IfmaLanes]) {
+  MulTwo8PointsVt(r, s, p, t, exceptional);
+}
+
 #else  // no IFMA kernels in this build
 
 bool Sm2IfmaSupported() { return false; }
@@ -509,6 +685,8 @@ void Sm2IfmaMulBase8(Sm2Jacobian*, const uint64_t (*)[4]) {}
 void Sm2IfmaMulTwo8Vt(Sm2Jacobian*, const uint64_t (*)[4], const uint64_t* const*,
                       const uint64_t (*)[4], uint8_t*) {}
 void Sm2IfmaFieldOpForTesting(int, uint64_t (*)[4], const uint64_t (*)[4], const uint64_t (*)[4]) {}
+void Sm2IfmaMulTwo8PointsVt(Sm2Jacobian*, const uint64_t (*)[4], const Sm2Affine*,
+                            const uint64_t (*)[4], uint8_t*) {}
 
 #endif
 

@@ -5,6 +5,7 @@
 // Sm2VerifyDigestBatch against Sm2VerifyDigestCore on valid, tampered and malformed
 // signatures, at batch sizes around the lane count, with the IFMA path on and off. IFMA
 // tests skip on CPUs without AVX-512 IFMA (or with it masked by SMCRYPT_CPU_DISABLE).
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <memory>
@@ -281,6 +282,54 @@ TEST_F(Sm2BatchTest, IfmaDoubleScalarMatchesGenericAndFlagsExceptions) {
   }
 }
 
+// The lanes without comb tables (t·P with doublings in the lanes): random points and
+// scalars against the generic back end, sparse scalars, and the exceptional lanes: P = G
+// with s = t = 128 (the comb pass doubles), s = 128 with t = n − 128 (the comb pass meets
+// −128·G), and t = n − 6 (the last window adds −3P to −3P).
+TEST_F(Sm2BatchTest, IfmaDoubleScalarWithoutTablesMatchesGeneric) {
+  SMCRYPT_REQUIRE_IFMA();
+  const internal::Sm2Kernels& g = internal::kSm2KernelsGeneric;
+  for (int round = 0; round < 60; ++round) {
+    uint64_t s[L][4], t[L][4];
+    Sm2Affine p[L];
+    for (int l = 0; l < L; ++l) {
+      uint64_t u[4];
+      RandomScalarBelowN(u);
+      Sm2Jacobian pj;
+      internal::ScalarMulBase(g, &pj, u);
+      ASSERT_FALSE(internal::PointToAffine(g, &p[l], pj));
+      RandomLimbs(s[l]);
+      RandomScalarBelowN(t[l]);
+      if (round % 5 == 1) t[l][1] = t[l][2] = 0;  // sparse digits
+      if (round % 5 == 2) s[l][3] = 0;
+    }
+    std::vector<int> want_exc;
+    if (round == 0) {
+      const uint64_t v128[4] = {128, 0, 0, 0}, v6[4] = {6, 0, 0, 0};
+      p[0] = p[1] = internal::Sm2Generator();
+      std::memcpy(s[0], v128, 32);
+      std::memcpy(t[0], v128, 32);
+      std::memcpy(s[1], v128, 32);
+      internal::ScSub(t[1], internal::kSm2N, v128);
+      internal::ScSub(t[2], internal::kSm2N, v6);
+      want_exc = {0, 1, 2};
+    }
+    Sm2Jacobian r[L];
+    uint8_t exc[L];
+    internal::Sm2IfmaMulTwo8PointsVt(r, s, p, t, exc);
+    for (int l = 0; l < L; ++l) {
+      if (std::find(want_exc.begin(), want_exc.end(), l) != want_exc.end()) {
+        EXPECT_EQ(exc[l], 1) << "lane " << l;
+        continue;
+      }
+      ASSERT_EQ(exc[l], 0) << "round " << round << " lane " << l;
+      Sm2Jacobian want;
+      internal::ScalarMulTwoVartime(g, &want, s[l], p[l], t[l], nullptr);
+      ASSERT_EQ(AffineHex(r[l]), AffineHex(want)) << "round " << round << " lane " << l;
+    }
+  }
+}
+
 // A nonce source that replays a fixed sequence (the same for the batch and the single path).
 class ReplayNonces {
  public:
@@ -396,6 +445,8 @@ TEST_F(Sm2BatchTest, VerifyBatchEqualsSingle) {
     internal::Sm2SetBatchIfmaForTesting(ifma);
     for (size_t n : {0, 1, 7, 8, 9, 64, 65}) {
       SCOPED_TRACE(::testing::Message() << "ifma " << ifma << " size " << n);
+      // Key 4 starts every batch without a table (its lanes run t·P with doublings).
+      caches[4] = std::make_unique<Sm2PublicKeyCache>(keys[4].public_key());
       std::vector<std::string> es, sigs;
       std::vector<int> key_of;
       for (size_t i = 0; i < n; ++i) {
@@ -530,6 +581,35 @@ TEST_F(Sm2BatchTest, SignManyAndVerifyManyMatchSingleOperations) {
     }
     EXPECT_FALSE(out[3].ok());
     EXPECT_FALSE(out[17].ok());
+  }
+}
+
+// Distinct keys seen for the first time: no comb tables, so the lanes compute t·P with
+// doublings (groups of 8, 8 and a last group of 5), valid and invalid signatures mixed.
+TEST_F(Sm2BatchTest, VerifyBatchOfFreshKeysEqualsSingle) {
+  const size_t n = 21;
+  std::vector<Sm2PrivateKey> keys;
+  std::vector<std::unique_ptr<Sm2PublicKeyCache>> caches;
+  std::vector<std::string> es, sigs;
+  for (size_t i = 0; i < n; ++i) {
+    ASSERT_OK_AND_ASSIGN(Sm2PrivateKey k, Sm2PrivateKey::Generate());
+    caches.push_back(std::make_unique<Sm2PublicKeyCache>(k.public_key()));
+    es.push_back(RandomBytes(rng_, 32));
+    ASSERT_OK_AND_ASSIGN(std::string sig, Sm2SignDigest(k, es.back()));
+    if (i % 4 == 3) sig[rng_() % 64] ^= static_cast<char>(1u << (rng_() % 8));
+    if (i == 10) es.back()[31] ^= 0x80;
+    sigs.push_back(sig);
+    keys.push_back(std::move(k));
+  }
+  std::vector<internal::Sm2VerifyBatchItem> items;
+  for (size_t i = 0; i < n; ++i) items.push_back({caches[i].get(), es[i], sigs[i]});
+  std::vector<absl::Status> out(n);
+  internal::Sm2VerifyDigestBatch(items, absl::MakeSpan(out));
+  for (size_t i = 0; i < n; ++i) {
+    SCOPED_TRACE(::testing::Message() << "item " << i);
+    EXPECT_EQ(out[i], internal::Sm2VerifyDigestCore(keys[i].public_key(), es[i], sigs[i], nullptr));
+    EXPECT_EQ(out[i].ok(), i % 4 != 3 && i != 10);
+    EXPECT_EQ(out[i].ok(), OpenSslVerify(keys[i].public_key().ToPoint(), es[i], sigs[i]));
   }
 }
 
