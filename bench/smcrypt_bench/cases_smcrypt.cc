@@ -20,6 +20,7 @@
 #include "crypto/cpu/backends.h"
 #include "crypto/sm2/sm2_batch.h"
 #include "crypto/sm2/sm2_field.h"
+#include "crypto/sm2/sm2_key_cache.h"
 #include "crypto/sm3/sm3_internal.h"
 #include "crypto/sm4/ghash.h"
 #include "crypto/sm4/sm4_internal.h"
@@ -27,6 +28,7 @@
 #include "smcrypt/cpu.h"
 #include "smcrypt/primitives/hybrid_encrypt.h"
 #include "smcrypt/registry.h"
+#include "smcrypt/sm2.h"
 #include "smcrypt/sm3.h"
 #include "smcrypt/sm4.h"
 
@@ -671,6 +673,67 @@ void RegisterSm2Batch() {
       label, nullptr, kSm2Batch);
 }
 
+// Verification with keys seen for the first time (no per-key comb table, so t·P needs
+// doublings): 64 digests under 64 distinct keys through Sm2VerifyDigestBatch (fresh key
+// caches every call), beside Sm2VerifyDigest one key at a time (no cache) on the
+// dispatched back end. Registered where the CPU has AVX-512 IFMA.
+void RegisterSm2UncachedVerify() {
+  if (!internal::Sm2IfmaSupported()) return;
+  struct State {
+    std::vector<Sm2PublicKey> keys;
+    std::vector<std::string> es, sigs;
+    std::string error;
+  };
+  auto st = std::make_shared<State>();
+  auto init = [st]() -> std::string {
+    if (!st->keys.empty() || !st->error.empty()) return st->error;
+    for (size_t i = 0; i < kSm2Batch; ++i) {
+      auto k = Sm2PrivateKey::Generate();
+      if (!k.ok()) return st->error = std::string(k.status().message());
+      st->es.push_back(TestBytes(32, 300 + i));
+      auto sig = Sm2SignDigest(*k, st->es.back());
+      if (!sig.ok()) return st->error = std::string(sig.status().message());
+      st->sigs.push_back(*sig);
+      st->keys.push_back(k->public_key());
+    }
+    return "";
+  };
+  auto batch = [st]() {
+    std::vector<std::unique_ptr<Sm2PublicKeyCache>> caches;
+    std::vector<internal::Sm2VerifyBatchItem> items;
+    for (size_t i = 0; i < kSm2Batch; ++i) {
+      caches.push_back(std::make_unique<Sm2PublicKeyCache>(st->keys[i]));
+      items.push_back({caches.back().get(), st->es[i], st->sigs[i]});
+    }
+    std::vector<absl::Status> out(kSm2Batch);
+    internal::Sm2VerifyDigestBatch(items, absl::MakeSpan(out));
+    for (const auto& o : out) {
+      if (!o.ok()) return false;
+    }
+    return true;
+  };
+  const std::string label = "64 distinct keys without comb tables, digests, raw r || s";
+  Register(
+      CaseName("smcrypt.ifma_avx512", "SM2", "verify_uncached_batch", kSm2Batch),
+      kSignMessageSize, false, batch,
+      [init, batch]() -> std::string {
+        std::string err = init();
+        if (!err.empty()) return err;
+        return batch() ? "" : "batch verification rejects a valid signature";
+      },
+      label, nullptr, kSm2Batch);
+  auto index = std::make_shared<size_t>(0);
+  Register(
+      CaseName(absl::StrCat("smcrypt.", internal::Sm2ActiveKernelName()), "SM2",
+               "verify_uncached", kSignMessageSize),
+      kSignMessageSize, false,
+      [st, index] {
+        const size_t i = (*index)++ % kSm2Batch;
+        return Sm2VerifyDigest(st->keys[i], st->es[i], st->sigs[i]).ok();
+      },
+      [init]() { return init(); }, "one key at a time without comb table, digest, raw r || s");
+}
+
 // SM2 encryption of 1 KiB with the SM3 KDF on the dispatched multi-buffer back end
 // (counter blocks in lanes) and on the single-stream back end (one block after another),
 // everything else equal: the pair measures what the lane-parallel KDF buys.
@@ -806,6 +869,7 @@ void RegisterSmcryptCases(const BenchOptions& options) {
   RegisterSm4();
   RegisterSm2();
   RegisterSm2Batch();
+  RegisterSm2UncachedVerify();
   RegisterSm2KdfPair();
   RegisterHybrid();
 }

@@ -137,7 +137,7 @@ void PrintSm2Batches(const Table& t, const std::vector<std::string>& smcrypt_imp
                      std::ostream& out) {
   std::vector<std::vector<std::string>> rows = {
       {"SM2", "batch", "batch ops/s", "single", "single ops/s", "batch/single"}};
-  for (const std::string op : {"sign", "verify"}) {
+  for (const std::string op : {"sign", "verify", "verify_uncached"}) {
     auto b = t.find({"SM2", op + "_batch"});
     if (b == t.end()) continue;
     for (const auto& [items, by_impl] : b->second) {
@@ -252,8 +252,9 @@ void PrintSummary(const std::map<std::string, Result>& results,
       }
       for (const std::string& op : ops) {
         // SM2's signature ops belong to the signature family, its encryption ops to the other.
-        const bool sig_op =
-            op == "sign" || op == "verify" || op == "sign_batch" || op == "verify_batch";
+        const bool sig_op = op == "sign" || op == "verify" || op == "sign_batch" ||
+                            op == "verify_batch" || op == "verify_uncached" ||
+                            op == "verify_uncached_batch";
         if (alg == "SM2" && sig_op != (std::string(f.title).rfind("Signatures", 0) == 0)) continue;
         const auto& by_size = t.at({alg, op});
         // Columns present for this (alg, op).
