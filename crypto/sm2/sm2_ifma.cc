@@ -18,6 +18,11 @@
 // (sm2_point_impl.inc, JAddMixedNoDbl), so the lanes need no doubling. No branch depends
 // on a lane's data. Sm2IfmaMulTwo8Vt (verification) is variable time: it skips windows
 // whose digits are all 0 and gathers table entries by digit; its inputs are public.
+// How it is checked: valgrind 3.19 cannot decode AVX-512 IFMA, so the memcheck test
+// (tests/ct/ct_valgrind_test.cc) covers only the batch code's single-operation path;
+// Sm2IfmaMulBase8 and Sm2SignDigestBatchCore on these lanes are checked by the
+// fixed-vs-random timing test tests/ct/ct_dudect_test.cc (dudect, label slow; fixed
+// d = k = 1 against random values, fails if Welch's |t| > 10).
 #include <cstring>
 
 #include "crypto/common/constant_time.h"

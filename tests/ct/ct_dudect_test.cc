@@ -1,6 +1,6 @@
 // ct_dudect_test.cc — statistical constant-time test (dudect: Reparaz, Balasch and
 // Verbauwhede, "Dude, is my code constant time?", DATE 2017) for the back ends that
-// valgrind 3.19 cannot run (AVX-512, GFNI, VAES, VPCLMULQDQ), so ct_valgrind cannot
+// valgrind 3.19 cannot run (AVX-512, GFNI, VAES, VPCLMULQDQ, IFMA), so ct_valgrind cannot
 // check them.
 //
 // For each target, every measurement gets its own input slot and a random class:
@@ -37,12 +37,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "crypto/cpu/backends.h"
+#include "crypto/sm2/sm2_batch.h"
 #include "crypto/sm2/sm2_field.h"
 #include "crypto/sm2/sm2_point.h"
 #include "crypto/sm3/sm3_internal.h"
 #include "crypto/sm4/ghash.h"
 #include "crypto/sm4/sm4_internal.h"
 #include "smcrypt/cpu.h"
+#include "smcrypt/sm2.h"
 #include "smcrypt/sm4.h"
 
 namespace smcrypt {
@@ -387,7 +389,7 @@ std::vector<Result> Sm2Targets(const internal::Sm2Kernels& k, size_t batches) {
       s.scalar[3] &= 0x7fffffffffffffffull;
     }
   };
-  const size_t n = std::max<size_t>(1, batches / 20);
+  const size_t n = std::max<size_t>(1, batches / 5);
   std::vector<Result> out;
   const internal::Sm2CombTable& base = internal::Sm2BaseCombTable();
   out.push_back(Measure<Slot>(absl::StrCat("SM2 ", k.name, " k·G comb (scalar)"), n, fill,
@@ -408,6 +410,86 @@ std::vector<Result> Sm2Targets(const internal::Sm2Kernels& k, size_t batches) {
                                 k.fe_inv(r, s.scalar);
                                 g_sink[0] = static_cast<uint8_t>(r[0]);
                               }));
+  return out;
+}
+
+// The 8-lane IFMA batch back end (sm2_batch.h): the k·G kernel alone, and whole batch
+// signatures (d and k secret; the digests public) through Sm2SignDigestBatchCore, which
+// adds the batch inversion and the scalar arithmetic around the lanes.
+std::vector<Result> Sm2IfmaTargets(size_t batches) {
+  const size_t n = std::max<size_t>(1, batches / 5);
+  std::vector<Result> out;
+  struct MulSlot {
+    uint64_t k[internal::kSm2IfmaLanes][4];
+  };
+  out.push_back(Measure<MulSlot>(
+      "SM2 ifma_avx512 k·G 8 lanes (scalars)", n,
+      [](MulSlot& s, bool fixed, std::mt19937_64& rng) {
+        for (auto& k : s.k) {
+          if (fixed) {
+            k[0] = 1;
+            k[1] = k[2] = k[3] = 0;
+          } else {
+            RandomBytes(rng, k, sizeof(k));
+            k[3] &= 0x7fffffffffffffffull;  // below n
+            k[0] |= 1;                        // not zero
+          }
+        }
+      },
+      [](MulSlot& s) {
+        internal::Sm2Jacobian r[internal::kSm2IfmaLanes];
+        internal::Sm2IfmaMulBase8(r, s.k);
+        g_sink[0] = static_cast<uint8_t>(r[0].X[0]);
+      }));
+  // Every slot owns its keys (the fixed class holds copies of one key), so both classes
+  // touch the same amount of memory.
+  const auto fixed_key = *Sm2PrivateKey::FromScalar(std::string(31, '\0') + '\x01');  // d = 1
+  struct SignSlot {
+    std::vector<Sm2PrivateKey> keys;
+    uint64_t k[internal::kSm2IfmaLanes][4];
+  };
+  static const std::string digest(32, '\x5a');
+  out.push_back(Measure<SignSlot>(
+      "SM2 ifma_avx512 batch sign 8 items (d, k)", n,
+      [&fixed_key](SignSlot& s, bool fixed, std::mt19937_64& rng) {
+        s.keys.clear();
+        for (int i = 0; i < internal::kSm2IfmaLanes; ++i) {
+          if (fixed) {
+            s.keys.push_back(fixed_key);
+          } else {
+            std::string d(32, '\0');
+            RandomBytes(rng, &d[0], 32);
+            d[0] &= 0x7f;
+            d[31] |= 1;
+            s.keys.push_back(*Sm2PrivateKey::FromScalar(d));
+          }
+          uint64_t* k = s.k[i];
+          if (fixed) {
+            k[0] = 1;
+            k[1] = k[2] = k[3] = 0;
+          } else {
+            RandomBytes(rng, k, 32);
+            k[3] &= 0x7fffffffffffffffull;
+            k[0] |= 1;
+          }
+        }
+      },
+      [](SignSlot& s) {
+        const Sm2PrivateKey* keys[internal::kSm2IfmaLanes];
+        absl::string_view digests[internal::kSm2IfmaLanes];
+        for (int i = 0; i < internal::kSm2IfmaLanes; ++i) {
+          keys[i] = &s.keys[i];
+          digests[i] = digest;
+        }
+        int next = 0;
+        auto next_k = [&s, &next](uint64_t k[4]) {
+          std::memcpy(k, s.k[next++ % internal::kSm2IfmaLanes], 32);
+          return absl::OkStatus();
+        };
+        absl::StatusOr<std::string> sigs[internal::kSm2IfmaLanes];
+        internal::Sm2SignDigestBatchCore(keys, digests, next_k, absl::MakeSpan(sigs));
+        g_sink[0] = static_cast<uint8_t>(sigs[0].ok());
+      }));
   return out;
 }
 
@@ -435,7 +517,7 @@ int main(int argc, char** argv) {
   std::printf("ct_dudect: CPU features %s; %zu × %zu measurements per target (SM2: %zu); "
               "fail if max |t| > %.0f\n",
               FormatCpuFeatureList(cpu).c_str(), batches, kBatch,
-              std::max<size_t>(1, batches / 20) * kBatch, kThreshold);
+              std::max<size_t>(1, batches / 5) * kBatch, kThreshold);
   std::vector<std::string> covered, skipped, valgrind_side;
   // wanted: the CPU has the back end, and valgrind cannot run it (or --all).
   auto wanted = [&](const std::string& alg, const char* name, uint32_t req) {
@@ -476,6 +558,10 @@ int main(int argc, char** argv) {
       std::printf("  info max|t| = %7.2f (%s)  fixed %.0f cycles, random %.0f  %s\n", r.max_t,
                   r.where.c_str(), r.mean_fixed, r.mean_random, r.name.c_str());
     }
+  }
+  // The SM2 8-lane IFMA batch back end (outside the kernel table).
+  if (wanted("SM2", "ifma_avx512", kCpuAvx512 | kCpuIfma) && internal::Sm2IfmaSupported()) {
+    for (auto& r : Sm2IfmaTargets(batches)) results.push_back(r);
   }
   int failures = 0;
   for (size_t i = 0; i < results.size(); ++i) {
