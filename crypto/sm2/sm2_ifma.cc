@@ -37,8 +37,10 @@
 #include <immintrin.h>
 // GCC 12 reports the unmasked AVX-512 shifts' internal "undefined" source operand as
 // (maybe-)uninitialized; the instructions never read it.
+#if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
 #endif
 
 namespace smcrypt::internal {
