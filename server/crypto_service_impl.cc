@@ -4,13 +4,16 @@
 #include <chrono>
 #include <deque>
 #include <optional>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "grpc/grpc_security_constants.h"
 #include "server/status_util.h"
 #include "smcrypt/cpu.h"
 #include "smcrypt/pem.h"
+#include "smcrypt/secure_zero.h"
 
 namespace smcrypt::server {
 namespace {
@@ -38,6 +41,32 @@ KeyInput ToKey(const v1::KeyRef& key) {
       return KeyInput::Inline(key.inline_key());
     default:
       return KeyInput{};
+  }
+}
+
+// WipeInlineKeys zeroes the inline key bytes a request carries (KeyRef.inline_key, in
+// the request, its params or its batch items) once the call has used them, so they do
+// not linger in freed heap memory. The request is gRPC's own non-const object, handed
+// to the handler as const; nothing reads it after the handler. (The bytes also passed
+// through gRPC's receive buffers, which gRPC frees without wiping.)
+void WipeKeyRef(const v1::KeyRef& key) {
+  if (key.ref_case() != v1::KeyRef::kInlineKey) return;
+  std::string* bytes = const_cast<v1::KeyRef&>(key).mutable_inline_key();
+  SecureZero(bytes->data(), bytes->size());
+}
+
+template <typename Req>
+void WipeInlineKeys(const Req& req) {
+  if constexpr (requires { req.key(); }) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(req.key())>, v1::KeyRef>) {
+      WipeKeyRef(req.key());
+    }
+  }
+  if constexpr (requires { req.params().key(); }) {
+    if (req.has_params()) WipeKeyRef(req.params().key());
+  }
+  if constexpr (requires { req.items(0).key(); }) {
+    for (const auto& item : req.items()) WipeKeyRef(item.key());
   }
 }
 
@@ -139,23 +168,28 @@ absl::Status StillWanted(grpc::CallbackServerContext* ctx) {
 // finishes the default reactor with its status. `fn` must capture nothing from the
 // handler's stack (the handler returns before it runs): ctx, request and response live
 // until the reactor is finished.
-template <typename Fn>
+//
+// The request's serialized size is reserved against --max_inflight_bytes from admission
+// until the call is answered, and its inline keys are wiped before the answer.
+template <typename Req, typename Fn>
 grpc::ServerUnaryReactor* Unary(const CryptoServiceImpl* svc, grpc::CallbackServerContext* ctx,
-                                Fn fn) {
+                                const Req* request, Fn fn) {
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  absl::Status s = svc->Admit(ctx);
+  const uint64_t bytes = request->ByteSizeLong();
+  absl::Status s = svc->Admit(ctx, bytes);
   if (!s.ok()) {
+    WipeInlineKeys(*request);
     reactor->Finish(ToGrpcStatus(s));
     return reactor;
   }
-  svc->Run([reactor, ctx, fn = std::move(fn)]() {
+  svc->Run([svc, reactor, ctx, request, bytes, fn = std::move(fn)]() {
     // A call whose client went away or whose deadline passed while it waited for a
     // worker is answered without doing the work (gRPC has already ended it).
-    if (ctx->IsCancelled()) {
-      reactor->Finish(grpc::Status::CANCELLED);
-      return;
-    }
-    reactor->Finish(ToGrpcStatus(fn()));
+    grpc::Status status = grpc::Status::CANCELLED;
+    if (!ctx->IsCancelled()) status = ToGrpcStatus(fn());
+    WipeInlineKeys(*request);
+    svc->Release(bytes);
+    reactor->Finish(status);
   });
   return reactor;
 }
@@ -165,11 +199,15 @@ grpc::ServerUnaryReactor* Unary(const CryptoServiceImpl* svc, grpc::CallbackServ
 // BidiStream serializes a bidirectional stream: read one request, queue the responses
 // it produces, write them one by one, then read the next. At half-close, OnEnd queues
 // the final responses and the stream finishes OK. Any error finishes the stream with it.
+//
+// Each stream registers with the StreamReaper (--stream_idle_timeout) and touches it on
+// every completed read and write. A stream that uses a private key (AuditAs) writes one
+// audit line with its final status.
 template <typename Req, typename Resp>
 class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
  public:
   BidiStream(const CryptoServiceImpl* svc, grpc::CallbackServerContext* ctx)
-      : svc_(svc), ctx_(ctx) {}
+      : svc_(svc), ctx_(ctx), idle_(ctx) {}
 
   // Start admits the call and begins reading; call once right after construction.
   void Start() {
@@ -178,52 +216,81 @@ class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
       this->Finish(ToGrpcStatus(s));
       return;
     }
+    if (svc_->reaper() != nullptr) {
+      svc_->reaper()->Register(&idle_);
+      registered_ = true;
+    }
     this->StartRead(&req_);
   }
 
   void OnReadDone(bool ok) override {
+    idle_.Touch();
     absl::Status s;
     if (!ok) {
       if (ctx_->IsCancelled()) {
-        this->Finish(grpc::Status::CANCELLED);
+        Done(grpc::Status::CANCELLED);
         return;
       }
       finishing_ = true;
       s = OnEnd(&out_);
     } else {
       s = OnMessage(req_, first_, &out_);
+      if (first_) WipeInlineKeys(req_);
       first_ = false;
     }
     if (!s.ok()) {
       out_.clear();
-      this->Finish(ToGrpcStatus(s));
+      Done(ToGrpcStatus(s));
       return;
     }
     Pump();
   }
 
   void OnWriteDone(bool ok) override {
+    idle_.Touch();
     if (!ok) {
-      this->Finish(grpc::Status(grpc::StatusCode::CANCELLED, "the client went away"));
+      Done(grpc::Status(grpc::StatusCode::CANCELLED, "the client went away"));
       return;
     }
     out_.pop_front();
     Pump();
   }
 
-  void OnDone() override { delete this; }
+  void OnDone() override {
+    if (registered_) svc_->reaper()->Unregister(&idle_);
+    delete this;
+  }
 
  protected:
   const CryptoEngine& engine() const { return svc_->engine(); }
+  const CryptoServiceImpl& svc() const { return *svc_; }
+  grpc::CallbackServerContext* ctx() const { return ctx_; }
   virtual absl::Status OnMessage(const Req& req, bool first, std::deque<Resp>* out) = 0;
   virtual absl::Status OnEnd(std::deque<Resp>* out) = 0;
+  // AuditAs makes the stream write an audit line when it ends (private-key streams).
+  void AuditAs(absl::string_view method, AccessOperation op, const v1::HybridStreamParams& p) {
+    audit_method_ = method;
+    audit_op_ = op;
+    audit_alg_ = p.algorithm();
+    // Only the key's kind and key_id are kept, never inline bytes.
+    if (p.key().ref_case() == v1::KeyRef::kKeyId) audit_key_.set_key_id(p.key().key_id());
+    if (p.key().ref_case() == v1::KeyRef::kInlineKey) audit_key_.set_inline_key("");
+  }
 
  private:
+  void Done(const grpc::Status& status) {
+    if (!audit_method_.empty()) {
+      svc_->Audit(ctx_, audit_method_, audit_op_, audit_alg_, &audit_key_,
+                  static_cast<absl::StatusCode>(status.error_code()));
+    }
+    this->Finish(status);
+  }
+
   void Pump() {
     if (!out_.empty()) {
       this->StartWrite(&out_.front());
     } else if (finishing_) {
-      this->Finish(grpc::Status::OK);
+      Done(grpc::Status::OK);
     } else {
       this->StartRead(&req_);
     }
@@ -231,10 +298,16 @@ class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
 
   const CryptoServiceImpl* svc_;
   grpc::CallbackServerContext* ctx_;
+  StreamReaper::Entry idle_;
+  bool registered_ = false;
   Req req_;
   std::deque<Resp> out_;
   bool first_ = true;
   bool finishing_ = false;
+  absl::string_view audit_method_;
+  AccessOperation audit_op_ = AccessOperation::kDecrypt;
+  v1::Algorithm audit_alg_ = v1::ALGORITHM_UNSPECIFIED;
+  v1::KeyRef audit_key_;
 };
 
 class EncryptStreamReactor final
@@ -250,6 +323,9 @@ class EncryptStreamReactor final
         return absl::InvalidArgumentError("the first EncryptStream message must carry params");
       }
       const v1::EncryptStreamParams& params = req.params();
+      absl::Status allowed = svc().Authorize(ctx(), "EncryptStream", AccessOperation::kEncrypt,
+                                             params.algorithm(), &params.key());
+      if (!allowed.ok()) return allowed;
       absl::StatusOr<SymmetricParams> p = SymmetricFrom(
           params,
           params.has_nonce() ? std::optional<absl::string_view>(params.nonce()) : std::nullopt,
@@ -302,6 +378,9 @@ class DecryptStreamReactor final
       if (!req.has_params()) {
         return absl::InvalidArgumentError("the first DecryptStream message must carry params");
       }
+      absl::Status allowed = svc().Authorize(ctx(), "DecryptStream", AccessOperation::kDecrypt,
+                                             req.params().algorithm(), &req.params().key());
+      if (!allowed.ok()) return allowed;
       absl::StatusOr<SymmetricParams> p =
           SymmetricFrom(req.params(), absl::string_view(req.params().nonce()), 0);
       if (!p.ok()) return p.status();
@@ -360,6 +439,10 @@ class HybridEncryptStreamReactor final
         return absl::InvalidArgumentError(
             "the first HybridEncryptStream message must carry params");
       }
+      absl::Status allowed =
+          svc().Authorize(ctx(), "HybridEncryptStream", AccessOperation::kEncrypt,
+                          req.params().algorithm(), &req.params().key());
+      if (!allowed.ok()) return allowed;
       absl::StatusOr<HybridStreamParams> p = HybridFrom(req.params());
       if (!p.ok()) return p.status();
       absl::StatusOr<std::unique_ptr<HybridStreamEncryptor>> enc =
@@ -406,6 +489,12 @@ class HybridDecryptStreamReactor final
         return absl::InvalidArgumentError(
             "the first HybridDecryptStream message must carry params");
       }
+      absl::Status allowed =
+          svc().Authorize(ctx(), "HybridDecryptStream", AccessOperation::kDecrypt,
+                          req.params().algorithm(), &req.params().key());
+      if (!allowed.ok()) return allowed;
+      // Opening with the private key: audited with the stream's final status.
+      AuditAs("HybridDecryptStream", AccessOperation::kDecrypt, req.params());
       absl::StatusOr<HybridStreamParams> p = HybridFrom(req.params());
       if (!p.ok()) return p.status();
       absl::StatusOr<std::unique_ptr<HybridStreamDecryptor>> dec =
@@ -438,16 +527,21 @@ class HashStreamReactor final : public grpc::ServerReadReactor<v1::HashStreamReq
  public:
   HashStreamReactor(const CryptoServiceImpl* svc, grpc::CallbackServerContext* ctx,
                     v1::HashStreamResponse* response)
-      : svc_(svc), ctx_(ctx), response_(response) {
+      : svc_(svc), ctx_(ctx), response_(response), idle_(ctx) {
     absl::Status s = svc_->Admit(ctx_);
     if (!s.ok()) {
       Finish(ToGrpcStatus(s));
       return;
     }
+    if (svc_->reaper() != nullptr) {
+      svc_->reaper()->Register(&idle_);
+      registered_ = true;
+    }
     StartRead(&req_);
   }
 
   void OnReadDone(bool ok) override {
+    idle_.Touch();
     if (!ok) {
       if (ctx_->IsCancelled()) {
         Finish(grpc::Status::CANCELLED);
@@ -462,6 +556,12 @@ class HashStreamReactor final : public grpc::ServerReadReactor<v1::HashStreamReq
       return;
     }
     if (hash_ == nullptr) {
+      absl::Status allowed = svc_->Authorize(ctx_, "HashStream", AccessOperation::kHash,
+                                             req_.algorithm(), nullptr);
+      if (!allowed.ok()) {
+        Finish(ToGrpcStatus(allowed));
+        return;
+      }
       absl::StatusOr<Algorithm> alg = ToAlgorithm(req_.algorithm());
       absl::StatusOr<std::unique_ptr<HashStream>> h =
           alg.ok() ? svc_->engine().NewHashStream(*alg)
@@ -483,12 +583,17 @@ class HashStreamReactor final : public grpc::ServerReadReactor<v1::HashStreamReq
     StartRead(&req_);
   }
 
-  void OnDone() override { delete this; }
+  void OnDone() override {
+    if (registered_) svc_->reaper()->Unregister(&idle_);
+    delete this;
+  }
 
  private:
   const CryptoServiceImpl* svc_;
   grpc::CallbackServerContext* ctx_;
   v1::HashStreamResponse* response_;
+  StreamReaper::Entry idle_;
+  bool registered_ = false;
   v1::HashStreamRequest req_;
   std::unique_ptr<HashStream> hash_;
   v1::Algorithm first_algorithm_ = v1::ALGORITHM_UNSPECIFIED;
@@ -499,12 +604,13 @@ class HashStreamReactor final : public grpc::ServerReadReactor<v1::HashStreamReq
 
 CryptoServiceImpl::CryptoServiceImpl(const CryptoEngine* engine, SelfTests* self_tests,
                                      const std::atomic<int64_t>* inflight, ServiceInfo info,
-                                     WorkerPool* workers)
+                                     WorkerPool* workers, ServiceGuards guards)
     : engine_(engine),
       self_tests_(self_tests),
       inflight_(inflight),
       info_(std::move(info)),
-      workers_(workers) {}
+      workers_(workers),
+      guards_(guards) {}
 
 void CryptoServiceImpl::Run(std::function<void()> work) const {
   if (workers_ == nullptr) {
@@ -514,7 +620,7 @@ void CryptoServiceImpl::Run(std::function<void()> work) const {
   }
 }
 
-absl::Status CryptoServiceImpl::Admit(grpc::CallbackServerContext* ctx) const {
+absl::Status CryptoServiceImpl::Admit(grpc::CallbackServerContext* ctx, uint64_t bytes) const {
   const int64_t n = inflight_->load(std::memory_order_relaxed);
   if (n > info_.max_inflight) {
     return absl::ResourceExhaustedError(absl::StrCat(
@@ -523,7 +629,97 @@ absl::Status CryptoServiceImpl::Admit(grpc::CallbackServerContext* ctx) const {
   if (ctx->deadline() < std::chrono::system_clock::now()) {
     return absl::DeadlineExceededError("the deadline passed before the request was handled");
   }
+  if (bytes == 0 || info_.max_inflight_bytes == 0) {
+    inflight_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+    return absl::OkStatus();
+  }
+  // Reserve `bytes` unless that passes the budget. A lone request always fits: the
+  // budget is at least --max_message_bytes (checked at start).
+  uint64_t current = inflight_bytes_.load(std::memory_order_relaxed);
+  do {
+    if (current != 0 && current + bytes > info_.max_inflight_bytes) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "more than ", info_.max_inflight_bytes,
+          " bytes of requests in flight (--max_inflight_bytes); retry later"));
+    }
+  } while (!inflight_bytes_.compare_exchange_weak(current, current + bytes,
+                                                  std::memory_order_relaxed));
   return absl::OkStatus();
+}
+
+void CryptoServiceImpl::Release(uint64_t bytes) const {
+  inflight_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+}
+
+ClientIdentity IdentityOf(const grpc::CallbackServerContext& ctx) {
+  ClientIdentity id;
+  id.peer = ctx.peer();
+  std::shared_ptr<const grpc::AuthContext> auth = ctx.auth_context();
+  if (auth == nullptr || !auth->IsPeerAuthenticated()) return id;
+  id.authenticated = true;
+  for (const grpc::string_ref& v : auth->FindPropertyValues(GRPC_X509_SUBJECT_PROPERTY_NAME)) {
+    id.subject.assign(v.data(), v.size());
+  }
+  for (const grpc::string_ref& v : auth->FindPropertyValues(GRPC_X509_CN_PROPERTY_NAME)) {
+    id.common_name.assign(v.data(), v.size());
+  }
+  for (const grpc::string_ref& v : auth->FindPropertyValues(GRPC_X509_SAN_PROPERTY_NAME)) {
+    id.sans.emplace_back(v.data(), v.size());
+  }
+  return id;
+}
+
+namespace {
+
+AccessKey ToAccessKey(const v1::KeyRef* key) {
+  if (key == nullptr) return AccessKey::None();
+  switch (key->ref_case()) {
+    case v1::KeyRef::kKeyId: return AccessKey::Id(key->key_id());
+    case v1::KeyRef::kInlineKey: return AccessKey::Inline();
+    default: return AccessKey::None();
+  }
+}
+
+absl::string_view AlgorithmLabel(v1::Algorithm alg) {
+  absl::StatusOr<Algorithm> a = ToAlgorithm(alg);
+  return a.ok() ? AlgorithmName(*a) : absl::string_view();
+}
+
+}  // namespace
+
+absl::Status CryptoServiceImpl::Authorize(grpc::CallbackServerContext* ctx,
+                                          absl::string_view method, AccessOperation op,
+                                          v1::Algorithm alg, const v1::KeyRef* key) const {
+  if (guards_.policy == nullptr) return absl::OkStatus();
+  const ClientIdentity client = IdentityOf(*ctx);
+  const AccessKey access_key = ToAccessKey(key);
+  absl::Status s = guards_.policy->Check(client, op, access_key);
+  if (!s.ok() && guards_.audit != nullptr) {
+    AuditRecord r;
+    r.client = &client;
+    r.method = method;
+    r.operation = op;
+    r.algorithm = AlgorithmLabel(alg);
+    r.key = access_key;
+    r.code = s.code();
+    guards_.audit->Write(r);
+  }
+  return s;
+}
+
+void CryptoServiceImpl::Audit(grpc::CallbackServerContext* ctx, absl::string_view method,
+                              AccessOperation op, v1::Algorithm alg, const v1::KeyRef* key,
+                              absl::StatusCode code) const {
+  if (guards_.audit == nullptr || !guards_.audit->enabled()) return;
+  const ClientIdentity client = IdentityOf(*ctx);
+  AuditRecord r;
+  r.client = &client;
+  r.method = method;
+  r.operation = op;
+  r.algorithm = AlgorithmLabel(alg);
+  r.key = ToAccessKey(key);
+  r.code = code;
+  guards_.audit->Write(r);
 }
 
 // ---- Hashing -------------------------------------------------------------------------
@@ -536,6 +732,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::Hash(grpc::CallbackServerContext* c
     // --coalesce_hash_window: hashed in a multi-buffer batch with concurrent requests.
     grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
     absl::Status s = Admit(ctx);
+    if (s.ok()) s = Authorize(ctx, "Hash", AccessOperation::kHash, request->algorithm(), nullptr);
     if (!s.ok()) {
       reactor->Finish(ToGrpcStatus(s));
       return reactor;
@@ -546,7 +743,10 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::Hash(grpc::CallbackServerContext* c
     });
     return reactor;
   }
-  return Unary(this, ctx, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
+    absl::Status allowed =
+        Authorize(ctx, "Hash", AccessOperation::kHash, request->algorithm(), nullptr);
+    if (!allowed.ok()) return allowed;
     absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
     if (!alg.ok()) return alg.status();
     absl::StatusOr<std::string> digest = engine_->Hash(*alg, request->data());
@@ -564,8 +764,10 @@ grpc::ServerReadReactor<v1::HashStreamRequest>* CryptoServiceImpl::HashStream(
 grpc::ServerUnaryReactor* CryptoServiceImpl::HashBatch(grpc::CallbackServerContext* ctx,
                                                        const v1::HashBatchRequest* request,
                                                        v1::HashBatchResponse* response) {
-  return Unary(this, ctx, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
     absl::Status s = CheckBatchSize(request->items_size());
+    if (!s.ok()) return s;
+    s = Authorize(ctx, "HashBatch", AccessOperation::kHash, v1::ALGORITHM_UNSPECIFIED, nullptr);
     if (!s.ok()) return s;
     // Items with a bad algorithm get their status here; the others go to the engine.
     std::vector<HashItem> items;
@@ -597,21 +799,29 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::HashBatch(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* CryptoServiceImpl::Hmac(grpc::CallbackServerContext* ctx,
                                                   const v1::HmacRequest* request,
                                                   v1::HmacResponse* response) {
-  return Unary(this, ctx, [this, ctx, request, response]() -> absl::Status {
-    absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
-    if (!alg.ok()) return alg.status();
-    const KeyInput key = ToKey(request->key());
-    if (request->has_expected_mac()) {
-      absl::StatusOr<bool> valid =
-          engine_->VerifyHmac(*alg, key, request->data(), request->expected_mac());
-      if (!valid.ok()) return valid.status();
-      response->set_valid(*valid);
+  return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
+    absl::Status allowed = Authorize(ctx, "Hmac", AccessOperation::kMac, request->algorithm(),
+                                     &request->key());
+    if (!allowed.ok()) return allowed;
+    // An HMAC uses a secret key on the caller's behalf: audited like a signature.
+    absl::Status s = [&]() -> absl::Status {
+      absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
+      if (!alg.ok()) return alg.status();
+      const KeyInput key = ToKey(request->key());
+      if (request->has_expected_mac()) {
+        absl::StatusOr<bool> valid =
+            engine_->VerifyHmac(*alg, key, request->data(), request->expected_mac());
+        if (!valid.ok()) return valid.status();
+        response->set_valid(*valid);
+        return absl::OkStatus();
+      }
+      absl::StatusOr<std::string> mac = engine_->Hmac(*alg, key, request->data());
+      if (!mac.ok()) return mac.status();
+      response->set_mac(*std::move(mac));
       return absl::OkStatus();
-    }
-    absl::StatusOr<std::string> mac = engine_->Hmac(*alg, key, request->data());
-    if (!mac.ok()) return mac.status();
-    response->set_mac(*std::move(mac));
-    return absl::OkStatus();
+    }();
+    Audit(ctx, "Hmac", AccessOperation::kMac, request->algorithm(), &request->key(), s.code());
+    return s;
   });
 }
 
@@ -652,8 +862,13 @@ absl::StatusOr<SymmetricCiphertext> EncryptOne(const CryptoEngine& engine,
 grpc::ServerUnaryReactor* CryptoServiceImpl::Sign(grpc::CallbackServerContext* ctx,
                                                   const v1::SignRequest* request,
                                                   v1::SignResponse* response) {
-  return Unary(this, ctx, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
+    absl::Status allowed = Authorize(ctx, "Sign", AccessOperation::kSign, request->algorithm(),
+                                     &request->key());
+    if (!allowed.ok()) return allowed;
     absl::StatusOr<std::string> sig = SignOne(*engine_, *request);
+    Audit(ctx, "Sign", AccessOperation::kSign, request->algorithm(), &request->key(),
+          sig.status().code());
     if (!sig.ok()) return sig.status();
     response->set_signature(*std::move(sig));
     return absl::OkStatus();
@@ -663,7 +878,10 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::Sign(grpc::CallbackServerContext* c
 grpc::ServerUnaryReactor* CryptoServiceImpl::Verify(grpc::CallbackServerContext* ctx,
                                                     const v1::VerifyRequest* request,
                                                     v1::VerifyResponse* response) {
-  return Unary(this, ctx, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
+    absl::Status allowed = Authorize(ctx, "Verify", AccessOperation::kVerify,
+                                     request->algorithm(), &request->key());
+    if (!allowed.ok()) return allowed;
     absl::StatusOr<bool> valid = VerifyOne(*engine_, *request);
     if (!valid.ok()) return valid.status();
     response->set_valid(*valid);
@@ -674,13 +892,20 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::Verify(grpc::CallbackServerContext*
 grpc::ServerUnaryReactor* CryptoServiceImpl::SignBatch(grpc::CallbackServerContext* ctx,
                                                        const v1::SignBatchRequest* request,
                                                        v1::SignBatchResponse* response) {
-  return Unary(this, ctx, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
     absl::Status s = CheckBatchSize(request->items_size());
     if (!s.ok()) return s;
     for (const v1::SignRequest& item : request->items()) {
       s = StillWanted(ctx);
       if (!s.ok()) return s;
-      absl::StatusOr<std::string> sig = SignOne(*engine_, item);
+      absl::Status allowed =
+          Authorize(ctx, "SignBatch", AccessOperation::kSign, item.algorithm(), &item.key());
+      absl::StatusOr<std::string> sig = allowed.ok() ? SignOne(*engine_, item)
+                                                      : absl::StatusOr<std::string>(allowed);
+      if (allowed.ok()) {
+        Audit(ctx, "SignBatch", AccessOperation::kSign, item.algorithm(), &item.key(),
+              sig.status().code());
+      }
       v1::SignBatchResult* r = response->add_results();
       SetItemStatus(sig.status(), r->mutable_status());
       if (sig.ok()) r->set_signature(*std::move(sig));
@@ -692,13 +917,16 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::SignBatch(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* CryptoServiceImpl::VerifyBatch(grpc::CallbackServerContext* ctx,
                                                          const v1::VerifyBatchRequest* request,
                                                          v1::VerifyBatchResponse* response) {
-  return Unary(this, ctx, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
     absl::Status s = CheckBatchSize(request->items_size());
     if (!s.ok()) return s;
     for (const v1::VerifyRequest& item : request->items()) {
       s = StillWanted(ctx);
       if (!s.ok()) return s;
-      absl::StatusOr<bool> valid = VerifyOne(*engine_, item);
+      absl::Status allowed =
+          Authorize(ctx, "VerifyBatch", AccessOperation::kVerify, item.algorithm(), &item.key());
+      absl::StatusOr<bool> valid = allowed.ok() ? VerifyOne(*engine_, item)
+                                                : absl::StatusOr<bool>(allowed);
       v1::VerifyBatchResult* r = response->add_results();
       SetItemStatus(valid.status(), r->mutable_status());
       if (valid.ok()) r->set_valid(*valid);
@@ -712,7 +940,10 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::VerifyBatch(grpc::CallbackServerCon
 grpc::ServerUnaryReactor* CryptoServiceImpl::Encrypt(grpc::CallbackServerContext* ctx,
                                                      const v1::EncryptRequest* request,
                                                      v1::EncryptResponse* response) {
-  return Unary(this, ctx, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
+    absl::Status allowed = Authorize(ctx, "Encrypt", AccessOperation::kEncrypt,
+                                     request->algorithm(), &request->key());
+    if (!allowed.ok()) return allowed;
     absl::StatusOr<SymmetricCiphertext> ct = EncryptOne(*engine_, *request);
     if (!ct.ok()) return ct.status();
     response->set_nonce(std::move(ct->nonce));
@@ -725,7 +956,10 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::Encrypt(grpc::CallbackServerContext
 grpc::ServerUnaryReactor* CryptoServiceImpl::Decrypt(grpc::CallbackServerContext* ctx,
                                                      const v1::DecryptRequest* request,
                                                      v1::DecryptResponse* response) {
-  return Unary(this, ctx, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
+    absl::Status allowed = Authorize(ctx, "Decrypt", AccessOperation::kDecrypt,
+                                     request->algorithm(), &request->key());
+    if (!allowed.ok()) return allowed;
     absl::StatusOr<SymmetricParams> p =
         SymmetricFrom(*request, absl::string_view(request->nonce()), 0);
     if (!p.ok()) return p.status();
@@ -739,7 +973,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::Decrypt(grpc::CallbackServerContext
 grpc::ServerUnaryReactor* CryptoServiceImpl::EncryptBatch(grpc::CallbackServerContext* ctx,
                                                           const v1::EncryptBatchRequest* request,
                                                           v1::EncryptBatchResponse* response) {
-  return Unary(this, ctx, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
     absl::Status s = CheckBatchSize(request->items_size());
     if (!s.ok()) return s;
     // Chunks of kEncryptBatchChunk items go to the engine together (SM4-CBC items of a
@@ -759,6 +993,11 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::EncryptBatch(grpc::CallbackServerCo
         parsed.push_back(SymmetricFrom(
             item, item.has_nonce() ? std::optional<absl::string_view>(item.nonce()) : std::nullopt,
             item.tag_length()));
+        if (parsed.back().ok()) {
+          absl::Status allowed = Authorize(ctx, "EncryptBatch", AccessOperation::kEncrypt,
+                                           item.algorithm(), &item.key());
+          if (!allowed.ok()) parsed.back() = allowed;
+        }
         if (parsed.back().ok()) {
           index.push_back(static_cast<int>(params.size()));
           params.push_back(*parsed.back());
@@ -806,11 +1045,14 @@ CryptoServiceImpl::DecryptStream(grpc::CallbackServerContext* ctx) {
 grpc::ServerUnaryReactor* CryptoServiceImpl::PublicKeyEncrypt(
     grpc::CallbackServerContext* ctx, const v1::PublicKeyEncryptRequest* request,
     v1::PublicKeyEncryptResponse* response) {
-  return Unary(this, ctx, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
     absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
     if (!alg.ok()) return alg.status();
     absl::StatusOr<Sm2CiphertextFormat> format = ToSm2Format(*alg, request->sm2_format());
     if (!format.ok()) return format.status();
+    absl::Status allowed = Authorize(ctx, "PublicKeyEncrypt", AccessOperation::kEncrypt,
+                                     request->algorithm(), &request->key());
+    if (!allowed.ok()) return allowed;
     absl::StatusOr<std::string> ct =
         engine_->PublicKeyEncrypt(*alg, ToKey(request->key()), request->plaintext(), *format);
     if (!ct.ok()) return ct.status();
@@ -822,13 +1064,20 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::PublicKeyEncrypt(
 grpc::ServerUnaryReactor* CryptoServiceImpl::PublicKeyDecrypt(
     grpc::CallbackServerContext* ctx, const v1::PublicKeyDecryptRequest* request,
     v1::PublicKeyDecryptResponse* response) {
-  return Unary(this, ctx, [this, ctx, request, response]() -> absl::Status {
-    absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
-    if (!alg.ok()) return alg.status();
-    absl::StatusOr<Sm2CiphertextFormat> format = ToSm2Format(*alg, request->sm2_format());
-    if (!format.ok()) return format.status();
-    absl::StatusOr<std::string> pt =
-        engine_->PublicKeyDecrypt(*alg, ToKey(request->key()), request->ciphertext(), *format);
+  return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
+    absl::Status allowed = Authorize(ctx, "PublicKeyDecrypt", AccessOperation::kDecrypt,
+                                     request->algorithm(), &request->key());
+    if (!allowed.ok()) return allowed;
+    absl::StatusOr<std::string> pt = [&]() -> absl::StatusOr<std::string> {
+      absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
+      if (!alg.ok()) return alg.status();
+      absl::StatusOr<Sm2CiphertextFormat> format = ToSm2Format(*alg, request->sm2_format());
+      if (!format.ok()) return format.status();
+      return engine_->PublicKeyDecrypt(*alg, ToKey(request->key()), request->ciphertext(),
+                                       *format);
+    }();
+    Audit(ctx, "PublicKeyDecrypt", AccessOperation::kDecrypt, request->algorithm(),
+          &request->key(), pt.status().code());
     if (!pt.ok()) return pt.status();
     response->set_plaintext(*std::move(pt));
     return absl::OkStatus();
@@ -838,9 +1087,12 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::PublicKeyDecrypt(
 grpc::ServerUnaryReactor* CryptoServiceImpl::HybridEncrypt(
     grpc::CallbackServerContext* ctx, const v1::HybridEncryptRequest* request,
     v1::HybridEncryptResponse* response) {
-  return Unary(this, ctx, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
     absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
     if (!alg.ok()) return alg.status();
+    absl::Status allowed = Authorize(ctx, "HybridEncrypt", AccessOperation::kEncrypt,
+                                     request->algorithm(), &request->key());
+    if (!allowed.ok()) return allowed;
     absl::StatusOr<std::string> ct = engine_->HybridEncrypt(*alg, ToKey(request->key()),
                                                             request->plaintext(), request->info());
     if (!ct.ok()) return ct.status();
@@ -852,11 +1104,17 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::HybridEncrypt(
 grpc::ServerUnaryReactor* CryptoServiceImpl::HybridDecrypt(
     grpc::CallbackServerContext* ctx, const v1::HybridDecryptRequest* request,
     v1::HybridDecryptResponse* response) {
-  return Unary(this, ctx, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
+    absl::Status allowed = Authorize(ctx, "HybridDecrypt", AccessOperation::kDecrypt,
+                                     request->algorithm(), &request->key());
+    if (!allowed.ok()) return allowed;
     absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
-    if (!alg.ok()) return alg.status();
-    absl::StatusOr<std::string> pt = engine_->HybridDecrypt(
-        *alg, ToKey(request->key()), request->ciphertext(), request->info());
+    absl::StatusOr<std::string> pt =
+        alg.ok() ? engine_->HybridDecrypt(*alg, ToKey(request->key()), request->ciphertext(),
+                                          request->info())
+                 : absl::StatusOr<std::string>(alg.status());
+    Audit(ctx, "HybridDecrypt", AccessOperation::kDecrypt, request->algorithm(),
+          &request->key(), pt.status().code());
     if (!pt.ok()) return pt.status();
     response->set_plaintext(*std::move(pt));
     return absl::OkStatus();
@@ -882,9 +1140,12 @@ CryptoServiceImpl::HybridDecryptStream(grpc::CallbackServerContext* ctx) {
 grpc::ServerUnaryReactor* CryptoServiceImpl::GenerateKeyPair(
     grpc::CallbackServerContext* ctx, const v1::GenerateKeyPairRequest* request,
     v1::GenerateKeyPairResponse* response) {
-  return Unary(this, ctx, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
     absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
     if (!alg.ok()) return alg.status();
+    absl::Status allowed = Authorize(ctx, "GenerateKeyPair", AccessOperation::kKeygen,
+                                     request->algorithm(), nullptr);
+    if (!allowed.ok()) return allowed;
     absl::StatusOr<GeneratedKeyPair> kp =
         engine_->GenerateKeyPair(*alg, request->omit_private_key());
     if (!kp.ok()) return kp.status();
@@ -903,9 +1164,12 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::GenerateKeyPair(
 grpc::ServerUnaryReactor* CryptoServiceImpl::GetPublicKey(grpc::CallbackServerContext* ctx,
                                                           const v1::GetPublicKeyRequest* request,
                                                           v1::GetPublicKeyResponse* response) {
-  return Unary(this, ctx, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
     absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
     if (!alg.ok()) return alg.status();
+    absl::Status allowed = Authorize(ctx, "GetPublicKey", AccessOperation::kPublicKey,
+                                     request->algorithm(), &request->key());
+    if (!allowed.ok()) return allowed;
     absl::StatusOr<std::string> der = engine_->GetPublicKey(*alg, ToKey(request->key()));
     if (!der.ok()) return der.status();
     response->set_public_key_pem(PemEncode("PUBLIC KEY", *der));
@@ -917,7 +1181,10 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::GetPublicKey(grpc::CallbackServerCo
 grpc::ServerUnaryReactor* CryptoServiceImpl::GenerateRandom(
     grpc::CallbackServerContext* ctx, const v1::GenerateRandomRequest* request,
     v1::GenerateRandomResponse* response) {
-  return Unary(this, ctx, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
+    absl::Status allowed = Authorize(ctx, "GenerateRandom", AccessOperation::kRandom,
+                                     v1::ALGORITHM_UNSPECIFIED, nullptr);
+    if (!allowed.ok()) return allowed;
     absl::StatusOr<std::string> data = engine_->GenerateRandom(request->length());
     if (!data.ok()) return data.status();
     response->set_data(*std::move(data));
@@ -928,7 +1195,10 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::GenerateRandom(
 grpc::ServerUnaryReactor* CryptoServiceImpl::GetServerInfo(
     grpc::CallbackServerContext* ctx, const v1::GetServerInfoRequest* request,
     v1::GetServerInfoResponse* response) {
-  return Unary(this, ctx, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
+    absl::Status allowed = Authorize(ctx, "GetServerInfo", AccessOperation::kInfo,
+                                     v1::ALGORITHM_UNSPECIFIED, nullptr);
+    if (!allowed.ok()) return allowed;
     if (request->run_self_tests()) self_tests_->Run();
     response->set_version(info_.version);
     response->set_cpu_features_detected(FormatCpuFeatureList(DetectCpuFeatures()));

@@ -9,6 +9,13 @@
 // Unary calls are admitted on the gRPC thread and their work runs on a WorkerPool
 // (worker_pool.h, --worker_threads) that finishes the reactor; without a pool the work
 // runs inline on gRPC's callback threads.
+//
+// Hardening (issue 11): Admit also bounds the request bytes of admitted unary calls
+// (--max_inflight_bytes), so excess work is RESOURCE_EXHAUSTED at once instead of
+// queueing; streams register with a StreamReaper (--stream_idle_timeout); every keyed
+// request is checked against the AccessPolicy (--access_policy) and private-key
+// operations are written to the AuditLog (--audit_log); inline keys in a request are
+// wiped once the call has used them.
 #ifndef SMCRYPT_SERVER_CRYPTO_SERVICE_IMPL_H_
 #define SMCRYPT_SERVER_CRYPTO_SERVICE_IMPL_H_
 
@@ -19,8 +26,12 @@
 
 #include "absl/status/status.h"
 #include "grpcpp/grpcpp.h"
+#include "absl/strings/string_view.h"
+#include "server/access_policy.h"
+#include "server/audit_log.h"
 #include "server/crypto_engine.h"
 #include "server/self_test.h"
+#include "server/stream_reaper.h"
 #include "server/worker_pool.h"
 #include "smcrypt/v1/crypto.grpc.pb.h"
 
@@ -34,6 +45,17 @@ struct ServiceInfo {
   std::string version;
   uint64_t max_message_bytes = 0;
   int64_t max_inflight = 0;
+  // max_inflight_bytes: request bytes (serialized size) of admitted unary calls above
+  // which new calls are RESOURCE_EXHAUSTED; 0: no byte limit.
+  uint64_t max_inflight_bytes = 0;
+};
+
+// ServiceGuards are the optional hardening pieces; null pointers turn each off. All must
+// outlive the service.
+struct ServiceGuards {
+  const AccessPolicy* policy = nullptr;  // null: every request allowed
+  const AuditLog* audit = nullptr;       // null: no audit lines
+  StreamReaper* reaper = nullptr;        // null: streams never time out
 };
 
 class CryptoServiceImpl final : public v1::CryptoService::CallbackService {
@@ -43,7 +65,7 @@ class CryptoServiceImpl final : public v1::CryptoService::CallbackService {
   // (unary work then runs inline on gRPC's threads).
   CryptoServiceImpl(const CryptoEngine* engine, SelfTests* self_tests,
                     const std::atomic<int64_t>* inflight, ServiceInfo info,
-                    WorkerPool* workers = nullptr);
+                    WorkerPool* workers = nullptr, ServiceGuards guards = {});
 
   grpc::ServerUnaryReactor* Hash(grpc::CallbackServerContext* ctx,
       const v1::HashRequest* request, v1::HashResponse* response) override;
@@ -92,9 +114,23 @@ class CryptoServiceImpl final : public v1::CryptoService::CallbackService {
   grpc::ServerBidiReactor<v1::HybridDecryptStreamRequest, v1::HybridDecryptStreamResponse>* HybridDecryptStream(
       grpc::CallbackServerContext* ctx) override;
 
-  // Admit returns OK, or RESOURCE_EXHAUSTED above --max_inflight, or DEADLINE_EXCEEDED
-  // when the client's deadline has already passed.
-  absl::Status Admit(grpc::CallbackServerContext* ctx) const;
+  // Admit returns OK, or RESOURCE_EXHAUSTED above --max_inflight (or when `bytes` more
+  // would pass --max_inflight_bytes), or DEADLINE_EXCEEDED when the client's deadline
+  // has already passed. On OK, `bytes` are reserved until Release(bytes).
+  absl::Status Admit(grpc::CallbackServerContext* ctx, uint64_t bytes = 0) const;
+  void Release(uint64_t bytes) const;
+  // inflight_bytes: request bytes of the unary calls admitted and not yet finished.
+  uint64_t inflight_bytes() const { return inflight_bytes_.load(std::memory_order_relaxed); }
+
+  // Authorize checks the access policy for `op` on `key` (OK without a policy); a
+  // denial is audited and returned as PERMISSION_DENIED naming client, operation, key.
+  absl::Status Authorize(grpc::CallbackServerContext* ctx, absl::string_view method,
+                         AccessOperation op, v1::Algorithm alg,
+                         const v1::KeyRef* key) const;
+  // Audit writes one audit line (when --audit_log is not none).
+  void Audit(grpc::CallbackServerContext* ctx, absl::string_view method, AccessOperation op,
+             v1::Algorithm alg, const v1::KeyRef* key, absl::StatusCode code) const;
+  StreamReaper* reaper() const { return guards_.reaper; }
   const CryptoEngine& engine() const { return *engine_; }
   // Run runs `work` on the worker pool, or inline when there is none.
   void Run(std::function<void()> work) const;
@@ -105,7 +141,13 @@ class CryptoServiceImpl final : public v1::CryptoService::CallbackService {
   const std::atomic<int64_t>* inflight_;
   ServiceInfo info_;
   WorkerPool* workers_;
+  ServiceGuards guards_;
+  mutable std::atomic<uint64_t> inflight_bytes_{0};
 };
+
+// IdentityOf reads the client's identity from the call's AuthContext (mTLS certificate
+// subject, common name and SANs) and its peer address.
+ClientIdentity IdentityOf(const grpc::CallbackServerContext& ctx);
 
 }  // namespace smcrypt::server
 

@@ -1,9 +1,10 @@
 #include "server/key_store.h"
 
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
+#include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
-#include <sstream>
 #include <system_error>
 #include <utility>
 
@@ -30,12 +31,68 @@ constexpr AsymmetricCandidate kAsymmetricCandidates[] = {
     {Algorithm::kRsa3072Pss, KeyFamily::kRsa3072},
 };
 
-absl::StatusOr<std::string> ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::InvalidArgumentError("cannot open the file");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return absl::InvalidArgumentError("read error");
+// kMaxKeyFileSize bounds a keyring file (an RSA-3072 PKCS#8 PEM is about 2.5 KB).
+constexpr size_t kMaxKeyFileSize = 1 << 20;
+
+// ReadFile reads the whole file into wiped storage, sized once from fstat so no
+// reallocation leaves an unwiped copy of the key text behind.
+absl::StatusOr<SecretData> ReadFile(const std::filesystem::path& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return absl::InvalidArgumentError("cannot open the file");
+  struct stat st {};
+  if (fstat(fileno(f), &st) != 0 || st.st_size < 0 ||
+      static_cast<uint64_t>(st.st_size) > kMaxKeyFileSize) {
+    std::fclose(f);
+    return absl::InvalidArgumentError(
+        absl::StrCat("not a key file (larger than ", kMaxKeyFileSize, " bytes)"));
+  }
+  SecretData text(static_cast<size_t>(st.st_size));
+  const size_t n = text.empty() ? 0 : std::fread(text.data(), 1, text.size(), f);
+  const bool error = std::ferror(f) != 0;
+  std::fclose(f);
+  if (error) return absl::InvalidArgumentError("read error");
+  text.resize(n);
   return text;
+}
+
+std::string ModeString(mode_t mode) {
+  char buf[8];
+  std::snprintf(buf, sizeof(buf), "%04o", static_cast<unsigned>(mode & 07777));
+  return buf;
+}
+
+// CheckFileMode: secrets must have no "other" bits, public keys no "other" write bit.
+absl::Status CheckFileMode(const std::string& path, const StoredKey& key) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": cannot stat"));
+  }
+  const bool secret = key.is_private || key.is_symmetric;
+  const mode_t forbidden = secret ? (S_IROTH | S_IWOTH) : S_IWOTH;
+  if ((st.st_mode & forbidden) == 0) return absl::OkStatus();
+  return absl::PermissionDeniedError(absl::StrCat(
+      path, ": mode ", ModeString(st.st_mode), " lets any user ",
+      secret ? "read or replace this secret key" : "replace this public key",
+      "; use chmod 0600 or 0640 (owner, or owner and group; Kubernetes: defaultMode 0440 "
+      "with fsGroup), or start with --allow_insecure_key_permissions"));
+}
+
+// CheckDirMode: a directory any user may write lets them add keys, unless the mount is
+// read-only (Kubernetes Secret volumes: a read-only 1777 tmpfs).
+absl::Status CheckDirMode(const std::string& dir) {
+  struct stat st {};
+  if (stat(dir.c_str(), &st) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(dir, ": cannot stat"));
+  }
+  if ((st.st_mode & S_IWOTH) == 0) return absl::OkStatus();
+  struct statvfs vfs {};
+  if (statvfs(dir.c_str(), &vfs) == 0 && (vfs.f_flag & ST_RDONLY) != 0) {
+    return absl::OkStatus();
+  }
+  return absl::PermissionDeniedError(absl::StrCat(
+      "--keys_dir ", dir, ": mode ", ModeString(st.st_mode),
+      " lets any user add or replace keys; use chmod 0700 or 0750, mount it read-only, "
+      "or start with --allow_insecure_key_permissions"));
 }
 
 }  // namespace
@@ -183,13 +240,23 @@ absl::StatusOr<StoredKey> KeyStore::ParseEntry(absl::string_view key_id, absl::s
                    last.message(), ")"));
 }
 
-absl::StatusOr<std::unique_ptr<KeyStore>> KeyStore::LoadFromDirectory(absl::string_view dir) {
+absl::StatusOr<std::unique_ptr<KeyStore>> KeyStore::LoadFromDirectory(
+    absl::string_view dir, const KeyStoreOptions& options) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::path root{std::string(dir)};
   if (!fs::is_directory(root, ec)) {
     return absl::NotFoundError(absl::StrCat("--keys_dir ", dir, " is not a directory"));
   }
+  // A failed permission check is an error, or a warning under
+  // --allow_insecure_key_permissions.
+  auto permission = [&options](absl::Status s) -> absl::Status {
+    if (s.ok() || s.code() != absl::StatusCode::kPermissionDenied) return s;
+    if (!options.allow_insecure_permissions) return s;
+    LogWarning(absl::StrCat("keyring (--allow_insecure_key_permissions): ", s.message()));
+    return absl::OkStatus();
+  };
+  if (absl::Status s = permission(CheckDirMode(root.string())); !s.ok()) return s;
   std::unique_ptr<KeyStore> store(new KeyStore());
   fs::directory_iterator it(root, ec), end;
   if (ec) {
@@ -211,15 +278,15 @@ absl::StatusOr<std::unique_ptr<KeyStore>> KeyStore::LoadFromDirectory(absl::stri
           absl::StrCat(path.string(), ": not a regular file (or a broken symlink)"));
     }
     const std::string key_id = name.substr(0, name.size() - 4);
-    absl::StatusOr<std::string> text = ReadFile(path);
+    absl::StatusOr<SecretData> text = ReadFile(path);
     if (!text.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(path.string(), ": ", text.status().message()));
     }
-    absl::StatusOr<StoredKey> key = ParseEntry(key_id, *text);
-    SecureZero(text->data(), text->size());
+    absl::StatusOr<StoredKey> key = ParseEntry(key_id, SecretDataAsStringView(*text));
     if (!key.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(path.string(), ": ", key.status().message()));
     }
+    if (absl::Status s = permission(CheckFileMode(path.string(), *key)); !s.ok()) return s;
     auto entry = std::make_unique<StoredKey>(*std::move(key));
     store->keys_.emplace(entry->key_id, std::move(entry));
   }

@@ -11,6 +11,14 @@
 // with a dot are skipped (a mounted Kubernetes Secret has ..data and ..<timestamp>
 // entries), symlinks are followed, names not ending in ".pem" are skipped with a
 // warning. Any other defect fails loading with a message naming the file.
+//
+// Permissions (checked unless KeyStoreOptions::allow_insecure_permissions, the flag
+// --allow_insecure_key_permissions): a file holding a secret (PRIVATE KEY, SM4/AES/HMAC
+// KEY) must not be readable or writable by "other" (mode & 0006), a PUBLIC KEY file not
+// writable by "other" (mode & 0002), and the directory not writable by "other" unless it
+// is on a read-only mount (Kubernetes mounts Secret volumes read-only on a 1777 tmpfs).
+// Group bits are allowed: Kubernetes Secret volumes with fsGroup use 0440 or 0640. The
+// mode checked is that of the symlink's target (stat, not lstat).
 #ifndef SMCRYPT_SERVER_KEY_STORE_H_
 #define SMCRYPT_SERVER_KEY_STORE_H_
 
@@ -62,6 +70,13 @@ struct StoredKey {
   std::string public_key_der;
 };
 
+// KeyStoreOptions tune LoadFromDirectory.
+struct KeyStoreOptions {
+  // allow_insecure_permissions skips the permission checks (a warning is logged for
+  // each file that would have failed them).
+  bool allow_insecure_permissions = false;
+};
+
 // KeyStore is immutable after loading; Find is thread-safe.
 class KeyStore {
  public:
@@ -70,8 +85,11 @@ class KeyStore {
   // LoadFromDirectory loads every `<key_id>.pem` in `dir`.
   // Errors: InvalidArgument "<path>: <reason>" for the first bad file (unreadable,
   // not exactly one PEM block, unknown PEM type, wrong symmetric key size, a key of no
-  // supported family, a bad key_id), NotFound when `dir` does not exist.
-  static absl::StatusOr<std::unique_ptr<KeyStore>> LoadFromDirectory(absl::string_view dir);
+  // supported family, a bad key_id), NotFound when `dir` does not exist,
+  // PermissionDenied "<path>: mode 0644 ..." for a file or directory whose permissions
+  // fail the checks above.
+  static absl::StatusOr<std::unique_ptr<KeyStore>> LoadFromDirectory(
+      absl::string_view dir, const KeyStoreOptions& options = {});
   // ParseEntry parses one file's text as the entry `key_id` (used by loading and tests).
   static absl::StatusOr<StoredKey> ParseEntry(absl::string_view key_id, absl::string_view text);
 

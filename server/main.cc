@@ -45,6 +45,28 @@ ABSL_FLAG(uint64_t, max_message_bytes, 4u << 20,
           "is RESOURCE_EXHAUSTED. Use the *Stream RPCs for larger data");
 ABSL_FLAG(int64_t, max_inflight, 65536,
           "RPCs allowed in flight at once; more are RESOURCE_EXHAUSTED");
+ABSL_FLAG(uint64_t, max_inflight_bytes, 128u << 20,
+          "serialized request bytes of unary calls in flight at once (default 128 MiB); "
+          "a call that would pass it is RESOURCE_EXHAUSTED at once. 0: no byte limit; "
+          "otherwise at least --max_message_bytes");
+ABSL_FLAG(uint64_t, grpc_memory_quota, 256u << 20,
+          "bytes gRPC may hold in its transports (requests still arriving, responses being "
+          "sent); near it gRPC shrinks HTTP/2 flow-control windows so clients wait to send "
+          "(default 256 MiB). 0: unlimited");
+ABSL_FLAG(absl::Duration, stream_idle_timeout, absl::Seconds(60),
+          "a streaming RPC with no message received or sent for this long is cancelled "
+          "(CANCELLED), freeing its --max_inflight slot; 0 disables it");
+ABSL_FLAG(bool, allow_insecure_key_permissions, false,
+          "load keyring files readable or writable by any user (and a --keys_dir any "
+          "user may write), with a warning; by default they fail start-up");
+ABSL_FLAG(std::string, access_policy, "",
+          "file of 'allow <operations> <key_ids> <identity>' rules (server/access_policy.h) "
+          "mapping mTLS client identities to keys and operations; requests outside it are "
+          "PERMISSION_DENIED. Empty: every request is allowed");
+ABSL_FLAG(std::string, audit_log, "",
+          "where private-key operations (Sign, PublicKeyDecrypt, HybridDecrypt, Hmac) and "
+          "policy denials are written as JSON lines: empty for stderr, a file to append "
+          "to, or 'none'");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(20),
           "on SIGTERM/SIGINT, how long in-flight RPCs may run before they are cancelled");
 ABSL_FLAG(int32_t, worker_threads, -1,
@@ -166,6 +188,12 @@ int main(int argc, char** argv) {
   options.worker_threads = absl::GetFlag(FLAGS_worker_threads);
   options.public_key_cache_size = absl::GetFlag(FLAGS_public_key_cache_size);
   options.coalesce_hash_window = absl::GetFlag(FLAGS_coalesce_hash_window);
+  options.max_inflight_bytes = absl::GetFlag(FLAGS_max_inflight_bytes);
+  options.stream_idle_timeout = absl::GetFlag(FLAGS_stream_idle_timeout);
+  options.grpc_memory_quota = absl::GetFlag(FLAGS_grpc_memory_quota);
+  options.allow_insecure_key_permissions = absl::GetFlag(FLAGS_allow_insecure_key_permissions);
+  options.access_policy = absl::GetFlag(FLAGS_access_policy);
+  options.audit_log = absl::GetFlag(FLAGS_audit_log);
 
   smcrypt::server::Server server;
   s = server.BuildAndStart(options);

@@ -1,5 +1,6 @@
 #include "server/server.h"
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/resource_quota.h"
 #include "grpcpp/security/server_credentials.h"
 #include "server/logging.h"
 #include "smcrypt/cpu.h"
@@ -113,12 +115,37 @@ absl::Status Server::BuildAndStart(const ServerOptions& options) {
   if (options_.shutdown_grace < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--shutdown_grace must not be negative");
   }
+  if (options_.max_inflight_bytes != 0 &&
+      options_.max_inflight_bytes < options_.max_message_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max_inflight_bytes must be 0 (no limit) or at least --max_message_bytes (",
+        options_.max_message_bytes, "), got ", options_.max_inflight_bytes));
+  }
+  if (options_.stream_idle_timeout < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--stream_idle_timeout must not be negative");
+  }
+  if (!options_.access_policy.empty()) {
+    absl::StatusOr<std::unique_ptr<AccessPolicy>> policy =
+        AccessPolicy::LoadFile(options_.access_policy);
+    if (!policy.ok()) return policy.status();
+    policy_ = *std::move(policy);
+    LogInfo(absl::StrCat("access policy: ", policy_->num_rules(), " rules from ",
+                         options_.access_policy));
+  }
+  {
+    absl::StatusOr<std::unique_ptr<AuditLog>> audit = AuditLog::Open(options_.audit_log);
+    if (!audit.ok()) return audit.status();
+    audit_ = *std::move(audit);
+  }
 
   // Keyring.
   if (options_.keys_dir.empty()) {
     keys_ = KeyStore::Empty();
   } else {
-    absl::StatusOr<std::unique_ptr<KeyStore>> keys = KeyStore::LoadFromDirectory(options_.keys_dir);
+    KeyStoreOptions key_options;
+    key_options.allow_insecure_permissions = options_.allow_insecure_key_permissions;
+    absl::StatusOr<std::unique_ptr<KeyStore>> keys =
+        KeyStore::LoadFromDirectory(options_.keys_dir, key_options);
     if (!keys.ok()) return keys.status();
     keys_ = *std::move(keys);
   }
@@ -157,16 +184,28 @@ absl::Status Server::BuildAndStart(const ServerOptions& options) {
   info.version = SMCRYPT_VERSION;
   info.max_message_bytes = options_.max_message_bytes;
   info.max_inflight = options_.max_inflight;
+  info.max_inflight_bytes = options_.max_inflight_bytes;
   if (options_.worker_threads != 0) {
     const size_t n = options_.worker_threads < 0 ? DefaultWorkerThreads()
                                                  : static_cast<size_t>(options_.worker_threads);
-    workers_ = std::make_unique<WorkerPool>(n, n * kQueuedPerWorker);
+    // Admission (--max_inflight, --max_inflight_bytes) bounds the calls handed to the
+    // pool, so its queue holds every admitted call and Submit never blocks a gRPC
+    // thread: excess work is RESOURCE_EXHAUSTED at admission, not held in the transport.
+    const size_t queue = std::max(n * kQueuedPerWorker,
+                                  static_cast<size_t>(options_.max_inflight) + 1);
+    workers_ = std::make_unique<WorkerPool>(n, queue);
   }
+  reaper_ = std::make_unique<StreamReaper>(options_.stream_idle_timeout);
+  ServiceGuards guards;
+  guards.policy = policy_.get();
+  guards.audit = audit_->enabled() ? audit_.get() : nullptr;
+  guards.reaper = options_.stream_idle_timeout > absl::ZeroDuration() ? reaper_.get() : nullptr;
   LogInfo(workers_ == nullptr
               ? std::string("unary work runs on gRPC's callback threads (--worker_threads=0)")
               : absl::StrCat("unary work runs on ", workers_->num_threads(), " worker threads"));
   service_ = std::make_unique<CryptoServiceImpl>(engine_.get(), self_tests_.get(),
-                                                 &metrics_->inflight(), info, workers_.get());
+                                                 &metrics_->inflight(), info, workers_.get(),
+                                                 guards);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -179,6 +218,15 @@ absl::Status Server::BuildAndStart(const ServerOptions& options) {
   builder.SetMaxReceiveMessageSize(static_cast<int>(options_.max_message_bytes));
   // Responses are bounded by the request limit (plus tags, padding, batch framing).
   builder.SetMaxSendMessageSize(INT_MAX);
+  // Keepalive pings find dead peers (a client host that vanished) within about 80 s, so
+  // their calls end and release their --max_inflight slots.
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 60 * 1000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20 * 1000);
+  if (options_.grpc_memory_quota > 0) {
+    grpc::ResourceQuota quota("smcryptd");
+    quota.Resize(options_.grpc_memory_quota);
+    builder.SetResourceQuota(quota);
+  }
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
   creators.push_back(NewMetricsInterceptorFactory(metrics_.get()));
   builder.experimental().SetInterceptorCreators(std::move(creators));

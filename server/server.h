@@ -13,11 +13,14 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
+#include "server/access_policy.h"
+#include "server/audit_log.h"
 #include "server/crypto_engine.h"
 #include "server/crypto_service_impl.h"
 #include "server/key_store.h"
 #include "server/metrics.h"
 #include "server/self_test.h"
+#include "server/stream_reaper.h"
 #include "server/worker_pool.h"
 
 namespace smcrypt::server {
@@ -54,6 +57,23 @@ struct ServerOptions {
   size_t public_key_cache_size = 1024;
   // coalesce_hash_window: 0 (off) or up to 10 ms; see EngineOptions.
   absl::Duration coalesce_hash_window = absl::ZeroDuration();
+  // max_inflight_bytes: serialized request bytes of admitted unary calls; beyond it new
+  // calls are RESOURCE_EXHAUSTED. 0: no byte limit; else at least max_message_bytes.
+  uint64_t max_inflight_bytes = 128 << 20;
+  // grpc_memory_quota: gRPC resource quota (bytes) for the transports' buffers, where
+  // requests wait while they arrive; under pressure gRPC shrinks HTTP/2 flow-control
+  // windows so senders wait. 0: unlimited.
+  uint64_t grpc_memory_quota = 256 << 20;
+  // stream_idle_timeout: a streaming RPC with no completed read or write for this long
+  // is cancelled (stream_reaper.h); 0 disables it.
+  absl::Duration stream_idle_timeout = absl::Seconds(60);
+  // allow_insecure_key_permissions: load keyring files any user may read or write
+  // (key_store.h, "Permissions"), with a warning.
+  bool allow_insecure_key_permissions = false;
+  // access_policy: policy file (access_policy.h); empty: every request is allowed.
+  std::string access_policy;
+  // audit_log: "" stderr, "none" off, else a file appended to (audit_log.h).
+  std::string audit_log;
 };
 
 inline constexpr char kCryptoServiceName[] = "smcrypt.v1.CryptoService";
@@ -92,6 +112,10 @@ class Server {
   // workers_ outlives server_: ~Server shuts the server down (every queued call is
   // finished by a worker) before the members are destroyed.
   std::unique_ptr<WorkerPool> workers_;
+  std::unique_ptr<AccessPolicy> policy_;
+  std::unique_ptr<AuditLog> audit_;
+  // reaper_ outlives server_ (streams unregister in OnDone, before the server is gone).
+  std::unique_ptr<StreamReaper> reaper_;
   std::unique_ptr<CryptoServiceImpl> service_;
   std::unique_ptr<grpc::Server> server_;
   // health_server_ serves grpc.health.v1 only, in plaintext (--health_listen).

@@ -7,10 +7,11 @@
 // instead admits a call on the gRPC thread, hands the work to a WorkerPool, and finishes
 // the call's reactor from the worker; the gRPC threads go back to the connections.
 //
-// The queue is bounded: Submit waits while it is full. A gRPC thread waiting there stops
-// reading requests, so HTTP/2 flow control holds the excess in the clients' connections
-// instead of the server buffering every request it can read (memory, and work done for
-// calls whose deadline passes while they wait).
+// The queue is bounded: Submit waits while it is full. smcryptd sizes it above
+// --max_inflight, so it never waits there: admission (--max_inflight, and
+// --max_inflight_bytes for memory) refuses excess calls with RESOURCE_EXHAUSTED before
+// they reach the pool, and a gRPC thread is never parked in Submit (a parked thread
+// stalls every connection it serves, health checks included).
 //
 // Tasks run in submission order (FIFO). Thread safety: Submit may be called from any
 // thread. The destructor runs every task already submitted, then joins the threads, so

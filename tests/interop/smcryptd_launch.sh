@@ -43,6 +43,7 @@ start_smcryptd() {
   openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$keys/p256.pem" 2>/dev/null
   pem_block "SM4 KEY" 16 >"$keys/sm4.pem"
   pem_block "HMAC KEY" 32 >"$keys/hmac.pem"
+  chmod 600 "$keys"/*.pem  # smcryptd refuses world-readable secret keys
 
   : >"$log"
   "$smcryptd" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 --keys_dir="$keys" \

@@ -116,6 +116,8 @@ class Smcryptd {
   }
 
   void Signal(int sig) { kill(pid_, sig); }
+  // pid is the process id (for /proc/<pid>/status), -1 once it has exited.
+  pid_t pid() const { return pid_; }
   std::string log() {
     absl::MutexLock lock(&mu_);
     return log_;
