@@ -35,6 +35,22 @@
 #include "smcrypt/v1/crypto.grpc.pb.h"
 #include "tests/server/smcryptd_process.h"
 
+// Under AddressSanitizer (the ASan build runs the integration label) freed memory sits
+// in ASan's quarantine (256 MiB by default), so resident memory says nothing about the
+// server's own bound: the run is smaller and the RSS bound is reported, not asserted.
+#if defined(__SANITIZE_ADDRESS__)
+#define SMCRYPT_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SMCRYPT_UNDER_ASAN 1
+#endif
+#endif
+#ifdef SMCRYPT_UNDER_ASAN
+constexpr bool kUnderAsan = true;
+#else
+constexpr bool kUnderAsan = false;
+#endif
+
 namespace {
 
 namespace v1 = ::smcrypt::v1;
@@ -95,12 +111,12 @@ bool Serves(Smcryptd& server) {
 // ---- 20,000 concurrent large requests --------------------------------------------------
 
 TEST(OverloadTest, ConcurrentLargeRequestsAreRefusedFastAndMemoryStaysBounded) {
-  const int calls = EnvInt("SMCRYPT_OVERLOAD_CALLS", 20000);
+  const int calls = EnvInt("SMCRYPT_OVERLOAD_CALLS", kUnderAsan ? 6000 : 20000);
   const int payload = EnvInt("SMCRYPT_OVERLOAD_BYTES", 60 * 1024);
   const int max_message = 64 * 1024;
   ASSERT_LT(payload + 64, max_message) << "the payload must fit --max_message_bytes";
-  // The byte budget admits 64 requests of 64 KiB at once and --max_inflight 5,000 calls;
-  // the rest are refused.
+  // The byte budget admits 64 requests of 64 KiB at once, and --max_inflight a quarter
+  // of the calls (5,000); the rest are refused.
   const int64_t budget = 4 << 20;
   // gRPC's transports may hold 64 MiB of arriving requests (--grpc_memory_quota).
   const int64_t quota = int64_t{EnvInt("SMCRYPT_OVERLOAD_QUOTA_MIB", 64)} << 20;
@@ -108,7 +124,7 @@ TEST(OverloadTest, ConcurrentLargeRequestsAreRefusedFastAndMemoryStaysBounded) {
   ASSERT_TRUE(server.Start({absl::StrCat("--max_message_bytes=", max_message),
                             absl::StrCat("--max_inflight_bytes=", budget),
                             absl::StrCat("--grpc_memory_quota=", quota),
-                            "--max_inflight=5000",
+                            absl::StrCat("--max_inflight=", calls / 4),
                             "--worker_threads=2"}))
       << server.log();
   ASSERT_TRUE(Serves(server));
@@ -187,14 +203,17 @@ TEST(OverloadTest, ConcurrentLargeRequestsAreRefusedFastAndMemoryStaysBounded) {
   EXPECT_EQ(codes[StatusCode::OK] + codes[StatusCode::RESOURCE_EXHAUSTED], calls)
       << "first other status: " << first_other;
   EXPECT_GT(codes[StatusCode::OK], 0);
-  EXPECT_GT(codes[StatusCode::RESOURCE_EXHAUSTED], 0) << "20,000 calls exceed --max_inflight";
+  EXPECT_GT(codes[StatusCode::RESOURCE_EXHAUSTED], 0) << calls << " calls exceed --max_inflight";
   // Bound: what gRPC's transports may hold (--grpc_memory_quota, 64 MiB), the admitted
-  // requests (--max_inflight_bytes, 4 MiB) and their responses (4 MiB), plus 120 MiB
-  // for the state of up to 20,000 calls, the 5,000 admitted ones queued, and allocator
-  // arenas: 192 MiB. Measured +55 to +121 MiB on the 2-core CI machine. 20,000 × 60 KiB
-  // is 1.2 GB on the wire; without --grpc_memory_quota the peak grew by 821 MiB.
-  const int64_t kBoundMiB = (quota >> 20) + 2 * (budget >> 20) + 120;
-  EXPECT_LT(growth_mib, kBoundMiB) << "peak RSS grew by " << growth_mib << " MiB";
+  // requests (--max_inflight_bytes, 4 MiB) and their responses (4 MiB), plus 184 MiB
+  // for the state of up to 20,000 calls, the 5,000 admitted ones queued, and what
+  // glibc's per-thread arenas keep of freed blocks: 256 MiB. Measured +55 to +137 MiB
+  // (peak VmHWM) in four runs on the 2-core CI machine. 20,000 × 60 KiB is 1.2 GB on
+  // the wire; without --grpc_memory_quota the peak grew by 821 MiB.
+  const int64_t kBoundMiB = (quota >> 20) + 2 * (budget >> 20) + 184;
+  if (!kUnderAsan) {
+    EXPECT_LT(growth_mib, kBoundMiB) << "peak RSS grew by " << growth_mib << " MiB";
+  }
   EXPECT_TRUE(Serves(server)) << "the server still answers after the burst";
   const std::string metrics = HttpGet(server.metrics_port(), "/metrics");
   EXPECT_GT(MetricValue(metrics,
