@@ -408,6 +408,15 @@ absl::Status CheckSignatureOptions(Algorithm alg, const SignatureOptions& option
     return absl::InvalidArgumentError(
         absl::StrCat("options.user_id is for SM2 only, not ", AlgorithmName(alg)));
   }
+  // With prehashed, data is e = SM3(Z || M) and Z already holds the ID (GB/T 32918.2
+  // 5.5, 6.1 A1-A2): an ID given here would be silently ignored, so a caller who expects
+  // it to be bound gets a signature that is not bound to it.
+  if (user_id_set && options.prehashed) {
+    return absl::InvalidArgumentError(
+        "options.user_id has no effect with options.prehashed: the digest e = SM3(Z || M) "
+        "already contains Z, computed from the ID; send the message instead, or leave "
+        "user_id unset");
+  }
   if (user_id_set && options.user_id.size() > kSm2MaxUserIdSize) {
     return absl::InvalidArgumentError(absl::StrCat("options.user_id must be at most ",
                                                    kSm2MaxUserIdSize, " bytes, got ",

@@ -265,8 +265,9 @@ class CryptoEngine {
   absl::StatusOr<bool> VerifyHmac(Algorithm alg, const KeyInput& key, absl::string_view data,
                                   absl::string_view mac) const;
 
-  // Sign/Verify: `options.user_id` only for SM2 (InvalidArgument otherwise, when
-  // `user_id_set`).
+  // Sign/Verify: `options.user_id` only for SM2 and only without `options.prehashed`
+  // (InvalidArgument otherwise, when `user_id_set`: a digest e = SM3(Z || M) already
+  // holds Z, so an ID given with it could not be bound).
   absl::StatusOr<std::string> Sign(Algorithm alg, const KeyInput& key, absl::string_view data,
                                    const SignatureOptions& options, bool user_id_set) const;
   absl::StatusOr<bool> Verify(Algorithm alg, const KeyInput& key, absl::string_view data,

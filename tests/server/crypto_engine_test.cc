@@ -215,6 +215,16 @@ TEST_F(EngineTest, StatusMapping) {
                      KeyInput::Inline(SecretDataAsStringView(p256->private_key_der)), "m", {},
                      /*user_id_set=*/true),
               StatusIs(absl::StatusCode::kInvalidArgument));
+  // user_id with prehashed: e = SM3(Z || M) already holds Z, so the ID cannot be bound.
+  SignatureOptions prehashed_with_id;
+  prehashed_with_id.prehashed = true;
+  prehashed_with_id.user_id = "alice";
+  EXPECT_THAT(e.Sign(Algorithm::kSm2, KeyInput::Id("sm2"), std::string(32, 'e'),
+                     prehashed_with_id, /*user_id_set=*/true),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("prehashed")));
+  EXPECT_THAT(e.Verify(Algorithm::kSm2, KeyInput::Id("sm2pub"), std::string(32, 'e'),
+                       std::string(64, 's'), prehashed_with_id, /*user_id_set=*/true),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("prehashed")));
   // Hybrid: wrong algorithm kind, wrong key family, public key for decryption.
   EXPECT_THAT(e.HybridEncrypt(Algorithm::kSm4Gcm, KeyInput::Id("sm4"), "m", ""),
               StatusIs(absl::StatusCode::kInvalidArgument));
