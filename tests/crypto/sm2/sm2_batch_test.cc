@@ -495,7 +495,9 @@ TEST_F(Sm2BatchTest, VerifyBatchEqualsSingle) {
                                                                 es[i], sigs[i], nullptr);
         EXPECT_EQ(out[i], want);
         if (i % 11 == 0 || i % 11 == 1 || i % 11 == 3) {
-          if (!(n >= 9 && (i == 0 || i == 8))) EXPECT_OK(out[i]);
+          if (!(n >= 9 && (i == 0 || i == 8))) {
+            EXPECT_OK(out[i]);
+          }
         }
         if (sigs[i].size() == 64 && es[i].size() == 32) {
           EXPECT_EQ(out[i].ok(),
@@ -577,7 +579,9 @@ TEST_F(Sm2BatchTest, SignManyAndVerifyManyMatchSingleOperations) {
     for (size_t i = 0; i < n; ++i) {
       SCOPED_TRACE(::testing::Message() << "ifma " << ifma << " item " << i);
       EXPECT_EQ(out[i], verifiers[which[i]]->Verify(sv[i], dv[i]));
-      if (i != 3 && i != 7 && i != 11 && i != 17) EXPECT_OK(out[i]);
+      if (i != 3 && i != 7 && i != 11 && i != 17) {
+        EXPECT_OK(out[i]);
+      }
     }
     EXPECT_FALSE(out[3].ok());
     EXPECT_FALSE(out[17].ok());
