@@ -212,7 +212,11 @@ absl::StatusOr<StoredKey> KeyStore::ParseEntry(absl::string_view key_id, absl::s
         "' is not one of PRIVATE KEY, PUBLIC KEY, SM4 KEY, AES KEY, HMAC KEY"));
   }
   key.is_private = block.label == "PRIVATE KEY";
+  // Each candidate refuses a key of another family with FailedPrecondition; the error
+  // worth reporting is the first other one: why the key of its own family was refused
+  // (an SM2 scalar outside [1, n-2], a point off the curve, a bad DER), else the last.
   absl::Status last;
+  absl::Status reason;
   for (const AsymmetricCandidate& c : kAsymmetricCandidates) {
     if (key.is_private) {
       absl::StatusOr<std::string> pub = PublicKeyFromPrivate(c.alg, der);
@@ -223,6 +227,7 @@ absl::StatusOr<StoredKey> KeyStore::ParseEntry(absl::string_view key_id, absl::s
         return key;
       }
       last = pub.status();
+      if (reason.ok() && !absl::IsFailedPrecondition(last)) reason = last;
     } else {
       absl::StatusOr<std::unique_ptr<PublicKeyVerify>> v = NewPublicKeyVerify(c.alg, der);
       if (v.ok()) {
@@ -232,12 +237,14 @@ absl::StatusOr<StoredKey> KeyStore::ParseEntry(absl::string_view key_id, absl::s
         return key;
       }
       last = v.status();
+      if (reason.ok() && !absl::IsFailedPrecondition(last)) reason = last;
     }
   }
+  if (reason.ok()) reason = last;
   return absl::InvalidArgumentError(
       absl::StrCat(block.label,
                    " is not an SM2, EC P-256, EC secp256k1, RSA-2048 or RSA-3072 key (",
-                   last.message(), ")"));
+                   reason.message(), ")"));
 }
 
 absl::StatusOr<std::unique_ptr<KeyStore>> KeyStore::LoadFromDirectory(

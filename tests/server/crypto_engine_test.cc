@@ -131,6 +131,24 @@ TEST(KeyStoreTest, RejectsBadEntries) {
               StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
+// A keyring entry of a supported family that its own family refuses names that family's
+// reason, not the last candidate's family mismatch ("key is SM2, algorithm needs
+// RSA-3072"): an SM2 scalar d = n - 1 (GB/T 32918.1 6.1 allows [1, n-2]) and an SM2
+// public point off the curve.
+TEST(KeyStoreTest, RefusedKeyNamesItsOwnFamilysReason) {
+  const std::string sm2_alg = "301306072a8648ce3d020106082a811ccf5501822d";
+  const std::string pkcs8 = HexToBytes(
+      "3041020100" + sm2_alg + "0427302502010104" +
+      "20fffffffeffffffffffffffffffffffff7203df6b21c6052b53bbf40939d54122");
+  absl::StatusOr<StoredKey> priv = KeyStore::ParseEntry("k", PemEncode("PRIVATE KEY", pkcs8));
+  EXPECT_THAT(priv, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("[1, n-2]")));
+  EXPECT_THAT(priv, StatusIs(absl::StatusCode::kInvalidArgument,
+                             ::testing::Not(HasSubstr("algorithm needs"))));
+  const std::string spki = HexToBytes("3059" + sm2_alg + "03420004" + std::string(128, '0'));
+  absl::StatusOr<StoredKey> pub = KeyStore::ParseEntry("k", PemEncode("PUBLIC KEY", spki));
+  EXPECT_THAT(pub, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not on the curve")));
+}
+
 TEST(KeyStoreTest, KubernetesSecretLayout) {
   // A mounted Secret: files live in ..<timestamp>/, ..data points at it, and each key
   // is a symlink through ..data.
