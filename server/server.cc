@@ -4,10 +4,10 @@
 #include <chrono>
 #include <climits>
 #include <fstream>
-#include <iterator>
 #include <utility>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
@@ -15,6 +15,7 @@
 #include "grpcpp/security/server_credentials.h"
 #include "server/logging.h"
 #include "smcrypt/cpu.h"
+#include "smcrypt/secure_zero.h"
 
 #ifndef SMCRYPT_VERSION
 #define SMCRYPT_VERSION "0.0.0"
@@ -23,10 +24,22 @@
 namespace smcrypt::server {
 namespace {
 
+// ReadPemFile reads the whole file into a string allocated once at the file's size, so
+// no reallocation leaves a copy of a private key behind (the caller wipes the string).
 absl::StatusOr<std::string> ReadPemFile(const std::string& flag, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return absl::NotFoundError(absl::StrCat(flag, ": cannot read ", path));
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::streamoff size = in.tellg();
+  if (size < 0 || size > (1 << 20)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": ", path, " is not a PEM file of at most 1 MiB"));
+  }
+  std::string text(static_cast<size_t>(size), '\0');
+  in.seekg(0);
+  if (!in.read(text.data(), size)) {
+    return absl::InvalidArgumentError(absl::StrCat(flag, ": read error on ", path));
+  }
+  return text;
 }
 
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
@@ -45,7 +58,12 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
   absl::StatusOr<std::string> key = ReadPemFile("--tls_key", o.tls_key);
   if (!key.ok()) return key.status();
   grpc::SslServerCredentialsOptions ssl;
-  ssl.pem_key_cert_pairs.push_back({*key, *cert});
+  ssl.pem_key_cert_pairs.push_back({std::move(*key), *cert});
+  // gRPC copies the key into its own credentials; our copy is wiped on every return.
+  auto wipe_key = absl::MakeCleanup([&ssl] {
+    std::string& private_key = ssl.pem_key_cert_pairs[0].private_key;
+    SecureZero(private_key.data(), private_key.size());
+  });
   if (!o.tls_client_ca.empty()) {
     absl::StatusOr<std::string> ca = ReadPemFile("--tls_client_ca", o.tls_client_ca);
     if (!ca.ok()) return ca.status();
