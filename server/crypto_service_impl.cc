@@ -171,10 +171,13 @@ absl::Status StillWanted(grpc::CallbackServerContext* ctx) {
 //
 // The request's serialized size is reserved against --max_inflight_bytes from admission
 // until the call is answered, and its inline keys are wiped before the answer.
+//
+// `reactor` (default: the context's default reactor) lets a handler act in OnDone.
 template <typename Req, typename Fn>
 grpc::ServerUnaryReactor* Unary(const CryptoServiceImpl* svc, grpc::CallbackServerContext* ctx,
-                                const Req* request, Fn fn) {
-  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+                                const Req* request, Fn fn,
+                                grpc::ServerUnaryReactor* reactor = nullptr) {
+  if (reactor == nullptr) reactor = ctx->DefaultReactor();
   const uint64_t bytes = request->ByteSizeLong();
   absl::Status s = svc->Admit(ctx, bytes);
   if (!s.ok()) {
@@ -193,6 +196,24 @@ grpc::ServerUnaryReactor* Unary(const CryptoServiceImpl* svc, grpc::CallbackServ
   });
   return reactor;
 }
+
+// WipeKeyPairReactor wipes the private key of a GenerateKeyPair response once gRPC has
+// sent it (OnDone runs before gRPC frees the response). gRPC's own send buffers are
+// freed without wiping.
+class WipeKeyPairReactor final : public grpc::ServerUnaryReactor {
+ public:
+  explicit WipeKeyPairReactor(v1::GenerateKeyPairResponse* response) : response_(response) {}
+  void OnDone() override {
+    for (std::string* s : {response_->mutable_private_key_der(),
+                           response_->mutable_private_key_pem()}) {
+      SecureZero(s->data(), s->size());
+    }
+    delete this;
+  }
+
+ private:
+  v1::GenerateKeyPairResponse* response_;
+};
 
 // ---- Streaming reactors ----------------------------------------------------------------
 
@@ -829,6 +850,30 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::Hmac(grpc::CallbackServerContext* c
 
 namespace {
 
+// kSignBatchChunk: SignBatch / VerifyBatch items per engine call (cancellation is
+// checked between calls).
+constexpr int kSignBatchChunk = 256;
+
+absl::StatusOr<SignItem> SignItemFrom(const v1::SignRequest& req) {
+  absl::StatusOr<Algorithm> alg = ToAlgorithm(req.algorithm());
+  if (!alg.ok()) return alg.status();
+  SignItem item{*alg, ToKey(req.key()), req.data(), {}, false};
+  absl::StatusOr<SignatureOptions> options = ToSignatureOptions(req.options(), &item.user_id_set);
+  if (!options.ok()) return options.status();
+  item.options = *options;
+  return item;
+}
+
+absl::StatusOr<VerifyItem> VerifyItemFrom(const v1::VerifyRequest& req) {
+  absl::StatusOr<Algorithm> alg = ToAlgorithm(req.algorithm());
+  if (!alg.ok()) return alg.status();
+  VerifyItem item{*alg, ToKey(req.key()), req.data(), req.signature(), {}, false};
+  absl::StatusOr<SignatureOptions> options = ToSignatureOptions(req.options(), &item.user_id_set);
+  if (!options.ok()) return options.status();
+  item.options = *options;
+  return item;
+}
+
 absl::StatusOr<std::string> SignOne(const CryptoEngine& engine, const v1::SignRequest& req) {
   absl::StatusOr<Algorithm> alg = ToAlgorithm(req.algorithm());
   if (!alg.ok()) return alg.status();
@@ -895,20 +940,46 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::SignBatch(grpc::CallbackServerConte
   return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
     absl::Status s = CheckBatchSize(request->items_size());
     if (!s.ok()) return s;
-    for (const v1::SignRequest& item : request->items()) {
+    // Chunks of kSignBatchChunk items go to the engine together (its SM2 items share the
+    // multi-buffer path); cancellation is checked between chunks.
+    const int n = request->items_size();
+    for (int begin = 0; begin < n; begin += kSignBatchChunk) {
       s = StillWanted(ctx);
       if (!s.ok()) return s;
-      absl::Status allowed =
-          Authorize(ctx, "SignBatch", AccessOperation::kSign, item.algorithm(), &item.key());
-      absl::StatusOr<std::string> sig = allowed.ok() ? SignOne(*engine_, item)
-                                                      : absl::StatusOr<std::string>(allowed);
-      if (allowed.ok()) {
-        Audit(ctx, "SignBatch", AccessOperation::kSign, item.algorithm(), &item.key(),
-              sig.status().code());
+      const int end = std::min(n, begin + kSignBatchChunk);
+      std::vector<absl::Status> pre(end - begin);  // parse or policy error, else OK
+      std::vector<char> allowed_item(end - begin, 0);
+      std::vector<SignItem> items;
+      std::vector<int> index(end - begin, -1);
+      for (int i = begin; i < end; ++i) {
+        const v1::SignRequest& item = request->items(i);
+        absl::StatusOr<SignItem> parsed = SignItemFrom(item);
+        absl::Status allowed =
+            Authorize(ctx, "SignBatch", AccessOperation::kSign, item.algorithm(), &item.key());
+        allowed_item[i - begin] = allowed.ok();
+        if (!allowed.ok()) {
+          pre[i - begin] = allowed;
+        } else if (!parsed.ok()) {
+          pre[i - begin] = parsed.status();
+        } else {
+          index[i - begin] = static_cast<int>(items.size());
+          items.push_back(*parsed);
+        }
       }
-      v1::SignBatchResult* r = response->add_results();
-      SetItemStatus(sig.status(), r->mutable_status());
-      if (sig.ok()) r->set_signature(*std::move(sig));
+      std::vector<absl::StatusOr<std::string>> sigs = engine_->SignBatch(items);
+      for (int i = begin; i < end; ++i) {
+        const v1::SignRequest& item = request->items(i);
+        const int k = index[i - begin];
+        absl::StatusOr<std::string> sig =
+            k < 0 ? absl::StatusOr<std::string>(pre[i - begin]) : std::move(sigs[k]);
+        if (allowed_item[i - begin]) {  // denials are audited by Authorize
+          Audit(ctx, "SignBatch", AccessOperation::kSign, item.algorithm(), &item.key(),
+                sig.status().code());
+        }
+        v1::SignBatchResult* r = response->add_results();
+        SetItemStatus(sig.status(), r->mutable_status());
+        if (sig.ok()) r->set_signature(*std::move(sig));
+      }
     }
     return absl::OkStatus();
   });
@@ -920,16 +991,37 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::VerifyBatch(grpc::CallbackServerCon
   return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
     absl::Status s = CheckBatchSize(request->items_size());
     if (!s.ok()) return s;
-    for (const v1::VerifyRequest& item : request->items()) {
+    const int n = request->items_size();
+    for (int begin = 0; begin < n; begin += kSignBatchChunk) {
       s = StillWanted(ctx);
       if (!s.ok()) return s;
-      absl::Status allowed =
-          Authorize(ctx, "VerifyBatch", AccessOperation::kVerify, item.algorithm(), &item.key());
-      absl::StatusOr<bool> valid = allowed.ok() ? VerifyOne(*engine_, item)
-                                                : absl::StatusOr<bool>(allowed);
-      v1::VerifyBatchResult* r = response->add_results();
-      SetItemStatus(valid.status(), r->mutable_status());
-      if (valid.ok()) r->set_valid(*valid);
+      const int end = std::min(n, begin + kSignBatchChunk);
+      std::vector<absl::Status> pre(end - begin);
+      std::vector<VerifyItem> items;
+      std::vector<int> index(end - begin, -1);
+      for (int i = begin; i < end; ++i) {
+        const v1::VerifyRequest& item = request->items(i);
+        absl::Status allowed = Authorize(ctx, "VerifyBatch", AccessOperation::kVerify,
+                                         item.algorithm(), &item.key());
+        absl::StatusOr<VerifyItem> parsed = VerifyItemFrom(item);
+        if (!allowed.ok()) {
+          pre[i - begin] = allowed;
+        } else if (!parsed.ok()) {
+          pre[i - begin] = parsed.status();
+        } else {
+          index[i - begin] = static_cast<int>(items.size());
+          items.push_back(*parsed);
+        }
+      }
+      std::vector<absl::StatusOr<bool>> valid = engine_->VerifyBatch(items);
+      for (int i = begin; i < end; ++i) {
+        const int k = index[i - begin];
+        absl::StatusOr<bool> v =
+            k < 0 ? absl::StatusOr<bool>(pre[i - begin]) : std::move(valid[k]);
+        v1::VerifyBatchResult* r = response->add_results();
+        SetItemStatus(v.status(), r->mutable_status());
+        if (v.ok()) r->set_valid(*v);
+      }
     }
     return absl::OkStatus();
   });
@@ -1158,7 +1250,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::GenerateKeyPair(
     response->set_public_key_der(std::move(kp->public_key_der));
     response->set_private_key_withheld(kp->private_key_withheld);
     return absl::OkStatus();
-  });
+  }, new WipeKeyPairReactor(response));
 }
 
 grpc::ServerUnaryReactor* CryptoServiceImpl::GetPublicKey(grpc::CallbackServerContext* ctx,
