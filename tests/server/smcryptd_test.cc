@@ -441,6 +441,66 @@ TEST_F(SmcryptdTest, SignAndVerifyBatches) {
   EXPECT_EQ(vresp.results(2).status().code(), 0);
   EXPECT_FALSE(vresp.results(2).valid());
   EXPECT_EQ(vresp.results(3).status().code(), grpc::StatusCode::INVALID_ARGUMENT);
+
+  // 300 SM2 items (more than one 256-item chunk; the multi-buffer path where the CPU has
+  // it): the keyring key and three inline keys, user IDs on some, every 11th key unknown.
+  // Each signature verifies through the unary Verify (the single-operation path) and
+  // through VerifyBatch, and a tampered copy of each is invalid.
+  std::vector<v1::GenerateKeyPairResponse> kps(3);
+  for (auto& kp : kps) {
+    grpc::ClientContext gctx;
+    v1::GenerateKeyPairRequest greq;
+    greq.set_algorithm(v1::SM2);
+    ASSERT_TRUE(stub_->GenerateKeyPair(&gctx, greq, &kp).ok());
+  }
+  auto key_of = [&](int i, bool pub) {
+    if (i % 4 == 0) return KeyId("sm2");
+    const v1::GenerateKeyPairResponse& kp = kps[i % 3];
+    return Inline(pub ? kp.public_key_der() : kp.private_key_der());
+  };
+  grpc::ClientContext bctx;
+  v1::SignBatchRequest breq;
+  for (int i = 0; i < 300; ++i) {
+    v1::SignRequest* item = breq.add_items();
+    item->set_algorithm(v1::SM2);
+    *item->mutable_key() = i % 11 == 10 ? KeyId("missing") : key_of(i, false);
+    item->set_data(absl::StrCat("batch item ", i));
+    if (i % 5 == 0) item->mutable_options()->set_user_id(absl::StrCat("user-", i));
+  }
+  v1::SignBatchResponse bresp;
+  ASSERT_TRUE(stub_->SignBatch(&bctx, breq, &bresp).ok());
+  ASSERT_EQ(bresp.results_size(), 300);
+  grpc::ClientContext bvctx;
+  v1::VerifyBatchRequest bvreq;
+  for (int i = 0; i < 300; ++i) {
+    if (i % 11 == 10) {
+      EXPECT_EQ(bresp.results(i).status().code(), grpc::StatusCode::NOT_FOUND) << "item " << i;
+      continue;
+    }
+    ASSERT_EQ(bresp.results(i).status().code(), 0) << "item " << i;
+    for (bool tamper : {false, true}) {
+      v1::VerifyRequest v;
+      v.set_algorithm(v1::SM2);
+      *v.mutable_key() = key_of(i, true);
+      v.set_data(breq.items(i).data() + (tamper ? "!" : ""));
+      if (breq.items(i).options().has_user_id()) *v.mutable_options() = breq.items(i).options();
+      v.set_signature(bresp.results(i).signature());
+      *bvreq.add_items() = v;
+      if (i % 3 == 0) {  // the unary path on a third of them
+        grpc::ClientContext uctx;
+        v1::VerifyResponse u;
+        ASSERT_TRUE(stub_->Verify(&uctx, v, &u).ok());
+        EXPECT_EQ(u.valid(), !tamper) << "item " << i;
+      }
+    }
+  }
+  v1::VerifyBatchResponse bvresp;
+  ASSERT_TRUE(stub_->VerifyBatch(&bvctx, bvreq, &bvresp).ok());
+  ASSERT_EQ(bvresp.results_size(), bvreq.items_size());
+  for (int j = 0; j < bvresp.results_size(); ++j) {
+    EXPECT_EQ(bvresp.results(j).status().code(), 0) << "verify item " << j;
+    EXPECT_EQ(bvresp.results(j).valid(), j % 2 == 0) << "verify item " << j;
+  }
 }
 
 TEST_F(SmcryptdTest, SymmetricAgainstOpenSsl) {
