@@ -146,6 +146,7 @@ def main():
         b"\x02\x02" + der,
         b"\x00\x01" + c1[1:] + c3 + c2,  # unprefixed x1 ‖ y1
         b"\x02\x00" + der_seq(der_int(c1[1:33]), der_int(c1[33:]), der_oct(c3), der_oct(b"")),
+        b"\x02\x02" + der + b"\x3d",  # trailing byte: OpenSSL decrypts it, smcrypt refuses
     ])
 
     # ---- HPKE (RFC 9180 A.3.1 and the SM suite's vectors) ----

@@ -4,7 +4,8 @@
 // A ciphertext that decrypts must decrypt to the same plaintext after conversion to the
 // other formats (Sm2CiphertextConvert); and whatever OpenSSL 3 decrypts as DER SM2Cipher
 // smcrypt must decrypt to the same plaintext (smcrypt also takes fixed-width coordinates,
-// so not the converse). Aborts on any mismatch.
+// so not the converse; OpenSSL also ignores trailing bytes, which smcrypt refuses, so
+// only whole DER SEQUENCEs are compared). Aborts on any mismatch.
 //
 // Input: format byte ‖ selector ‖ ciphertext.
 #include <openssl/err.h>
@@ -50,6 +51,23 @@ std::optional<std::string> OpenSslDecrypt(EVP_PKEY* pkey, const std::string& der
   return out;
 }
 
+// WholeDerSequence: `der` is one DER SEQUENCE header and exactly its contents. OpenSSL's
+// SM2 decryption ignores bytes after the SM2Cipher (d2i does not check the input was
+// consumed); smcrypt refuses them, so only such inputs are compared.
+bool WholeDerSequence(const std::string& der) {
+  if (der.size() < 2 || static_cast<uint8_t>(der[0]) != 0x30) return false;
+  size_t len = static_cast<uint8_t>(der[1]);
+  size_t header = 2;
+  if (len & 0x80) {
+    const size_t n = len & 0x7f;
+    if (n == 0 || n > 2 || der.size() < 2 + n) return false;
+    len = 0;
+    for (size_t i = 0; i < n; ++i) len = len << 8 | static_cast<uint8_t>(der[2 + i]);
+    header += n;
+  }
+  return header + len == der.size();
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -74,7 +92,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       FUZZ_CHECK(again.ok() && *again == *plain);
     }
   }
-  if (format == Sm2CiphertextFormat::kDer) {
+  if (format == Sm2CiphertextFormat::kDer && WholeDerSequence(ct)) {
     auto theirs = OpenSslDecrypt(pkey, ct);
     if (theirs.has_value()) FUZZ_CHECK(plain.ok() && *plain == *theirs);
   }
