@@ -5,6 +5,7 @@
 #include <array>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "crypto/common/random.h"
@@ -54,6 +55,37 @@ BlockMode BlockModeOf(Algorithm alg) {
 absl::Status WrongAlgorithm(Algorithm alg, absl::string_view what) {
   return absl::InvalidArgumentError(
       absl::StrCat("algorithm ", AlgorithmName(alg), " cannot be used here: expected ", what));
+}
+
+// IsPublicKeyEncoding: whether `bytes` is a SubjectPublicKeyInfo (RFC 5280 §4.1), DER or
+// PEM "PUBLIC KEY", rather than PKCS#8 (RFC 5208 §5). Reads only the outer structure —
+// the PEM label, or the DER tags of the outer SEQUENCE and its first element (PKCS#8:
+// INTEGER version; SPKI: SEQUENCE AlgorithmIdentifier) — which is public layout, never
+// key material.
+bool IsPublicKeyEncoding(absl::string_view bytes) {
+  size_t i = 0;
+  while (i < bytes.size() && i < 64 &&
+         (bytes[i] == ' ' || bytes[i] == '\t' || bytes[i] == '\r' || bytes[i] == '\n')) {
+    ++i;
+  }
+  if (absl::StartsWith(bytes.substr(i), "-----BEGIN PUBLIC KEY-----")) return true;
+  if (bytes.size() < 4 || static_cast<uint8_t>(bytes[0]) != 0x30) return false;
+  const uint8_t len0 = static_cast<uint8_t>(bytes[1]);
+  const size_t first = len0 < 0x80 ? 2 : 2 + (len0 & 0x7f);
+  return first < bytes.size() && static_cast<uint8_t>(bytes[first]) == 0x30;
+}
+
+// ExplainPrivateKeyError turns the parse error of an inline private key that is in
+// fact a public key into FailedPrecondition saying so (as for a keyring public key).
+// Only called after parsing failed, so a valid key is never examined here.
+absl::Status ExplainPrivateKeyError(absl::Status s, Algorithm alg, const KeyInput& key) {
+  if (s.ok() || s.code() != absl::StatusCode::kInvalidArgument ||
+      key.kind != KeyInput::Kind::kInline || !IsPublicKeyEncoding(key.value)) {
+    return s;
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      "inline key is a public key (SubjectPublicKeyInfo); ", AlgorithmName(alg),
+      " needs the private key here (PKCS#8 DER or PEM)"));
 }
 
 absl::StatusOr<std::string> DrawRandom(size_t len) {
@@ -819,7 +851,10 @@ absl::StatusOr<std::shared_ptr<const PublicKeySign>> CryptoEngine::SignerFor(
   }
   // An inline private key is parsed for this request only and never cached.
   if (cached != nullptr) return cached;
-  return Shared(NewPublicKeySign(alg, *k, options));
+  absl::StatusOr<std::shared_ptr<const PublicKeySign>> signer =
+      Shared(NewPublicKeySign(alg, *k, options));
+  if (!signer.ok()) return ExplainPrivateKeyError(signer.status(), alg, key);
+  return signer;
 }
 
 absl::StatusOr<std::shared_ptr<const PublicKeyVerify>> CryptoEngine::VerifierFor(
@@ -1269,7 +1304,7 @@ absl::StatusOr<std::string> CryptoEngine::PublicKeyDecrypt(Algorithm alg, const 
   // An inline private key is parsed for this request only and never cached.
   absl::StatusOr<std::shared_ptr<const smcrypt::PublicKeyDecrypt>> dec =
       cached != nullptr ? cached : Shared(NewPublicKeyDecrypt(alg, *k, options));
-  if (!dec.ok()) return dec.status();
+  if (!dec.ok()) return ExplainPrivateKeyError(dec.status(), alg, key);
   absl::StatusOr<std::string> pt = (*dec)->Decrypt(ciphertext);
   if (pt.ok()) Record(alg, Operation::kDecrypt, ciphertext.size());
   return pt;
@@ -1541,7 +1576,7 @@ absl::StatusOr<std::string> CryptoEngine::HybridDecrypt(Algorithm alg, const Key
   // An inline private key is parsed for this request only and never cached.
   absl::StatusOr<std::shared_ptr<const smcrypt::HybridDecrypt>> dec =
       cached != nullptr ? cached : Shared(NewHybridDecrypt(alg, *k));
-  if (!dec.ok()) return dec.status();
+  if (!dec.ok()) return ExplainPrivateKeyError(dec.status(), alg, key);
   absl::StatusOr<std::string> pt = (*dec)->Decrypt(ciphertext, info);
   if (pt.ok()) Record(alg, Operation::kDecrypt, ciphertext.size());
   return pt;
@@ -1575,7 +1610,7 @@ absl::StatusOr<std::unique_ptr<HybridStreamDecryptor>> CryptoEngine::NewHybridSt
   if (!k.ok()) return k.status();
   absl::StatusOr<std::unique_ptr<smcrypt::HybridDecrypt>> check =
       NewHybridDecrypt(p.algorithm, *k);
-  if (!check.ok()) return check.status();
+  if (!check.ok()) return ExplainPrivateKeyError(check.status(), p.algorithm, p.key);
   absl::StatusOr<SecretData> sk = HpkePrivateScalar(SuiteOf(p.algorithm), *k);
   if (!sk.ok()) return sk.status();
   return std::unique_ptr<HybridStreamDecryptor>(new HpkeStreamDecryptor(
@@ -1614,7 +1649,9 @@ absl::StatusOr<std::string> CryptoEngine::GetPublicKey(Algorithm alg, const KeyI
   }
   absl::StatusOr<absl::string_view> k = PrivateKey(alg, key);
   if (!k.ok()) return k.status();
-  return PublicKeyFromPrivate(alg, *k);
+  absl::StatusOr<std::string> pub = PublicKeyFromPrivate(alg, *k);
+  if (!pub.ok()) return ExplainPrivateKeyError(pub.status(), alg, key);
+  return pub;
 }
 
 absl::StatusOr<std::string> CryptoEngine::GenerateRandom(size_t length) const {

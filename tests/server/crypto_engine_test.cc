@@ -259,6 +259,31 @@ TEST_F(EngineTest, StatusMapping) {
               StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
+// An inline public key (DER or PEM SubjectPublicKeyInfo) where a private key is needed is
+// FailedPrecondition saying so, as for a keyring public key, not a DER parse error.
+TEST_F(EngineTest, InlinePublicKeyWherePrivateKeyIsNeeded) {
+  CryptoEngine e = Engine();
+  absl::StatusOr<KeyPair> p256 = smcrypt::GenerateKeyPair(Algorithm::kEcdsaP256);
+  ASSERT_THAT(p256, IsOk());
+  const auto is_public = StatusIs(absl::StatusCode::kFailedPrecondition,
+                                  HasSubstr("inline key is a public key"));
+  for (const std::string& pub : {sm2_public_, PemEncode("PUBLIC KEY", sm2_public_)}) {
+    const KeyInput k = KeyInput::Inline(pub);
+    EXPECT_THAT(e.Sign(Algorithm::kSm2, k, "m", {}, false), is_public);
+    EXPECT_THAT(e.PublicKeyDecrypt(Algorithm::kSm2, k, std::string(120, 'c'),
+                                   Sm2CiphertextFormat::kC1C3C2),
+                is_public);
+    EXPECT_THAT(e.HybridDecrypt(Algorithm::kHpkeSm2Sm3Sm4Gcm, k, std::string(120, 'c'), ""),
+                is_public);
+    EXPECT_THAT(e.GetPublicKey(Algorithm::kSm2, k), is_public);
+  }
+  EXPECT_THAT(e.Sign(Algorithm::kEcdsaP256, KeyInput::Inline(p256->public_key_der), "m", {}, false),
+              is_public);
+  // Garbage stays InvalidArgument.
+  EXPECT_THAT(e.Sign(Algorithm::kSm2, KeyInput::Inline("\x30\x03\x02\x01\x00"), "m", {}, false),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
 TEST_F(EngineTest, WrongSignatureIsFalseNotError) {
   CryptoEngine e = Engine();
   ASSERT_OK_AND_ASSIGN(std::string sig, e.Sign(Algorithm::kSm2, KeyInput::Id("sm2"), "msg", {}, false));
