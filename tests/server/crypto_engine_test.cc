@@ -522,10 +522,11 @@ TEST_F(EngineTest, BlockStreamsEqualOneShot) {
       }
       SymmetricParams p;
       p.algorithm = alg;
-      p.key = KeyInput::Inline(alg == Algorithm::kAes128Cbc || alg == Algorithm::kAes128Ctr
-                                   ? std::string(16, 'a') : sm4_key_);
-      const std::string key_copy(p.key.value);
-      p.key.value = key_copy;
+      // The key must outlive `p` (KeyInput holds a view): a named string, not the
+      // conditional's temporary.
+      const std::string key_copy = alg == Algorithm::kAes128Cbc || alg == Algorithm::kAes128Ctr
+                                       ? std::string(16, 'a') : sm4_key_;
+      p.key = KeyInput::Inline(key_copy);
       p.nonce = alg == Algorithm::kSm4Ctr ? ctr_iv : iv;
       ASSERT_OK_AND_ASSIGN(SymmetricCiphertext one, e.Encrypt(p, pt));
       ASSERT_OK_AND_ASSIGN(std::unique_ptr<StreamEncryptor> enc, e.NewStreamEncryptor(p));
