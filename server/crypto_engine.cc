@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <array>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -1541,9 +1542,8 @@ class HpkeStreamDecryptor final : public HybridStreamDecryptor {
 
 }  // namespace
 
-absl::StatusOr<std::string> CryptoEngine::HybridEncrypt(Algorithm alg, const KeyInput& key,
-                                                        absl::string_view plaintext,
-                                                        absl::string_view info) const {
+absl::StatusOr<std::shared_ptr<const smcrypt::HybridEncrypt>> CryptoEngine::HybridEncrypterFor(
+    Algorithm alg, const KeyInput& key) const {
   absl::Status s = CheckHybridAlgorithm(alg);
   if (!s.ok()) return s;
   absl::StatusOr<absl::string_view> k = PublicKey(alg, key);
@@ -1552,14 +1552,65 @@ absl::StatusOr<std::string> CryptoEngine::HybridEncrypt(Algorithm alg, const Key
   if (key.kind == KeyInput::Kind::kKeyId) {
     cached = FindPrimitive(keyring_hybrid_encrypters_, alg, "", key.value);
   }
-  absl::StatusOr<std::shared_ptr<const smcrypt::HybridEncrypt>> enc =
-      cached != nullptr ? cached
-                        : CachedPublic(hybrid_encrypter_cache_, PublicCacheKey(alg, "", *k),
-                                       [&] { return NewHybridEncrypt(alg, *k); });
+  if (cached != nullptr) return cached;
+  return CachedPublic(hybrid_encrypter_cache_, PublicCacheKey(alg, "", *k),
+                      [&] { return NewHybridEncrypt(alg, *k); });
+}
+
+absl::StatusOr<std::string> CryptoEngine::HybridEncrypt(Algorithm alg, const KeyInput& key,
+                                                        absl::string_view plaintext,
+                                                        absl::string_view info) const {
+  absl::StatusOr<std::shared_ptr<const smcrypt::HybridEncrypt>> enc = HybridEncrypterFor(alg, key);
   if (!enc.ok()) return enc.status();
   absl::StatusOr<std::string> ct = (*enc)->Encrypt(plaintext, info);
   if (ct.ok()) Record(alg, Operation::kEncrypt, plaintext.size());
   return ct;
+}
+
+std::vector<absl::StatusOr<std::string>> CryptoEngine::HybridEncryptBatch(
+    absl::Span<const HybridEncryptItem> items) const {
+  std::vector<absl::StatusOr<std::string>> out(
+      items.size(), absl::InternalError("HybridEncryptBatch item not run"));
+  // Groups of items with the same algorithm and key (kind and value: a key_id or the
+  // inline key bytes), in order of first appearance; the key is resolved once per group,
+  // so its error (the same for every item of the group) is HybridEncrypt's.
+  using GroupKey = std::tuple<Algorithm, KeyInput::Kind, absl::string_view>;
+  absl::flat_hash_map<GroupKey, size_t> group_of;
+  std::vector<std::vector<size_t>> groups;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const HybridEncryptItem& it = items[i];
+    auto [pos, inserted] =
+        group_of.try_emplace(GroupKey(it.algorithm, it.key.kind, it.key.value), groups.size());
+    if (inserted) groups.emplace_back();
+    groups[pos->second].push_back(i);
+  }
+  std::vector<HybridEncryptInput> inputs;
+  for (const std::vector<size_t>& group : groups) {
+    const HybridEncryptItem& first = items[group.front()];
+    absl::StatusOr<std::shared_ptr<const smcrypt::HybridEncrypt>> enc =
+        HybridEncrypterFor(first.algorithm, first.key);
+    if (!enc.ok()) {
+      for (size_t i : group) out[i] = enc.status();
+      continue;
+    }
+    inputs.clear();
+    for (size_t i : group) inputs.push_back({items[i].plaintext, items[i].info});
+    std::vector<absl::StatusOr<std::string>> cts = (*enc)->EncryptMany(inputs);
+    if (cts.size() != group.size()) {  // a broken EncryptMany must not shift results
+      for (size_t i : group) {
+        out[i] = absl::InternalError(absl::StrCat("HybridEncrypt::EncryptMany returned ",
+                                                  cts.size(), " results for ", group.size(),
+                                                  " inputs"));
+      }
+      continue;
+    }
+    for (size_t j = 0; j < group.size(); ++j) {
+      const HybridEncryptItem& it = items[group[j]];
+      if (cts[j].ok()) Record(it.algorithm, Operation::kEncrypt, it.plaintext.size());
+      out[group[j]] = std::move(cts[j]);
+    }
+  }
+  return out;
 }
 
 absl::StatusOr<std::string> CryptoEngine::HybridDecrypt(Algorithm alg, const KeyInput& key,

@@ -1193,6 +1193,54 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::HybridEncrypt(
   });
 }
 
+grpc::ServerUnaryReactor* CryptoServiceImpl::HybridEncryptBatch(
+    grpc::CallbackServerContext* ctx, const v1::HybridEncryptBatchRequest* request,
+    v1::HybridEncryptBatchResponse* response) {
+  return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
+    absl::Status s = CheckBatchSize(request->items_size());
+    if (!s.ok()) return s;
+    // Chunks of kHybridBatchChunk items go to the engine together (its items to one
+    // recipient key share HybridEncrypt::EncryptMany); cancellation is checked between
+    // chunks. Each item is checked as HybridEncrypt checks it: algorithm, then policy.
+    constexpr int kHybridBatchChunk = 256;
+    const int n = request->items_size();
+    for (int begin = 0; begin < n; begin += kHybridBatchChunk) {
+      s = StillWanted(ctx);
+      if (!s.ok()) return s;
+      const int end = std::min(n, begin + kHybridBatchChunk);
+      std::vector<absl::Status> pre(end - begin);  // parse or policy error, else OK
+      std::vector<HybridEncryptItem> items;
+      std::vector<int> index(end - begin, -1);     // item → position in items, or -1
+      for (int i = begin; i < end; ++i) {
+        const v1::HybridEncryptRequest& item = request->items(i);
+        absl::StatusOr<Algorithm> alg = ToAlgorithm(item.algorithm());
+        if (!alg.ok()) {
+          pre[i - begin] = alg.status();
+          continue;
+        }
+        absl::Status allowed = Authorize(ctx, "HybridEncryptBatch", AccessOperation::kEncrypt,
+                                         item.algorithm(), &item.key());
+        if (!allowed.ok()) {
+          pre[i - begin] = allowed;
+          continue;
+        }
+        index[i - begin] = static_cast<int>(items.size());
+        items.push_back({*alg, ToKey(item.key()), item.plaintext(), item.info()});
+      }
+      std::vector<absl::StatusOr<std::string>> cts = engine_->HybridEncryptBatch(items);
+      for (int i = begin; i < end; ++i) {
+        const int k = index[i - begin];
+        absl::StatusOr<std::string> ct =
+            k < 0 ? absl::StatusOr<std::string>(pre[i - begin]) : std::move(cts[k]);
+        v1::HybridEncryptBatchResult* r = response->add_results();
+        SetItemStatus(ct.status(), r->mutable_status());
+        if (ct.ok()) r->set_ciphertext(*std::move(ct));
+      }
+    }
+    return absl::OkStatus();
+  });
+}
+
 grpc::ServerUnaryReactor* CryptoServiceImpl::HybridDecrypt(
     grpc::CallbackServerContext* ctx, const v1::HybridDecryptRequest* request,
     v1::HybridDecryptResponse* response) {

@@ -93,6 +93,9 @@ class CryptoServiceImpl final : public v1::CryptoService::CallbackService {
       const v1::PublicKeyDecryptRequest* request, v1::PublicKeyDecryptResponse* response) override;
   grpc::ServerUnaryReactor* HybridEncrypt(grpc::CallbackServerContext* ctx,
       const v1::HybridEncryptRequest* request, v1::HybridEncryptResponse* response) override;
+  grpc::ServerUnaryReactor* HybridEncryptBatch(grpc::CallbackServerContext* ctx,
+      const v1::HybridEncryptBatchRequest* request,
+      v1::HybridEncryptBatchResponse* response) override;
   grpc::ServerUnaryReactor* HybridDecrypt(grpc::CallbackServerContext* ctx,
       const v1::HybridDecryptRequest* request, v1::HybridDecryptResponse* response) override;
   grpc::ServerUnaryReactor* GenerateKeyPair(grpc::CallbackServerContext* ctx,

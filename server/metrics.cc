@@ -43,6 +43,7 @@ constexpr MethodDef kMethods[] = {
     {kCryptoService, "PublicKeyEncrypt", "unary"},
     {kCryptoService, "PublicKeyDecrypt", "unary"},
     {kCryptoService, "HybridEncrypt", "unary"},
+    {kCryptoService, "HybridEncryptBatch", "unary"},
     {kCryptoService, "HybridDecrypt", "unary"},
     {kCryptoService, "HybridEncryptStream", "bidi_stream"},
     {kCryptoService, "HybridDecryptStream", "bidi_stream"},

@@ -5,6 +5,7 @@
 #include <openssl/evp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include <thread>
 #include <string>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -662,6 +664,122 @@ TEST_F(EngineTest, HybridGenerateKeyPairAndUnaryRoundTrip) {
               StatusIs(absl::StatusCode::kPermissionDenied));
   EXPECT_THAT(deny.HybridDecrypt(Algorithm::kHpkeSm2Sm3Sm4Gcm, KeyInput::Id("sm2"), *ct, ""),
               IsOkAndHolds(std::string("x")));
+}
+
+// HybridEncryptBatch: both suites, keyring keys (a PRIVATE KEY's public half, a PUBLIC
+// KEY, a P-256 key) and inline keys (SPKI DER, raw point), repeated so that items share
+// a primitive, with bad items mixed in (not a hybrid algorithm, a key of the other family,
+// unknown key_id, no key, garbage inline key). Every error equals HybridEncrypt's; every
+// ciphertext opens with HybridDecrypt under the right private key and info, has its own
+// ephemeral key (enc), and the bytes counted equal those of the OK items. Inline keys
+// are resolved once per group: one LRU lookup per distinct (algorithm, key), no hits.
+class HybridEncryptBytes : public EngineObserver {
+ public:
+  void OnBytesProcessed(Algorithm alg, Operation op, uint64_t bytes) override {
+    if (IsHybridAlgorithm(alg) && op == Operation::kEncrypt) total += bytes;
+  }
+  uint64_t total = 0;
+};
+
+TEST_F(EngineTest, HybridEncryptBatchEqualsHybridEncryptPerItem) {
+  const Algorithm kSm = Algorithm::kHpkeSm2Sm3Sm4Gcm;
+  const Algorithm kP256 = Algorithm::kHpkeP256Sha256Aes128Gcm;
+  dir_.Write("p256.pem", PrivatePem(Algorithm::kEcdsaP256));
+  absl::StatusOr<std::unique_ptr<KeyStore>> store = KeyStore::LoadFromDirectory(dir_.path());
+  ASSERT_THAT(store, IsOk());
+  HybridEncryptBytes bytes;
+  CryptoEngine e((*store).get(), EngineOptions{}, &bytes);
+  absl::StatusOr<GeneratedKeyPair> sm_kp = e.GenerateKeyPair(kSm, false);
+  absl::StatusOr<GeneratedKeyPair> p256_kp = e.GenerateKeyPair(kP256, false);
+  ASSERT_THAT(sm_kp, IsOk());
+  ASSERT_THAT(p256_kp, IsOk());
+  // The raw 65-byte point of the generated SM2 key: the last 65 bytes of its SPKI.
+  const std::string sm_raw = sm_kp->public_key_der.substr(sm_kp->public_key_der.size() - 65);
+  ASSERT_EQ(sm_raw[0], '\x04');
+  const KeyInput sm_private = KeyInput::Inline(SecretDataAsStringView(sm_kp->private_key_der));
+  const KeyInput p256_private = KeyInput::Inline(SecretDataAsStringView(p256_kp->private_key_der));
+
+  struct Case {
+    Algorithm alg;
+    KeyInput key;
+    KeyInput private_key;  // kNone for items that must fail
+  };
+  const std::vector<Case> cases = {
+      {kSm, KeyInput::Id("sm2"), KeyInput::Id("sm2")},
+      {kSm, KeyInput::Id("sm2pub"), KeyInput::Id("sm2")},
+      {kSm, KeyInput::Inline(sm_kp->public_key_der), sm_private},
+      {kSm, KeyInput::Inline(sm_raw), sm_private},
+      {kP256, KeyInput::Id("p256"), KeyInput::Id("p256")},
+      {kP256, KeyInput::Inline(p256_kp->public_key_der), p256_private},
+      {kP256, KeyInput::Id("sm2"), KeyInput{}},                       // SM2 key: FailedPrecondition
+      {kP256, KeyInput::Inline(sm_kp->public_key_der), KeyInput{}},   // likewise, inline
+      {kSm, KeyInput::Id("p256"), KeyInput{}},                        // P-256 key for SM suite
+      {Algorithm::kSm4Gcm, KeyInput::Id("sm4"), KeyInput{}},          // not a hybrid algorithm
+      {kSm, KeyInput::Id("nope"), KeyInput{}},                        // NotFound
+      {kSm, KeyInput{}, KeyInput{}},                                  // no key
+      {kSm, KeyInput::Inline("garbage"), KeyInput{}},                 // InvalidArgument
+  };
+  std::mt19937_64 rng(TestSeed());
+  std::vector<std::string> pts, infos;
+  std::vector<size_t> case_of;
+  const int n = 130;
+  pts.reserve(n);  // the items hold views of these strings
+  infos.reserve(n);
+  std::vector<HybridEncryptItem> items;
+  for (int i = 0; i < n; ++i) {
+    // Mostly good items, so each good case gets several (up to 8-lane groups and more).
+    const size_t c = i % 3 == 2 ? 6 + (i / 3) % (cases.size() - 6) : (i / 3 + i % 3) % 6;
+    case_of.push_back(c);
+    pts.push_back(RandomBytes(rng, i == 0 ? 0 : rng() % 300));
+    infos.push_back(RandomBytes(rng, rng() % 24));
+    items.push_back({cases[c].alg, cases[c].key, pts.back(), infos.back()});
+  }
+  std::vector<absl::StatusOr<std::string>> got = e.HybridEncryptBatch(items);
+  ASSERT_EQ(got.size(), items.size());
+  // Bytes counted and LRU traffic, before the per-item HybridEncrypt calls below add theirs.
+  uint64_t want_bytes = 0;
+  for (int i = 0; i < n; ++i) {
+    if (got[i].ok()) want_bytes += pts[i].size();
+  }
+  EXPECT_EQ(bytes.total, want_bytes);
+  absl::flat_hash_set<std::pair<Algorithm, std::string>> inline_groups;
+  for (const HybridEncryptItem& it : items) {
+    if (it.key.kind == KeyInput::Kind::kInline && IsHybridAlgorithm(it.algorithm)) {
+      inline_groups.emplace(it.algorithm, std::string(it.key.value));
+    }
+  }
+  CacheStats cache = e.public_key_cache_stats();
+  EXPECT_EQ(cache.hits, 0u);
+  EXPECT_EQ(cache.misses, inline_groups.size());
+
+  absl::flat_hash_set<std::string> encs;
+  int ok = 0;
+  for (int i = 0; i < n; ++i) {
+    SCOPED_TRACE(::testing::Message() << "item " << i << ", case " << case_of[i]);
+    const Case& c = cases[case_of[i]];
+    absl::StatusOr<std::string> single = e.HybridEncrypt(c.alg, c.key, pts[i], infos[i]);
+    ASSERT_EQ(got[i].ok(), single.ok()) << got[i].status() << " vs " << single.status();
+    if (!single.ok()) {
+      EXPECT_EQ(got[i].status(), single.status());
+      EXPECT_EQ(c.private_key.kind, KeyInput::Kind::kNone) << got[i].status();
+      continue;
+    }
+    ASSERT_NE(c.private_key.kind, KeyInput::Kind::kNone);
+    ++ok;
+    ASSERT_EQ(got[i]->size(), pts[i].size() + 88);
+    encs.insert(got[i]->substr(7, 65));
+    EXPECT_THAT(e.HybridDecrypt(c.alg, c.private_key, *got[i], infos[i]), IsOkAndHolds(pts[i]));
+    EXPECT_THAT(e.HybridDecrypt(c.alg, c.private_key, *got[i], infos[i] + "x"),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("decryption failed")));
+  }
+  EXPECT_EQ(encs.size(), static_cast<size_t>(ok));  // a fresh ephemeral key per message
+  EXPECT_GE(ok, 80);
+  for (size_t c = 6; c < cases.size(); ++c) {
+    SCOPED_TRACE(::testing::Message() << "case " << c);
+    EXPECT_NE(std::find(case_of.begin(), case_of.end(), c), case_of.end());
+  }
+  EXPECT_THAT(got[2], StatusIs(absl::StatusCode::kFailedPrecondition));  // case 6
+  EXPECT_TRUE(e.HybridEncryptBatch({}).empty());
 }
 
 TEST_F(EngineTest, HybridStreamAnySplitAndReleaseAfterVerification) {

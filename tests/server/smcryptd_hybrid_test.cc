@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -393,6 +394,148 @@ TEST_F(HybridTest, UnaryTamperingIsRejected) {
     EXPECT_THAT(r.status.error_message(), HasSubstr("kem_id: expected"));
     // The untouched ciphertext still opens (the checks above are not vacuous).
     EXPECT_TRUE(Open(alg, sk, ct, "info").status.ok());
+  }
+}
+
+// ---- HybridEncryptBatch -------------------------------------------------------------------
+
+// HybridEncryptBatch of 320 items (two 256-item chunks in the server): both suites,
+// keyring keys (PRIVATE KEY, PUBLIC KEY) and inline keys (SPKI DER, raw point), with bad
+// items in both chunks: a key of the other family (FAILED_PRECONDITION), a symmetric key,
+// a symmetric algorithm and no algorithm (INVALID_ARGUMENT). Each OK item opens with the
+// unary HybridDecrypt to its plaintext under its info and starts with its suite's header;
+// each bad item carries exactly the status the unary HybridEncrypt gives, and its
+// neighbours still succeed. The RPC is counted in grpc_server_handled_total.
+TEST_F(HybridTest, BatchOverTwoChunksOpensWithUnaryDecrypt) {
+  const v1::Algorithm sm = v1::HPKE_SM2_SM3_SM4GCM;
+  const v1::Algorithm p256 = v1::HPKE_P256_SHA256_AES128GCM;
+  struct Case {
+    v1::Algorithm alg;
+    v1::KeyRef key;
+  };
+  const std::vector<Case> good = {
+      {sm, KeyId("hpke-sm2")},          {sm, KeyId("hpke-sm2-pub")},
+      {sm, Inline(sm2_->public_der)},   {sm, Inline(RawPoint(sm2_->public_der))},
+      {p256, KeyId("hpke-p256")},       {p256, Inline(p256_->public_der)},
+  };
+  const std::map<int, Case> bad = {
+      {7, {p256, KeyId("hpke-sm2")}},         // SM2 key for the P-256 suite
+      {100, {sm, Inline(p256_->public_der)}},  // P-256 key for the SM suite
+      {255, {sm, KeyId("sm4")}},              // last item of the first chunk
+      {256, {v1::SM4_GCM, KeyId("sm4")}},     // first item of the second chunk
+      {300, {v1::ALGORITHM_UNSPECIFIED, KeyId("hpke-sm2")}},
+      {319, {p256, KeyId("hpke-sm2")}},
+  };
+  std::mt19937_64 rng(TestSeed());
+  const int n = 320;
+  v1::HybridEncryptBatchRequest req;
+  for (int i = 0; i < n; ++i) {
+    auto it = bad.find(i);
+    const Case& c = it != bad.end() ? it->second : good[i % good.size()];
+    v1::HybridEncryptRequest* item = req.add_items();
+    item->set_algorithm(c.alg);
+    *item->mutable_key() = c.key;
+    item->set_plaintext(RandomBytes(rng, i == 0 ? 0 : rng() % 200));
+    item->set_info(RandomBytes(rng, rng() % 16));
+  }
+  v1::HybridEncryptBatchResponse resp;
+  grpc::ClientContext ctx;
+  grpc::Status s = stub_->HybridEncryptBatch(&ctx, req, &resp);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_EQ(resp.results_size(), n);
+  for (int i = 0; i < n; ++i) {
+    SCOPED_TRACE(::testing::Message() << "item " << i);
+    const v1::HybridEncryptRequest& item = req.items(i);
+    const v1::HybridEncryptBatchResult& r = resp.results(i);
+    if (bad.count(i) != 0) {
+      Result single = Seal(item.algorithm(), item.key(), item.plaintext(), item.info());
+      ASSERT_FALSE(single.status.ok());
+      EXPECT_EQ(r.status().code(), static_cast<int>(single.status.error_code()));
+      EXPECT_EQ(r.status().message(), single.status.error_message());
+      EXPECT_TRUE(r.ciphertext().empty());
+      continue;
+    }
+    ASSERT_EQ(r.status().code(), 0) << r.status().message();
+    ASSERT_EQ(r.ciphertext().size(), item.plaintext().size() + 88);
+    EXPECT_EQ(r.ciphertext().substr(0, 7), Header(item.algorithm()));
+    const char* id = item.algorithm() == sm ? "hpke-sm2" : "hpke-p256";
+    Result opened = Open(item.algorithm(), KeyId(id), r.ciphertext(), item.info());
+    ASSERT_TRUE(opened.status.ok()) << opened.status.error_message();
+    EXPECT_EQ(opened.data, item.plaintext());
+  }
+  EXPECT_EQ(resp.results(7).status().code(), static_cast<int>(StatusCode::FAILED_PRECONDITION));
+  EXPECT_EQ(resp.results(100).status().code(), static_cast<int>(StatusCode::FAILED_PRECONDITION));
+  EXPECT_EQ(resp.results(319).status().code(), static_cast<int>(StatusCode::FAILED_PRECONDITION));
+  EXPECT_EQ(resp.results(256).status().code(), static_cast<int>(StatusCode::INVALID_ARGUMENT));
+  EXPECT_THAT(resp.results(300).status().message(), HasSubstr("algorithm is required"));
+
+  const std::string metrics = HttpGet(server_->metrics_port(), "/metrics");
+  EXPECT_GE(MetricValue(metrics,
+                        "grpc_server_handled_total{grpc_code=\"OK\",grpc_method=\"HybridEncryptBatch\","
+                        "grpc_service=\"smcrypt.v1.CryptoService\",grpc_type=\"unary\"}"),
+            1.0);
+}
+
+// An empty batch is OK with no results; more than 65,536 items is INVALID_ARGUMENT for
+// the whole call.
+TEST_F(HybridTest, BatchSizeLimits) {
+  v1::HybridEncryptBatchResponse resp;
+  {
+    grpc::ClientContext ctx;
+    grpc::Status s = stub_->HybridEncryptBatch(&ctx, v1::HybridEncryptBatchRequest(), &resp);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    EXPECT_EQ(resp.results_size(), 0);
+  }
+  v1::HybridEncryptBatchRequest big;
+  for (int i = 0; i < 65537; ++i) big.add_items();
+  grpc::ClientContext ctx;
+  grpc::Status s = stub_->HybridEncryptBatch(&ctx, big, &resp);
+  EXPECT_EQ(s.error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(), HasSubstr("at most 65536 items, got 65537"));
+}
+
+// Under --access_policy each item is checked on its own (operation encrypt): items with
+// the allowed key_id succeed, the others get PERMISSION_DENIED in their own status.
+TEST_F(HybridTest, BatchItemsDeniedByPolicyAlone) {
+  const std::string policy = *dir_ + "/hybrid-policy.txt";
+  std::ofstream(policy) << "allow encrypt,decrypt hpke-sm2 anonymous\n";
+  fs::permissions(policy, fs::perms::owner_read | fs::perms::owner_write);
+  Smcryptd server;
+  ASSERT_TRUE(server.Start({"--access_policy=" + policy, "--keys_dir=" + *dir_ + "/keys"}))
+      << server.log();
+  auto stub = server.Stub();
+  v1::HybridEncryptBatchRequest req;
+  for (int i = 0; i < 6; ++i) {
+    v1::HybridEncryptRequest* item = req.add_items();
+    item->set_algorithm(i % 3 == 1 ? v1::HPKE_P256_SHA256_AES128GCM : v1::HPKE_SM2_SM3_SM4GCM);
+    *item->mutable_key() = i % 3 == 0   ? KeyId("hpke-sm2")
+                           : i % 3 == 1 ? KeyId("hpke-p256")
+                                        : Inline(sm2_->public_der);
+    item->set_plaintext(absl::StrCat("policy ", i));
+  }
+  v1::HybridEncryptBatchResponse resp;
+  grpc::ClientContext ctx;
+  grpc::Status s = stub->HybridEncryptBatch(&ctx, req, &resp);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_EQ(resp.results_size(), 6);
+  for (int i = 0; i < 6; ++i) {
+    SCOPED_TRACE(::testing::Message() << "item " << i);
+    const v1::HybridEncryptBatchResult& r = resp.results(i);
+    if (i % 3 != 0) {
+      EXPECT_EQ(r.status().code(), static_cast<int>(StatusCode::PERMISSION_DENIED));
+      EXPECT_THAT(r.status().message(), HasSubstr("may not encrypt"));
+      EXPECT_TRUE(r.ciphertext().empty());
+      continue;
+    }
+    ASSERT_EQ(r.status().code(), 0) << r.status().message();
+    v1::HybridDecryptRequest dreq;
+    dreq.set_algorithm(v1::HPKE_SM2_SM3_SM4GCM);
+    *dreq.mutable_key() = KeyId("hpke-sm2");
+    dreq.set_ciphertext(r.ciphertext());
+    v1::HybridDecryptResponse opened;
+    grpc::ClientContext dctx;
+    ASSERT_TRUE(stub->HybridDecrypt(&dctx, dreq, &opened).ok());
+    EXPECT_EQ(opened.plaintext(), absl::StrCat("policy ", i));
   }
 }
 
