@@ -414,6 +414,31 @@ async function hpkeChecks() {
     check(opened !== null && opened.equals(pt), `HPKE ${n} B: @hpke/core opens smcryptd's HybridEncrypt`);
   }
 
+  // (a') HybridEncryptBatch to the same key: @hpke/core opens every item, each with its own enc.
+  {
+    const items = [0, 1, 33, 1000, 5000].map((n) => ({ algorithm: alg, key: inline(rpub), plaintext: rand(n),
+                                                       info: rand(randInt(0, 30)) }));
+    const { results } = await rpc("HybridEncryptBatch", { items });
+    check(results.length === items.length, `HybridEncryptBatch: ${results.length} results for ${items.length} items`);
+    const encs = new Set();
+    for (let i = 0; i < items.length; i++) {
+      const wire = results[i].ciphertext;
+      check((results[i].status?.code ?? 0) === 0 && wire.subarray(0, 7).equals(header),
+            `HybridEncryptBatch item ${i}: OK with header (${results[i].status?.message ?? ""})`);
+      encs.add(hex(wire.subarray(7, 72)));
+      let opened = null;
+      try {
+        opened = Buffer.from(await suite.open({ recipientKey: rkp, enc: ab(wire.subarray(7, 72)),
+                                                info: ab(items[i].info) }, ab(wire.subarray(72)), ab(header)));
+      } catch (err) {
+        opened = null;
+      }
+      check(opened !== null && opened.equals(items[i].plaintext),
+            `HybridEncryptBatch item ${i}: @hpke/core opens it`);
+    }
+    check(encs.size === items.length, "HybridEncryptBatch: a fresh enc per item");
+  }
+
   // (b) smcryptd's key pair (GenerateKeyPair); @hpke/core seals to its SPKI point; smcryptd opens.
   const pair = await rpc("GenerateKeyPair", { algorithm: alg });
   const pk = await suite.kem.deserializePublicKey(ab(spkiPoint(pair.public_key_der)));

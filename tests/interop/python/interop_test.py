@@ -20,9 +20,9 @@ underneath), never by smcrypt itself:
                                    smcryptd's signatures verified by cryptography and
                                    cryptography's signatures verified by smcryptd
   PublicKeyEncrypt / Decrypt       RSA-2048-OAEP both ways
-  Hybrid*                          HPKE round trips (one-shot and stream) in both suites, wire
-                                   header and tampering (the independent HPKE check is the Node
-                                   test against @hpke/core)
+  Hybrid*                          HPKE round trips (one-shot, HybridEncryptBatch and stream) in
+                                   both suites, wire header and tampering (the independent HPKE
+                                   check is the Node test against @hpke/core)
   GenerateKeyPair / GetPublicKey   keys load in cryptography and match
   GenerateRandom, GetServerInfo    lengths, limits, self-tests
 plus grpc.health.v1 Check and server reflection (the calls grpcurl makes).
@@ -257,7 +257,7 @@ class SmcryptdInteropTest(unittest.TestCase):
         (svc,) = [s for s in fdp.service if s.name == "CryptoService"]
         want = [m.name for m in pb.DESCRIPTOR.services_by_name["CryptoService"].methods]
         self.assertEqual([m.name for m in svc.method], want)
-        self.assertEqual(len(want), 23)
+        self.assertEqual(len(want), 24)
 
     # ---- Hashing -----------------------------------------------------------------------------
 
@@ -659,6 +659,35 @@ class SmcryptdInteropTest(unittest.TestCase):
                       for i in range(0, len(wire), 1000)]
             pt = b"".join(r.plaintext for r in self.stub.HybridDecryptStream(iter(dreqs)))
             self.assertEqual(pt, b"".join(chunks))
+
+    def test_hybrid_encrypt_batch(self):
+        """HybridEncryptBatch: items of both suites to generated keys, each opened by the unary
+        HybridDecrypt; an item with a key of the other family fails alone (FAILED_PRECONDITION)."""
+        pairs = {alg: self.stub.GenerateKeyPair(pb.GenerateKeyPairRequest(algorithm=alg))
+                 for alg in (pb.HPKE_P256_SHA256_AES128GCM, pb.HPKE_SM2_SM3_SM4GCM)}
+        algs = list(pairs)
+        items = []
+        for i in range(20):
+            alg = algs[i % 2]
+            items.append(pb.HybridEncryptRequest(algorithm=alg, key=inline(pairs[alg].public_key_der),
+                                                 plaintext=rand(RNG.randrange(0, 500)),
+                                                 info=rand(RNG.randrange(0, 20))))
+        items[7] = pb.HybridEncryptRequest(algorithm=pb.HPKE_P256_SHA256_AES128GCM,
+                                           key=inline(pairs[pb.HPKE_SM2_SM3_SM4GCM].public_key_der),
+                                           plaintext=b"wrong family")
+        results = self.stub.HybridEncryptBatch(pb.HybridEncryptBatchRequest(items=items)).results
+        self.assertEqual(len(results), len(items))
+        for i, (item, r) in enumerate(zip(items, results)):
+            if i == 7:
+                self.assertEqual(r.status.code, grpc.StatusCode.FAILED_PRECONDITION.value[0])
+                self.assertEqual(r.ciphertext, b"")
+                continue
+            self.assertEqual(r.status.code, 0, r.status.message)
+            self.assertEqual(len(r.ciphertext), 88 + len(item.plaintext))
+            back = self.stub.HybridDecrypt(pb.HybridDecryptRequest(
+                algorithm=item.algorithm, key=inline(pairs[item.algorithm].private_key_der),
+                ciphertext=r.ciphertext, info=item.info))
+            self.assertEqual(back.plaintext, item.plaintext)
 
 
 # ---- Minimal protobuf wire reader for the reflection messages ---------------------------------
