@@ -244,6 +244,15 @@ def rpc_seeds(d, pub, sm4_key, sig, sm2_ct):
     stream(22, [pb.HybridDecryptStreamRequest(params=pb.HybridStreamParams(
         algorithm=A.Value("HPKE_SM2_SM3_SM4GCM"), key=pb.KeyRef(key_id="sm2")),
         ciphertext=b"\x01\xff\x10\xff\x01\xff\x01" + pub + b"\0\0\0\0\x05hello")])
+    add(23, pb.HybridEncryptBatchRequest(items=[
+        pb.HybridEncryptRequest(algorithm=A.Value("HPKE_SM2_SM3_SM4GCM"),
+                                key=pb.KeyRef(key_id="sm2pub"), plaintext=b"p", info=b"i"),
+        pb.HybridEncryptRequest(algorithm=A.Value("HPKE_SM2_SM3_SM4GCM"),
+                                key=pb.KeyRef(inline_key=pub), plaintext=b"q"),
+        pb.HybridEncryptRequest(algorithm=A.Value("HPKE_P256_SHA256_AES128GCM"),
+                                key=pb.KeyRef(key_id="p256"), plaintext=b"r"),
+        pb.HybridEncryptRequest(algorithm=A.Value("HPKE_P256_SHA256_AES128GCM"),
+                                key=pb.KeyRef(key_id="sm4"), plaintext=b"s")]))
     shutil.rmtree(tmp)
     return seeds
 

@@ -141,7 +141,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static Service* svc = StartService();
   auto& stub = *svc->stub;
   smcrypt::fuzz::FuzzReader in(data, size);
-  const uint8_t rpc = in.Byte() % 23;
+  const uint8_t rpc = in.Byte() % 24;
 #define UNARY(Name)                                                                      \
   Unary<v1::Name##Request, v1::Name##Response>(                                          \
       in.Rest(), [&](grpc::ClientContext* c, const v1::Name##Request& q,                 \
@@ -205,10 +205,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       BidiStream<v1::HybridEncryptStreamRequest, v1::HybridEncryptStreamResponse>(
           in, [&](grpc::ClientContext* c) { return stub.HybridEncryptStream(c); });
       break;
-    default:
+    case 22:
       BidiStream<v1::HybridDecryptStreamRequest, v1::HybridDecryptStreamResponse>(
           in, [&](grpc::ClientContext* c) { return stub.HybridDecryptStream(c); });
       break;
+    default: UNARY(HybridEncryptBatch); break;  // 23
   }
 #undef UNARY
   return 0;
