@@ -72,8 +72,9 @@ absl::StatusOr<SecretData> Sm2KemDh(absl::string_view sk, absl::string_view pk) 
                                                    " bytes, got ", pk.size()));
   }
   SMCRYPT_ASSIGN_OR_RETURN(Sm2PublicKey peer, Sm2PublicKey::FromPoint(pk));
-  SMCRYPT_ASSIGN_OR_RETURN(Sm2PrivateKey key, Sm2PrivateKey::FromScalar(sk));
-  return Sm2Ecdh(key, peer);
+  // The scalar straight into the multiplication: an Sm2PrivateKey would also compute
+  // d·G and (1 + d)⁻¹ mod n, which DH does not use.
+  return Sm2EcdhScalar(sk, peer);
 }
 
 // n − 1 for sm2p256v1 (GB/T 32918.5 §2: n = FFFFFFFE FFFFFFFF FFFFFFFF FFFFFFFF 7203DF6B

@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "crypto/common/bytes.h"
 #include "crypto/common/constant_time.h"
+#include "crypto/common/ct_annotations.h"
 #include "crypto/sm2/sm2_field.h"
 #include "crypto/sm2/sm2_key_cache.h"
 #include "crypto/sm2/sm2_montgomery.h"
@@ -121,35 +122,16 @@ void Sm2SignDigestBatchCore(absl::Span<const Sm2PrivateKey* const> keys,
     SecureZero(ks, sizeof(ks));
     SecureZero(r, sizeof(r));
   }
-  // Montgomery's trick: prefix[i] = Z_0 ⋯ Z_i, one inversion, then back to each Z_i⁻¹.
-  std::vector<Sm2Affine> scratch(m);  // .x = prefix product, .y = Z⁻¹
-  uint64_t one[4], acc[4], inv[4], t[4];
-  FeSetOne(one);
-  for (size_t i = 0; i < m; ++i) {
-    FeCmov(kg[i].Z, one, FeIsZero(kg[i].Z));
-    if (i == 0) {
-      FeCopy(scratch[0].x, kg[0].Z);
-    } else {
-      kern.fe_mul(scratch[i].x, scratch[i - 1].x, kg[i].Z);
-    }
-  }
-  kern.fe_inv(inv, scratch[m - 1].x);
-  for (size_t i = m; i-- > 0;) {
-    if (i > 0) {
-      kern.fe_mul(scratch[i].y, inv, scratch[i - 1].x);
-      kern.fe_mul(inv, inv, kg[i].Z);
-    } else {
-      FeCopy(scratch[0].y, inv);
-    }
-  }
+  // Affine x of every k·G with one inversion.
+  std::vector<Sm2Affine> kga(m);
+  uint64_t t[4];
+  PointsToAffine(kern, kg.data(), m, kga.data());
   // A5–A6 for each lane, as in Sm2SignDigestCore.
   for (size_t i = 0; i < m; ++i) {
     SignLane& lane = lanes[i];
     const Sm2PrivateKey& key = *keys[lane.item];
     uint64_t x1[4], r[4], s[4], d1_inv_mont[4];
-    kern.fe_sqr(t, scratch[i].y);
-    kern.fe_mul(x1, kg[i].X, t);
-    FeToPlain(kern, x1, x1);
+    FeToPlain(kern, x1, kga[i].x);
     ScReduceOnce(x1, x1);
     ScAdd(r, lane.e, x1);  // r = (e + x1) mod n
     ScAdd(t, r, lane.k);   // r + k
@@ -171,18 +153,98 @@ void Sm2SignDigestBatchCore(absl::Span<const Sm2PrivateKey* const> keys,
     SecureZero(s, sizeof(s));
     SecureZero(d1_inv_mont, sizeof(d1_inv_mont));
   }
-  SecureZero(acc, sizeof(acc));
-  SecureZero(inv, sizeof(inv));
   SecureZero(t, sizeof(t));
   SecureZero(lanes.data(), lanes.size() * sizeof(SignLane));
   SecureZero(kg.data(), kg.size() * sizeof(Sm2Jacobian));
-  SecureZero(scratch.data(), scratch.size() * sizeof(Sm2Affine));
+  SecureZero(kga.data(), kga.size() * sizeof(Sm2Affine));
 }
 
 void Sm2SignDigestBatch(absl::Span<const Sm2PrivateKey* const> keys,
                         absl::Span<const absl::string_view> digests,
                         absl::Span<absl::StatusOr<std::string>> out) {
   Sm2SignDigestBatchCore(keys, digests, Sm2RandomNonce, out);
+}
+
+Sm2EphemeralDh::~Sm2EphemeralDh() { SecureZero(shared, sizeof(shared)); }
+
+absl::Status Sm2EphemeralDhBatchCore(const Sm2PublicKeyCache& recipient, Sm2NonceSource next_k,
+                                     absl::Span<Sm2EphemeralDh> out) {
+  const size_t m = out.size();
+  if (m == 0) return absl::OkStatus();
+  const Sm2Kernels& kern = Sm2ActiveKernels();
+  struct Scalar {
+    uint64_t k[4];
+  };
+  std::vector<Scalar> ks(m);
+  std::vector<Sm2Jacobian> pts(2 * m);  // [2i] = k_i·G, [2i + 1] = k_i·P
+  std::vector<Sm2Affine> aff(2 * m);
+  auto wipe = [&] {
+    SecureZero(ks.data(), ks.size() * sizeof(Scalar));
+    SecureZero(pts.data(), pts.size() * sizeof(Sm2Jacobian));
+    SecureZero(aff.data(), aff.size() * sizeof(Sm2Affine));
+  };
+  for (size_t i = 0; i < m; ++i) {
+    const absl::Status st = next_k(ks[i].k);
+    if (!st.ok()) {
+      wipe();
+      return st;
+    }
+    // Public: a nonce source only ever yields k in range (see Sm2SignDigestCore).
+    if (!CtDeclassify(LtN(ks[i].k) & ~ScIsZero(ks[i].k))) {
+      wipe();
+      return absl::InvalidArgumentError("SM2 nonce k out of range [1, n-1]");
+    }
+  }
+  Sm2Affine p;
+  Sm2PublicKeyToAffine(kern, recipient.key(), &p);
+  const Sm2PointTable* table = recipient.Table(static_cast<uint32_t>(
+      std::min<size_t>(m, Sm2PublicKeyCache::kBuildAfterUses)));
+  size_t lanes_done = 0;
+  if (Sm2BatchUsesIfma()) {
+    const uint64_t* table52 = table != nullptr ? table->points52() : nullptr;
+    for (size_t base = 0; base + kSm2IfmaMinLanes <= m; base += kSm2IfmaLanes) {
+      const size_t used = std::min<size_t>(kSm2IfmaLanes, m - base);
+      uint64_t k8[kSm2IfmaLanes][4] = {};
+      Sm2Jacobian r[kSm2IfmaLanes];
+      for (size_t l = 0; l < used; ++l) std::memcpy(k8[l], ks[base + l].k, sizeof(k8[l]));
+      Sm2IfmaMulBase8(r, k8);
+      for (size_t l = 0; l < used; ++l) pts[2 * (base + l)] = r[l];
+      if (table52 != nullptr) {
+        Sm2IfmaMulPointTable8(r, k8, table52);
+        for (size_t l = 0; l < used; ++l) pts[2 * (base + l) + 1] = r[l];
+      } else {
+        for (size_t l = 0; l < used; ++l) ScalarMulPoint(kern, &pts[2 * (base + l) + 1], p, k8[l]);
+      }
+      SecureZero(k8, sizeof(k8));
+      SecureZero(r, sizeof(r));
+      lanes_done = base + used;
+    }
+  }
+  for (size_t i = lanes_done; i < m; ++i) {
+    ScalarMulBase(kern, &pts[2 * i], ks[i].k);
+    if (table != nullptr) {
+      ScalarMulComb(kern, &pts[2 * i + 1], table->comb(), ks[i].k);
+    } else {
+      ScalarMulPoint(kern, &pts[2 * i + 1], p, ks[i].k);
+    }
+  }
+  PointsToAffine(kern, pts.data(), pts.size(), aff.data());
+  for (size_t i = 0; i < m; ++i) {
+    // C1 = k·G is public (the ciphertext's first part).
+    SMCRYPT_CT_DECLASSIFY(&aff[2 * i], sizeof(Sm2Affine));
+    out[i].c1[0] = 0x04;
+    FeToBytes(kern, out[i].c1 + 1, aff[2 * i].x);
+    FeToBytes(kern, out[i].c1 + 1 + kSm2ScalarSize, aff[2 * i].y);
+    FeToBytes(kern, out[i].shared, aff[2 * i + 1].x);
+    FeToBytes(kern, out[i].shared + kSm2ScalarSize, aff[2 * i + 1].y);
+  }
+  wipe();
+  return absl::OkStatus();
+}
+
+absl::Status Sm2EphemeralDhBatch(const Sm2PublicKeyCache& recipient,
+                                 absl::Span<Sm2EphemeralDh> out) {
+  return Sm2EphemeralDhBatchCore(recipient, Sm2RandomNonce, out);
 }
 
 namespace {

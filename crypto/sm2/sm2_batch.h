@@ -73,6 +73,13 @@ void Sm2AffineToIfma(const Sm2Affine& p, uint64_t out[kSm2IfmaPointWords]);
 // every lane with masked broadcasts, infinity cases resolved by lane masks.
 void Sm2IfmaMulBase8(Sm2Jacobian r[kSm2IfmaLanes], const uint64_t k[kSm2IfmaLanes][4]);
 
+// Sm2IfmaMulPointTable8 sets r[l] = k[l]·P for 8 lanes of secret scalars (as
+// Sm2IfmaMulBase8) and ONE point P given by its comb table in IFMA words
+// (Sm2PointTable::points52(): kSm2PointTableWindows windows × 16 points). Constant time
+// in k, as Sm2IfmaMulBase8: the same comb over another table.
+void Sm2IfmaMulPointTable8(Sm2Jacobian r[kSm2IfmaLanes], const uint64_t k[kSm2IfmaLanes][4],
+                           const uint64_t* p_table);
+
 // Sm2IfmaMulTwo8Vt sets r[l] = s[l]·G + t[l]·P_l for 8 lanes of PUBLIC s, t (< 2^256),
 // where P_l's comb table (kSm2IfmaPointWords words per point, layout of Sm2PointTable:
 // 52 windows × 16 points) is p_tables[l]. VARIABLE TIME. exceptional[l] is set to 1
@@ -126,6 +133,39 @@ struct Sm2VerifyBatchItem {
 // Sm2VerifyDigest returns for item i: OK, Unauthenticated("signature invalid"), or
 // InvalidArgument for wrong sizes. items.size() == out.size().
 void Sm2VerifyDigestBatch(absl::Span<const Sm2VerifyBatchItem> items, absl::Span<absl::Status> out);
+
+// ---- Ephemeral Diffie–Hellman (HPKE DHKEM(SM2) Encap, SM2 encryption C1 and [k]P_B) --
+
+// Sm2EphemeralDh is one ephemeral key agreement with a recipient's public key P: for a
+// fresh k ∈ [1, n − 1], `c1` is k·G as 04 ‖ x1 ‖ y1 (65 bytes, public: HPKE's enc, SM2's
+// C1) and `shared` is k·P as x2 ‖ y2 (64 bytes, big-endian, SECRET; HPKE's DH output is
+// x2, SM2 encryption's KDF input is x2 ‖ y2). k itself is wiped before the call returns.
+// The destructor wipes `shared`.
+struct Sm2EphemeralDh {
+  uint8_t c1[kSm2PointSize];
+  uint8_t shared[2 * kSm2ScalarSize];
+  Sm2EphemeralDh() = default;
+  Sm2EphemeralDh(const Sm2EphemeralDh&) = delete;
+  Sm2EphemeralDh& operator=(const Sm2EphemeralDh&) = delete;
+  ~Sm2EphemeralDh();
+};
+
+// Sm2EphemeralDhBatchCore fills every out[i] with its own k from next_k (item order).
+// The work of many items is shared: on the IFMA back end k·G of 8 items at a time runs
+// in lanes (Sm2IfmaMulBase8) and so does k·P when the recipient's comb table exists
+// (Sm2IfmaMulPointTable8; the batch counts out.size() uses of the cache, so a batch of
+// Sm2PublicKeyCache::kBuildAfterUses or more builds it); a last group of fewer than
+// kSm2IfmaMinLanes items, and every item without IFMA, uses the single-operation
+// constant-time multiplications. All 2·out.size() points become affine with one
+// constant-time inversion (Montgomery's trick). Constant time in every k.
+// Errors: the nonce source's; InvalidArgument "SM2 nonce k out of range [1, n-1]" for a
+// candidate out of range (then no item is filled).
+absl::Status Sm2EphemeralDhBatchCore(const Sm2PublicKeyCache& recipient, Sm2NonceSource next_k,
+                                     absl::Span<Sm2EphemeralDh> out);
+
+// Sm2EphemeralDhBatch is Sm2EphemeralDhBatchCore with fresh CSPRNG scalars.
+absl::Status Sm2EphemeralDhBatch(const Sm2PublicKeyCache& recipient,
+                                 absl::Span<Sm2EphemeralDh> out);
 
 }  // namespace internal
 }  // namespace smcrypt

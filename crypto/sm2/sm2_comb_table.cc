@@ -8,7 +8,6 @@
 //
 // Constant-time review: only public data (G, public keys) is processed here; the tables
 // are read by the back ends' comb loops with full-row masked selects.
-#include <array>
 #include <new>
 #include <vector>
 
@@ -21,8 +20,8 @@ namespace {
 
 constexpr int kBaseW = 7;
 constexpr int kBaseWindows = 37;  // 37·7 = 259 ≥ 256 + 1 sign bit
-constexpr int kKeyW = 5;
-constexpr int kKeyWindows = 52;  // 52·5 = 260
+constexpr int kKeyW = kSm2PointTableW;
+constexpr int kKeyWindows = kSm2PointTableWindows;
 
 // FillComb writes windows × 2^(w−1) affine entries of P's comb to out.
 void FillComb(const Sm2Kernels& k, const Sm2Affine& p, int w, int windows, Sm2Affine* out) {
@@ -40,24 +39,7 @@ void FillComb(const Sm2Kernels& k, const Sm2Affine& p, int w, int windows, Sm2Af
   }
   // Batched inversion of every Z. No entry is at infinity: (j + 1)·2^(wi) is not a
   // multiple of the odd prime n, since j + 1 ≤ 64 < n.
-  std::vector<std::array<uint64_t, 4>> prefix(total);
-  FeCopy(prefix[0].data(), jac[0].Z);
-  for (size_t i = 1; i < total; ++i) k.fe_mul(prefix[i].data(), prefix[i - 1].data(), jac[i].Z);
-  uint64_t inv[4];
-  k.fe_inv(inv, prefix[total - 1].data());
-  for (size_t i = total; i-- > 0;) {
-    uint64_t zinv[4], zinv2[4];
-    if (i > 0) {
-      k.fe_mul(zinv, inv, prefix[i - 1].data());
-      k.fe_mul(inv, inv, jac[i].Z);
-    } else {
-      FeCopy(zinv, inv);
-    }
-    k.fe_sqr(zinv2, zinv);
-    k.fe_mul(out[i].x, jac[i].X, zinv2);
-    k.fe_mul(zinv2, zinv2, zinv);
-    k.fe_mul(out[i].y, jac[i].Y, zinv2);
-  }
+  PointsToAffine(k, jac.data(), total, out);
 }
 
 }  // namespace

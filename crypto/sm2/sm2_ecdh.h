@@ -8,6 +8,7 @@
 #define SMCRYPT_CRYPTO_SM2_SM2_ECDH_H_
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "smcrypt/secret_data.h"
 #include "smcrypt/sm2.h"
 
@@ -20,6 +21,13 @@ namespace smcrypt {
 // valid P, as n is prime; checked anyway).
 absl::StatusOr<SecretData> Sm2Ecdh(const Sm2PrivateKey& private_key,
                                    const Sm2PublicKey& public_key);
+
+// Sm2EcdhScalar is Sm2Ecdh for a private scalar given as 32 big-endian bytes, without
+// building an Sm2PrivateKey (which would also compute d·G and (1 + d)⁻¹ mod n). Errors:
+// InvalidArgument "SM2 private key: expected 32 bytes, got N" or "SM2 private key out of
+// range [1, n-2]" (GB/T 32918.1 §6.1), and those of Sm2Ecdh.
+absl::StatusOr<SecretData> Sm2EcdhScalar(absl::string_view private_scalar,
+                                         const Sm2PublicKey& public_key);
 
 }  // namespace smcrypt
 

@@ -10,7 +10,9 @@
 // < 4p the result is < p·(16p/2^260) + p < 2p. FAdd and FSub compute a ± b − 2p or a − b
 // with signed limbs, normalize and add 2p back in the lanes that went negative.
 //
-// Constant-time review (signing): Sm2IfmaMulBase8 computes Booth digits with masks,
+// Constant-time review (signing, ephemeral Diffie–Hellman): Sm2IfmaMulBase8 and
+// Sm2IfmaMulPointTable8 (the same comb, MulComb8, over G's table or a public key's)
+// compute Booth digits with masks,
 // reads all 64 entries of every comb window for every lane (masked broadcasts selected by
 // comparisons of the digit vector, never an address from a digit), and resolves the
 // infinity cases (digit 0, accumulator still at infinity) with lane masks in blends. The
@@ -363,21 +365,22 @@ const uint64_t* BaseTable52() {
   return table;
 }
 
-IFMA_ATTR void MulBase8(Sm2Jacobian r[kSm2IfmaLanes], const uint64_t k[kSm2IfmaLanes][4]) {
-  const Sm2CombTable& g = Sm2BaseCombTable();
-  const uint64_t* table = BaseTable52();
-  const int n = 1 << (g.w - 1);
+// r[l] = k[l]·Q for the point Q whose comb table (IFMA words, `windows` signed w-bit
+// windows of 2^(w−1) points) is `table`. Constant time in k (see Sm2IfmaMulBase8).
+IFMA_ATTR void MulComb8(Sm2Jacobian r[kSm2IfmaLanes], const uint64_t k[kSm2IfmaLanes][4],
+                        const uint64_t* table, int w, int windows) {
+  const int n = 1 << (w - 1);
   J8 acc;
   for (int j = 0; j < 5; ++j) {
     acc.X.v[j] = acc.Y.v[j] = acc.Z.v[j] = _mm512_setzero_si512();
   }
   __mmask8 acc_inf = 0xff;
   F8 x, y, ny;
-  for (int i = 0; i < g.windows; ++i) {
+  for (int i = 0; i < windows; ++i) {
     alignas(64) uint64_t dig[kSm2IfmaLanes], negs[kSm2IfmaLanes];
     for (int l = 0; l < kSm2IfmaLanes; ++l) {
       uint64_t neg;
-      dig[l] = BoothRecode(WindowBits(k[l], g.w * i - 1, g.w + 1), g.w, &neg);
+      dig[l] = BoothRecode(WindowBits(k[l], w * i - 1, w + 1), w, &neg);
       negs[l] = neg;
     }
     const __m512i d = _mm512_load_si512(dig);
@@ -407,6 +410,11 @@ IFMA_ATTR void MulBase8(Sm2Jacobian r[kSm2IfmaLanes], const uint64_t k[kSm2IfmaL
   SecureZero(&x, sizeof(x));
   SecureZero(&y, sizeof(y));
   SecureZero(&ny, sizeof(ny));
+}
+
+IFMA_ATTR void MulBase8(Sm2Jacobian r[kSm2IfmaLanes], const uint64_t k[kSm2IfmaLanes][4]) {
+  const Sm2CombTable& g = Sm2BaseCombTable();
+  MulComb8(r, k, BaseTable52(), g.w, g.windows);
 }
 
 // Adds Σ comb digits of s over `tables` (per lane; nullptr = no contribution) to acc.
@@ -453,7 +461,7 @@ IFMA_ATTR void MulTwo8Vt(Sm2Jacobian r[kSm2IfmaLanes], const uint64_t s[kSm2Ifma
   }
   __mmask8 acc_inf = 0xff;
   // The per-key tables: 5-bit windows, 52 of them (Sm2PointTable).
-  __mmask8 exc = CombAddVt8(acc, acc_inf, p_tables, 5, 52, t);
+  __mmask8 exc = CombAddVt8(acc, acc_inf, p_tables, kSm2PointTableW, kSm2PointTableWindows, t);
   const Sm2CombTable& g = Sm2BaseCombTable();
   const uint64_t* gt[kSm2IfmaLanes];
   for (int l = 0; l < kSm2IfmaLanes; ++l) gt[l] = BaseTable52();
@@ -667,6 +675,11 @@ void Sm2IfmaMulBase8(Sm2Jacobian r[kSm2IfmaLanes], const uint64_t k[kSm2IfmaLane
   MulBase8(r, k);
 }
 
+void Sm2IfmaMulPointTable8(Sm2Jacobian r[kSm2IfmaLanes], const uint64_t k[kSm2IfmaLanes][4],
+                           const uint64_t* p_table) {
+  MulComb8(r, k, p_table, kSm2PointTableW, kSm2PointTableWindows);
+}
+
 void Sm2IfmaMulTwo8Vt(Sm2Jacobian r[kSm2IfmaLanes], const uint64_t s[kSm2IfmaLanes][4],
                       const uint64_t* const p_tables[kSm2IfmaLanes],
                       const uint64_t t[kSm2IfmaLanes][4], uint8_t exceptional[kSm2IfmaLanes]) {
@@ -689,6 +702,7 @@ void Sm2IfmaMulTwo8PointsVt(Sm2Jacobian r[kSm2IfmaLanes], const uint64_t s[kSm2I
 
 bool Sm2IfmaSupported() { return false; }
 void Sm2IfmaMulBase8(Sm2Jacobian*, const uint64_t (*)[4]) {}
+void Sm2IfmaMulPointTable8(Sm2Jacobian*, const uint64_t (*)[4], const uint64_t*) {}
 void Sm2IfmaMulTwo8Vt(Sm2Jacobian*, const uint64_t (*)[4], const uint64_t* const*,
                       const uint64_t (*)[4], uint8_t*) {}
 void Sm2IfmaFieldOpForTesting(int, uint64_t (*)[4], const uint64_t (*)[4], const uint64_t (*)[4]) {}

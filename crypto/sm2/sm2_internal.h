@@ -56,6 +56,10 @@ absl::StatusOr<std::string> Sm2EncryptCore(const Sm2PublicKey& key, absl::string
 absl::Status Sm2VerifyDigestCore(const Sm2PublicKey& key, absl::string_view e,
                                  absl::string_view signature, const Sm2PointTable* table);
 
+// Sm2InPrivateRange returns ~0 if 1 ≤ d ≤ n − 2 (GB/T 32918.1 §6.1: the range of an SM2
+// private key; d plain limbs), else 0. Constant time.
+uint64_t Sm2InPrivateRange(const uint64_t d[4]);
+
 // Sm2PublicKeyToAffine loads the (already validated) public point in Montgomery form.
 void Sm2PublicKeyToAffine(const Sm2Kernels& k, const Sm2PublicKey& key, Sm2Affine* out);
 

@@ -28,19 +28,6 @@ absl::Status PublicKeyError(absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("SM2 public key: ", what));
 }
 
-// InPrivateRange returns ~0 if 1 ≤ d ≤ n − 2.
-uint64_t InPrivateRange(const uint64_t d[4]) {
-  uint64_t nm1[4];
-  std::memcpy(nm1, internal::kSm2N, sizeof(nm1));
-  nm1[0] -= 1;  // n is odd: no borrow
-  uint64_t borrow = 0;
-  for (int j = 0; j < 4; ++j) {
-    const internal::u128 acc = static_cast<internal::u128>(d[j]) - nm1[j] - borrow;
-    borrow = static_cast<uint64_t>(acc >> 64) & 1;
-  }
-  return (0 - borrow) & ~internal::ScIsZero(d);  // d < n − 1 and d ≠ 0
-}
-
 }  // namespace
 
 absl::StatusOr<Sm2PublicKey> Sm2PublicKey::FromPoint(absl::string_view point) {
@@ -136,7 +123,7 @@ absl::StatusOr<Sm2PrivateKey> Sm2PrivateKey::FromScalar(absl::string_view d) {
   uint64_t dl[4];
   internal::LimbsFromBytes(dl, BytePtr(d.data()));
   // Public: whether the key is accepted is the result returned to the caller.
-  const uint64_t ok = CtDeclassify(InPrivateRange(dl));
+  const uint64_t ok = CtDeclassify(internal::Sm2InPrivateRange(dl));
   if (!ok) {
     SecureZero(dl, sizeof(dl));
     return absl::InvalidArgumentError("SM2 private key out of range [1, n-2]");
@@ -184,11 +171,27 @@ absl::StatusOr<Sm2PrivateKey> Sm2PrivateKey::Generate() {
     SMCRYPT_RETURN_IF_ERROR(RandomBytes(buf, sizeof(buf)));
     internal::LimbsFromBytes(d, buf);
     // Rejection sampling, uniform on [1, n − 2]; public: a rejected draw is discarded.
-    if (CtDeclassify(InPrivateRange(d))) break;
+    if (CtDeclassify(internal::Sm2InPrivateRange(d))) break;
   }
   return FromScalar(absl::string_view(reinterpret_cast<const char*>(buf), sizeof(buf)));
 }
 
 SecretData Sm2PrivateKey::ToScalar() const { return d_; }
+
+namespace internal {
+
+uint64_t Sm2InPrivateRange(const uint64_t d[4]) {
+  uint64_t nm1[4];
+  std::memcpy(nm1, internal::kSm2N, sizeof(nm1));
+  nm1[0] -= 1;  // n is odd: no borrow
+  uint64_t borrow = 0;
+  for (int j = 0; j < 4; ++j) {
+    const internal::u128 acc = static_cast<internal::u128>(d[j]) - nm1[j] - borrow;
+    borrow = static_cast<uint64_t>(acc >> 64) & 1;
+  }
+  return (0 - borrow) & ~internal::ScIsZero(d);  // d < n − 1 and d ≠ 0
+}
+
+}  // namespace internal
 
 }  // namespace smcrypt

@@ -172,6 +172,36 @@ void PointAddMixed(const Sm2Kernels& k, Sm2Jacobian* r, const Sm2Jacobian& a, co
   *r = out;
 }
 
+void PointsToAffine(const Sm2Kernels& kern, Sm2Jacobian* pts, size_t count, Sm2Affine* out) {
+  // out[i].x holds the prefix product until the backward pass replaces it.
+  uint64_t one[4], inv[4], zinv[4], t[4];
+  FeSetOne(one);
+  for (size_t i = 0; i < count; ++i) {
+    FeCmov(pts[i].Z, one, FeIsZero(pts[i].Z));
+    if (i == 0) {
+      FeCopy(out[0].x, pts[0].Z);
+    } else {
+      kern.fe_mul(out[i].x, out[i - 1].x, pts[i].Z);
+    }
+  }
+  kern.fe_inv(inv, out[count - 1].x);
+  for (size_t i = count; i-- > 0;) {
+    if (i > 0) {
+      kern.fe_mul(zinv, inv, out[i - 1].x);
+      kern.fe_mul(inv, inv, pts[i].Z);
+    } else {
+      FeCopy(zinv, inv);
+    }
+    kern.fe_sqr(t, zinv);
+    kern.fe_mul(out[i].x, pts[i].X, t);
+    kern.fe_mul(t, t, zinv);
+    kern.fe_mul(out[i].y, pts[i].Y, t);
+  }
+  SecureZero(inv, sizeof(inv));
+  SecureZero(zinv, sizeof(zinv));
+  SecureZero(t, sizeof(t));
+}
+
 uint64_t PointToAffine(const Sm2Kernels& k, Sm2Affine* r, const Sm2Jacobian& a) {
   uint64_t zinv[4], zinv2[4];
   FeInv(k, zinv, a.Z);

@@ -19,6 +19,7 @@
 #ifndef SMCRYPT_CRYPTO_SM2_SM2_POINT_H_
 #define SMCRYPT_CRYPTO_SM2_SM2_POINT_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -41,6 +42,12 @@ void PointAddMixed(const Sm2Kernels& k, Sm2Jacobian* r, const Sm2Jacobian& a, co
                    uint64_t b_is_inf);
 // PointToAffine converts a; returns ~0 (and zero coordinates) when a is infinity.
 uint64_t PointToAffine(const Sm2Kernels& k, Sm2Affine* r, const Sm2Jacobian& a);
+// PointsToAffine sets out[i] to the affine form of pts[i] for i < count (count ≥ 1) with
+// one field inversion (Montgomery's trick: prefix products Z_0⋯Z_i, one inversion, then
+// each Z_i⁻¹ back from the prefixes), constant time. A Z of 0 (the point at infinity) is
+// replaced by 1 with a mask so it cannot zero the other points' inverses; that point's
+// output is then meaningless (callers exclude infinity). pts[i].Z is overwritten.
+void PointsToAffine(const Sm2Kernels& k, Sm2Jacobian* pts, size_t count, Sm2Affine* out);
 // PointFromAffine sets Z = 1.
 void PointFromAffine(Sm2Jacobian* r, const Sm2Affine& a);
 // AffineIsOnCurve returns ~0 if y² = x³ − 3x + b.
@@ -49,6 +56,11 @@ uint64_t AffineIsOnCurve(const Sm2Kernels& k, const Sm2Affine& a);
 // Sm2BaseCombTable is the fixed-base comb for G: signed 7-bit windows, 37 windows × 64
 // affine points (j·2^(7i)·G, 151,552 bytes), built once on first use (sm2_comb_table.cc).
 const Sm2CombTable& Sm2BaseCombTable();
+
+// The comb of Sm2PointTable: signed 5-bit windows, 52 of them (52·5 = 260 bits cover a
+// 256-bit scalar and its Booth carry).
+inline constexpr int kSm2PointTableW = 5;
+inline constexpr int kSm2PointTableWindows = 52;
 
 // Sm2PointTable is a comb table for one public point P (signed 5-bit windows, 52 × 16
 // affine points, 53,248 bytes), for public keys used repeatedly: verification,

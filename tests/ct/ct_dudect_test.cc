@@ -30,6 +30,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -39,6 +40,7 @@
 #include "crypto/cpu/backends.h"
 #include "crypto/sm2/sm2_batch.h"
 #include "crypto/sm2/sm2_field.h"
+#include "crypto/sm2/sm2_internal.h"
 #include "crypto/sm2/sm2_point.h"
 #include "crypto/sm3/sm3_internal.h"
 #include "crypto/sm4/ghash.h"
@@ -439,6 +441,33 @@ std::vector<Result> Sm2IfmaTargets(size_t batches) {
       [](MulSlot& s) {
         internal::Sm2Jacobian r[internal::kSm2IfmaLanes];
         internal::Sm2IfmaMulBase8(r, s.k);
+        g_sink[0] = static_cast<uint8_t>(r[0].X[0]);
+      }));
+  // k·P over a public key's comb table (ephemeral Diffie–Hellman: HPKE Encap), same
+  // scalars as above; the key and its table are public and shared by both classes.
+  static const std::unique_ptr<internal::Sm2PointTable> p_table = [] {
+    const Sm2PrivateKey key = *Sm2PrivateKey::FromScalar(std::string(31, '\0') + '\x07');
+    internal::Sm2Affine p;
+    internal::Sm2PublicKeyToAffine(internal::Sm2ActiveKernels(), key.public_key(), &p);
+    return internal::Sm2PointTable::Build(internal::Sm2ActiveKernels(), p);
+  }();
+  out.push_back(Measure<MulSlot>(
+      "SM2 ifma_avx512 k·P 8 lanes over a key's table (scalars)", n,
+      [](MulSlot& s, bool fixed, std::mt19937_64& rng) {
+        for (auto& k : s.k) {
+          if (fixed) {
+            k[0] = 1;
+            k[1] = k[2] = k[3] = 0;
+          } else {
+            RandomBytes(rng, k, sizeof(k));
+            k[3] &= 0x7fffffffffffffffull;  // below n
+            k[0] |= 1;                        // not zero
+          }
+        }
+      },
+      [](MulSlot& s) {
+        internal::Sm2Jacobian r[internal::kSm2IfmaLanes];
+        internal::Sm2IfmaMulPointTable8(r, s.k, p_table->points52());
         g_sink[0] = static_cast<uint8_t>(r[0].X[0]);
       }));
   // Every slot owns its keys (the fixed class holds copies of one key), so both classes

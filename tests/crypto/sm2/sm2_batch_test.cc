@@ -218,6 +218,175 @@ TEST_F(Sm2BatchTest, IfmaCombMatchesGeneric) {
   }
 }
 
+TEST_F(Sm2BatchTest, IfmaPointTableCombMatchesGeneric) {
+  SMCRYPT_REQUIRE_IFMA();
+  const internal::Sm2Kernels& g = internal::kSm2KernelsGeneric;
+  BnPtr nb = BnFromLimbs(internal::kSm2N);
+  for (int key = 0; key < 3; ++key) {
+    ASSERT_OK_AND_ASSIGN(Sm2PrivateKey priv, Sm2PrivateKey::Generate());
+    Sm2Affine p;
+    internal::Sm2PublicKeyToAffine(g, priv.public_key(), &p);
+    std::unique_ptr<internal::Sm2PointTable> table =
+        internal::Sm2PointTable::Build(internal::Sm2ActiveKernels(), p);
+    ASSERT_NE(table->points52(), nullptr);
+    std::vector<std::array<uint64_t, 4>> scalars;
+    for (uint64_t v : {1, 2, 3, 15, 16, 17, 31, 32, 33}) scalars.push_back({v, 0, 0, 0});
+    for (int d = 1; d <= 16; ++d) {  // n − d
+      BnPtr b(BN_dup(nb.get()));
+      BN_sub_word(b.get(), d);
+      std::array<uint64_t, 4> sc;
+      LimbsFromBn(sc.data(), b.get());
+      scalars.push_back(sc);
+    }
+    for (int bit = 0; bit < 256; ++bit) {
+      std::array<uint64_t, 4> sc{};
+      sc[bit / 64] = uint64_t{1} << (bit % 64);
+      if (internal::LtN(sc.data())) scalars.push_back(sc);
+    }
+    // Last 5-bit window (bits 255..259) with digit 1 and the Booth carry into it.
+    scalars.push_back({~0ull, ~0ull, ~0ull, 0x7FFFFFFFFFFFFFFFull});
+    scalars.push_back({0, 0, 0, 0xC000000000000000ull});
+    scalars.push_back({0, 0, 0, 0});  // 0·P = infinity
+    for (int i = 0; i < 400; ++i) {
+      std::array<uint64_t, 4> sc;
+      RandomScalarBelowN(sc.data());
+      scalars.push_back(sc);
+    }
+    for (size_t base = 0; base < scalars.size(); base += L) {
+      uint64_t k[L][4] = {};
+      for (int l = 0; l < L && base + l < scalars.size(); ++l) {
+        std::memcpy(k[l], scalars[base + l].data(), 32);
+      }
+      Sm2Jacobian r[L];
+      internal::Sm2IfmaMulPointTable8(r, k, table->points52());
+      for (int l = 0; l < L; ++l) {
+        Sm2Jacobian want;
+        internal::ScalarMulPoint(g, &want, p, k[l]);
+        ASSERT_EQ(AffineHex(r[l]), AffineHex(want)) << "key " << key << " scalar " << base + l;
+      }
+    }
+  }
+}
+
+// Draws random nonces in [1, n − 1] (n − 1 itself at call MaxNonceAt) and records them.
+class RecordingNonces {
+ public:
+  explicit RecordingNonces(uint64_t seed) : rng_(seed) {}
+  absl::Status Next(uint64_t k[4]) {
+    std::array<uint64_t, 4> v;
+    do {
+      for (int j = 0; j < 4; ++j) v[j] = rng_();
+    } while (!internal::LtN(v.data()) || internal::ScIsZero(v.data()));
+    if (calls_++ == max_nonce_at_) {  // n − 1, the largest nonce
+      std::memcpy(v.data(), internal::kSm2N, 32);
+      v[0] -= 1;
+    }
+    std::memcpy(k, v.data(), 32);
+    drawn_.push_back(v);
+    return absl::OkStatus();
+  }
+  const std::vector<std::array<uint64_t, 4>>& drawn() const { return drawn_; }
+  void MaxNonceAt(int call) { max_nonce_at_ = call; }
+
+ private:
+  std::mt19937_64 rng_;
+  int calls_ = 0;
+  int max_nonce_at_ = -1;
+  std::vector<std::array<uint64_t, 4>> drawn_;
+};
+
+TEST_F(Sm2BatchTest, EphemeralDhBatchMatchesGenericSingleOperations) {
+  const internal::Sm2Kernels& g = internal::kSm2KernelsGeneric;
+  ASSERT_OK_AND_ASSIGN(Sm2PrivateKey priv, Sm2PrivateKey::Generate());
+  Sm2Affine p;
+  internal::Sm2PublicKeyToAffine(g, priv.public_key(), &p);
+  Sm2PublicKeyCache warm(priv.public_key());
+  for (uint32_t i = 0; i < Sm2PublicKeyCache::kBuildAfterUses; ++i) warm.Table();
+  ASSERT_NE(warm.Table(), nullptr);
+  for (bool ifma : {true, false}) {
+    internal::Sm2SetBatchIfmaForTesting(ifma);
+    for (bool with_table : {false, true}) {
+      for (size_t count : {0, 1, 3, 4, 5, 7, 8, 9, 12, 17, 64}) {
+        SCOPED_TRACE(::testing::Message() << "ifma " << ifma << " table " << with_table
+                                          << " count " << count);
+        // A fresh cache has no table for batches below kBuildAfterUses items.
+        Sm2PublicKeyCache fresh(priv.public_key());
+        const Sm2PublicKeyCache& cache = with_table ? warm : fresh;
+        RecordingNonces nonces(rng_());
+        nonces.MaxNonceAt(static_cast<int>(count / 2));
+        std::vector<internal::Sm2EphemeralDh> out(count);
+        ASSERT_OK(internal::Sm2EphemeralDhBatchCore(
+            cache, [&](uint64_t k[4]) { return nonces.Next(k); }, absl::MakeSpan(out)));
+        ASSERT_EQ(nonces.drawn().size(), count);
+        for (size_t i = 0; i < count; ++i) {
+          Sm2Jacobian kg, kp;
+          internal::ScalarMulBase(g, &kg, nonces.drawn()[i].data());
+          internal::ScalarMulPoint(g, &kp, p, nonces.drawn()[i].data());
+          ASSERT_EQ(out[i].c1[0], 0x04);
+          EXPECT_EQ(BytesToHex(std::string(reinterpret_cast<char*>(out[i].c1 + 1), 64)),
+                    AffineHex(kg))
+              << "item " << i;
+          EXPECT_EQ(BytesToHex(std::string(reinterpret_cast<char*>(out[i].shared), 64)),
+                    AffineHex(kp))
+              << "item " << i;
+        }
+      }
+    }
+  }
+  // k·P against OpenSSL for one batch on the default path.
+  internal::Sm2SetBatchIfmaForTesting(true);
+  std::vector<internal::Sm2EphemeralDh> out(9);
+  RecordingNonces nonces(rng_());
+  ASSERT_OK(internal::Sm2EphemeralDhBatchCore(
+      warm, [&](uint64_t k[4]) { return nonces.Next(k); }, absl::MakeSpan(out)));
+  const std::string pub = priv.public_key().ToPoint();
+  for (size_t i = 0; i < out.size(); ++i) {
+    PointPtr pt(EC_POINT_new(group_.get())), r(EC_POINT_new(group_.get()));
+    ASSERT_EQ(EC_POINT_oct2point(group_.get(), pt.get(), BytePtr(pub.data()), pub.size(),
+                                 ctx_.get()),
+              1);
+    BnPtr k = BnFromLimbs(nonces.drawn()[i].data());
+    ASSERT_EQ(EC_POINT_mul(group_.get(), r.get(), nullptr, pt.get(), k.get(), ctx_.get()), 1);
+    uint8_t buf[65];
+    ASSERT_EQ(EC_POINT_point2oct(group_.get(), r.get(), POINT_CONVERSION_UNCOMPRESSED, buf, 65,
+                                 ctx_.get()),
+              65u);
+    EXPECT_EQ(std::memcmp(buf + 1, out[i].shared, 64), 0) << "item " << i;
+  }
+}
+
+TEST_F(Sm2BatchTest, EphemeralDhBatchErrors) {
+  ASSERT_OK_AND_ASSIGN(Sm2PrivateKey priv, Sm2PrivateKey::Generate());
+  Sm2PublicKeyCache cache(priv.public_key());
+  std::vector<internal::Sm2EphemeralDh> out(10);
+  int calls = 0;
+  EXPECT_THAT(internal::Sm2EphemeralDhBatchCore(
+                  cache,
+                  [&](uint64_t k[4]) -> absl::Status {
+                    if (++calls == 4) return absl::InternalError("no randomness");
+                    k[0] = 7;
+                    k[1] = k[2] = k[3] = 0;
+                    return absl::OkStatus();
+                  },
+                  absl::MakeSpan(out)),
+              StatusIs(absl::StatusCode::kInternal));
+  for (const uint64_t top : {uint64_t{0}, ~uint64_t{0}}) {  // k = 0 and k ≥ n
+    EXPECT_THAT(internal::Sm2EphemeralDhBatchCore(
+                    cache,
+                    [&](uint64_t k[4]) -> absl::Status {
+                      k[0] = k[1] = k[2] = k[3] = top;
+                      return absl::OkStatus();
+                    },
+                    absl::MakeSpan(out)),
+                StatusIs(absl::StatusCode::kInvalidArgument, "SM2 nonce k out of range [1, n-1]"));
+  }
+  // Fresh CSPRNG scalars: distinct C1 values.
+  ASSERT_OK(internal::Sm2EphemeralDhBatch(cache, absl::MakeSpan(out)));
+  for (size_t i = 1; i < out.size(); ++i) {
+    EXPECT_NE(std::memcmp(out[0].c1, out[i].c1, sizeof(out[0].c1)), 0);
+  }
+}
+
 TEST_F(Sm2BatchTest, IfmaDoubleScalarMatchesGenericAndFlagsExceptions) {
   SMCRYPT_REQUIRE_IFMA();
   const internal::Sm2Kernels& g = internal::kSm2KernelsGeneric;
