@@ -14,6 +14,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "smcrypt/hpke.h"
 #include "smcrypt/primitives/aead.h"
 #include "smcrypt/secret_data.h"
@@ -129,6 +130,19 @@ struct HpkeKeySchedule {
 absl::StatusOr<HpkeKeySchedule> KeyScheduleBase(const HpkeSuiteDesc& desc,
                                                 absl::string_view shared_secret,
                                                 absl::string_view info);
+
+// EncapKeyScheduleManyHkdfSm3 is ExtractAndExpand (§4.1, the shared_secret of Encap)
+// followed by KeyScheduleBase (§5.1) for many messages of a suite whose KEM and KDF are
+// HKDF-SM3: out[i] from dh[i] (Ndh bytes), kem_context[i] (enc ‖ pkRm) and info[i], with
+// the HMAC-SM3 computations of all messages run together in SM3 lanes
+// (internal::HmacSm3Batch). out[i] equals KeyScheduleBase's except that exporter_secret
+// is left empty (one-shot encryption never exports). Spans of one length. Errors:
+// Internal for a suite without HKDF-SM3 or spans of different lengths.
+absl::Status EncapKeyScheduleManyHkdfSm3(const HpkeSuiteDesc& desc,
+                                         absl::Span<const absl::string_view> dh,
+                                         absl::Span<const absl::string_view> kem_context,
+                                         absl::Span<const absl::string_view> info,
+                                         absl::Span<HpkeKeySchedule> out);
 
 // NewHpkeContext builds a context from a key schedule.
 absl::StatusOr<std::unique_ptr<HpkeContext>> NewHpkeContext(const HpkeSuiteDesc& desc,

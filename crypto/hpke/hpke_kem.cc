@@ -1,11 +1,14 @@
 // hpke_kem.cc — the suite-independent parts of RFC 9180: labeled KDF calls (§4), DHKEM
 // (§4.1), DeriveKeyPair (§7.1.3) and the base-mode key schedule (§5.1).
 #include <cstring>
+#include <memory>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "crypto/common/ct_annotations.h"
 #include "crypto/common/status_macros.h"
 #include "crypto/hpke/hpke_internal.h"
+#include "smcrypt/sm3.h"
 
 namespace smcrypt::internal {
 namespace {
@@ -180,6 +183,120 @@ absl::StatusOr<HpkeKeySchedule> KeyScheduleBase(const HpkeSuiteDesc& desc,
                            LabeledExpand(kdf, suite_id, View(ks.secret), "exp",
                                          ks.key_schedule_context, kdf.nh));
   return ks;
+}
+
+namespace {
+
+// HmacMany computes HMAC-SM3(*keys[i], msgs[i]) of every i into one buffer (32 bytes
+// each), the messages in SM3 lanes (internal::HmacSm3Batch).
+SecretData HmacMany(const std::vector<const HmacSm3*>& keys, const std::vector<SecretData>& msgs) {
+  std::vector<absl::string_view> views;
+  views.reserve(msgs.size());
+  for (const SecretData& m : msgs) views.push_back(View(m));
+  SecretData out(kSm3DigestSize * msgs.size());
+  internal::HmacSm3Batch(keys.data(), views.data(), views.size(), out.data());
+  return out;
+}
+
+absl::string_view Slice(const SecretData& buf, size_t i, size_t len = kSm3DigestSize) {
+  return View(buf).substr(kSm3DigestSize * i, len);
+}
+
+// Keys makes an HMAC-SM3 key (midstates) of each 32-byte slice of `buf`.
+absl::Status Keys(const SecretData& buf, size_t count,
+                  std::vector<std::unique_ptr<HmacSm3>>* keys) {
+  keys->clear();
+  keys->reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    SMCRYPT_ASSIGN_OR_RETURN(std::unique_ptr<HmacSm3> k, HmacSm3::New(Slice(buf, i)));
+    keys->push_back(std::move(k));
+  }
+  return absl::OkStatus();
+}
+
+std::string U16(uint16_t v) {
+  std::string s;
+  AppendU16(&s, v);
+  return s;
+}
+
+}  // namespace
+
+absl::Status EncapKeyScheduleManyHkdfSm3(const HpkeSuiteDesc& desc,
+                                         absl::Span<const absl::string_view> dh,
+                                         absl::Span<const absl::string_view> kem_context,
+                                         absl::Span<const absl::string_view> info,
+                                         absl::Span<HpkeKeySchedule> out) {
+  const size_t m = out.size();
+  if (desc.kdf != &kHpkeKdfHkdfSm3Desc || desc.kem->kdf != &kHpkeKdfHkdfSm3Desc ||
+      desc.kem->nsecret != kSm3DigestSize || desc.aead->nk > kSm3DigestSize ||
+      desc.aead->nn > kSm3DigestSize || dh.size() != m || kem_context.size() != m ||
+      info.size() != m) {
+    return absl::InternalError("EncapKeyScheduleManyHkdfSm3: not an HKDF-SM3 suite or sizes differ");
+  }
+  if (m == 0) return absl::OkStatus();
+  const std::string kem_id = KemSuiteId(*desc.kem);
+  const std::string suite_id = HpkeSuiteId(desc);
+  // RFC 5869 §2.2: no salt means Nh zero bytes; the key's midstates are computed once.
+  static const HmacSm3* const zero = [] {
+    static constexpr char kZeroSalt[kSm3DigestSize] = {};
+    absl::StatusOr<std::unique_ptr<HmacSm3>> k =
+        HmacSm3::New(absl::string_view(kZeroSalt, sizeof(kZeroSalt)));
+    return k.ok() ? k->release() : nullptr;  // a 32-byte key cannot be refused
+  }();
+  if (zero == nullptr) return absl::InternalError("HMAC-SM3 refused the zero salt");
+  // 1. Extracts under the zero salt: eae_prk (§4.1 ExtractAndExpand), info_hash and
+  //    psk_id_hash (§5.1; psk_id is empty in mode_base).
+  std::vector<SecretData> msgs;
+  msgs.reserve(2 * m + 1);
+  for (size_t i = 0; i < m; ++i) msgs.push_back(Concat({kVersionLabel, kem_id, "eae_prk", dh[i]}));
+  for (size_t i = 0; i < m; ++i) {
+    msgs.push_back(Concat({kVersionLabel, suite_id, "info_hash", info[i]}));
+  }
+  msgs.push_back(Concat({kVersionLabel, suite_id, "psk_id_hash", ""}));
+  const SecretData extracted = HmacMany(std::vector<const HmacSm3*>(msgs.size(), zero), msgs);
+  // 2. shared_secret = LabeledExpand(eae_prk, "shared_secret", kem_context, Nsecret).
+  std::vector<std::unique_ptr<HmacSm3>> keys;
+  SMCRYPT_RETURN_IF_ERROR(Keys(extracted, m, &keys));
+  std::vector<const HmacSm3*> kp;
+  for (const auto& k : keys) kp.push_back(k.get());
+  msgs.clear();
+  for (size_t i = 0; i < m; ++i) {
+    msgs.push_back(Concat({U16(static_cast<uint16_t>(desc.kem->nsecret)), kVersionLabel, kem_id,
+                           "shared_secret", kem_context[i], "\x01"}));
+  }
+  const SecretData shared_secret = HmacMany(kp, msgs);
+  // 3. secret = LabeledExtract(shared_secret, "secret", psk = "").
+  SMCRYPT_RETURN_IF_ERROR(Keys(shared_secret, m, &keys));
+  kp.clear();
+  for (const auto& k : keys) kp.push_back(k.get());
+  msgs.assign(m, Concat({kVersionLabel, suite_id, "secret", ""}));
+  const SecretData secret = HmacMany(kp, msgs);
+  // 4. key and base_nonce = LabeledExpand(secret, "key" / "base_nonce",
+  //    key_schedule_context, Nk / Nn): one HMAC block each, as Nk, Nn ≤ Nh.
+  SMCRYPT_RETURN_IF_ERROR(Keys(secret, m, &keys));
+  kp.clear();
+  msgs.clear();
+  for (size_t i = 0; i < m; ++i) {
+    HpkeKeySchedule& ks = out[i];
+    ks.key_schedule_context.assign(1, static_cast<char>(kModeBase));
+    ks.key_schedule_context.append(Slice(extracted, 2 * m).data(), kSm3DigestSize);
+    ks.key_schedule_context.append(Slice(extracted, m + i).data(), kSm3DigestSize);
+    ks.secret = SecretDataFromStringView(Slice(secret, i));
+    ks.exporter_secret.clear();
+    msgs.push_back(Concat({U16(static_cast<uint16_t>(desc.aead->nk)), kVersionLabel, suite_id,
+                           "key", ks.key_schedule_context, "\x01"}));
+    msgs.push_back(Concat({U16(static_cast<uint16_t>(desc.aead->nn)), kVersionLabel, suite_id,
+                           "base_nonce", ks.key_schedule_context, "\x01"}));
+    kp.push_back(keys[i].get());
+    kp.push_back(keys[i].get());
+  }
+  const SecretData expanded = HmacMany(kp, msgs);
+  for (size_t i = 0; i < m; ++i) {
+    out[i].key = SecretDataFromStringView(Slice(expanded, 2 * i, desc.aead->nk));
+    out[i].base_nonce = SecretDataFromStringView(Slice(expanded, 2 * i + 1, desc.aead->nn));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace smcrypt::internal

@@ -7,12 +7,14 @@
 #include <iostream>
 #include <limits>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "crypto/hpke/hpke_internal.h"
+#include "crypto/sm2/sm2_batch.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "smcrypt/hpke.h"
@@ -82,6 +84,49 @@ TEST_P(HpkeContractTest, RoundTripsAndWireLayout) {
     ASSERT_OK_AND_ASSIGN(std::string ct2, enc_->Encrypt(pt, info));
     EXPECT_NE(ct.substr(7, 65), ct2.substr(7, 65));
   }
+}
+
+// EncryptMany: one ciphertext per message, each with its own ephemeral key (distinct enc),
+// each opening with its own info only; the SM suite's batch path (IFMA lanes, comb table
+// built once the key has had 8 uses) and its single-operation path alike.
+TEST_P(HpkeContractTest, EncryptManyGivesOneIndependentCiphertextPerMessage) {
+  std::mt19937_64 rng(TestSeed());
+  for (bool lanes : {true, false}) {
+    internal::Sm2SetBatchIfmaForTesting(lanes);
+    // A new encrypter each time: the first batches run before the key's comb table exists.
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<HybridEncrypt> enc,
+                         NewHpkeEncrypt(GetParam(), keys_.public_key_der));
+    for (size_t count : {0, 1, 3, 4, 8, 9, 17, 64}) {
+      SCOPED_TRACE(::testing::Message() << "lanes " << lanes << " count " << count);
+      std::vector<std::string> pts, infos;
+      for (size_t i = 0; i < count; ++i) {
+        pts.push_back(RandomBytes(rng, (i * 37) % 300));
+        infos.push_back(absl::StrCat("info ", i));
+      }
+      std::vector<HybridEncryptInput> in;
+      for (size_t i = 0; i < count; ++i) in.push_back({pts[i], infos[i]});
+      std::vector<absl::StatusOr<std::string>> out = enc->EncryptMany(in);
+      ASSERT_EQ(out.size(), count);
+      std::set<std::string> encs;
+      for (size_t i = 0; i < count; ++i) {
+        ASSERT_OK(out[i].status()) << "item " << i;
+        ASSERT_EQ(out[i]->size(), kHpkeWireOverhead + pts[i].size());
+        encs.insert(out[i]->substr(kHpkeWireHeaderSize, kHpkeEncSize));
+        ASSERT_OK_AND_ASSIGN(std::string back, dec_->Decrypt(*out[i], infos[i]));
+        EXPECT_EQ(back, pts[i]) << "item " << i;
+        if (count > 1) {
+          EXPECT_THAT(dec_->Decrypt(*out[i], infos[(i + 1) % count]),
+                      StatusIs(absl::StatusCode::kInvalidArgument, "decryption failed"));
+        }
+      }
+      EXPECT_EQ(encs.size(), count);
+    }
+    // Encrypt after the batches (the table now exists) still opens.
+    ASSERT_OK_AND_ASSIGN(std::string ct, enc->Encrypt("after", "i"));
+    ASSERT_OK_AND_ASSIGN(std::string back, dec_->Decrypt(ct, "i"));
+    EXPECT_EQ(back, "after");
+  }
+  internal::Sm2SetBatchIfmaForTesting(true);
 }
 
 TEST_P(HpkeContractTest, RegistryFactoriesInteroperate) {

@@ -14,6 +14,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "crypto/hpke/hpke_internal.h"
@@ -212,11 +213,63 @@ TEST(HpkeSmSuiteTest, Sm2KemDhRejectsInvalidPoints) {
   prefix[0] = 0x05;
   EXPECT_THAT(kem.dh(sk, prefix), testing::StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(kem.dh(sk, g.substr(0, 33)), testing::StatusIs(absl::StatusCode::kInvalidArgument));
-  // Out-of-range scalars.
+  // Out-of-range scalars: 0, n − 1 (SM2 private keys are [1, n − 2]), n, a short one.
   EXPECT_THAT(kem.dh(std::string(32, '\0'), g),
               testing::StatusIs(absl::StatusCode::kInvalidArgument));
+  const std::string n_bytes = testing::HexToBytes(
+      "FFFFFFFEFFFFFFFFFFFFFFFFFFFFFFFF7203DF6B21C6052B53BBF40939D54123");
+  std::string n_minus_1 = n_bytes, n_minus_2 = n_bytes;
+  n_minus_1[31] = static_cast<char>(0x22);
+  n_minus_2[31] = static_cast<char>(0x21);
+  EXPECT_THAT(kem.dh(n_minus_1, g), testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                                      "SM2 private key out of range [1, n-2]"));
+  EXPECT_THAT(kem.dh(n_bytes, g), testing::StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(kem.dh(sk.substr(1), g), testing::StatusIs(absl::StatusCode::kInvalidArgument));
+  // n − 2 is in range: (n − 2)·G = −2G, so x((n − 2)·G) = x(2G).
+  ASSERT_OK_AND_ASSIGN(SecretData x_n2, kem.dh(n_minus_2, g));
+  ASSERT_OK_AND_ASSIGN(SecretData x_2, kem.dh(std::string(31, '\0') + "\x02", g));
+  EXPECT_EQ(Hex(x_n2), Hex(x_2));
   EXPECT_THAT(kem.public_key(std::string(32, '\xff')),
               testing::StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+// The batched Encap key schedule (HMAC-SM3 in SM3 lanes) equals ExtractAndExpand then
+// KeyScheduleBase message by message, for batch sizes around the lane counts and info of
+// every length class (empty, within one block, several blocks).
+TEST(HpkeSmSuiteTest, BatchedKeyScheduleEqualsSerial) {
+  std::mt19937_64 rng(TestSeed());
+  const internal::HpkeSuiteDesc& desc = internal::GetHpkeSuiteDesc(HpkeSuite::kSm2Sm3Sm4Gcm);
+  for (size_t m : {1, 2, 7, 8, 9, 16, 17, 40}) {
+    std::vector<std::string> dh, ctx, info;
+    for (size_t i = 0; i < m; ++i) {
+      dh.push_back(RandomBytes(rng, 32));
+      ctx.push_back(RandomBytes(rng, 130));
+      info.push_back(RandomBytes(rng, (i * 29) % 200));
+    }
+    std::vector<absl::string_view> dv(dh.begin(), dh.end()), cv(ctx.begin(), ctx.end()),
+        iv(info.begin(), info.end());
+    std::vector<internal::HpkeKeySchedule> got(m);
+    ASSERT_OK(internal::EncapKeyScheduleManyHkdfSm3(desc, dv, cv, iv, absl::MakeSpan(got)));
+    for (size_t i = 0; i < m; ++i) {
+      ASSERT_OK_AND_ASSIGN(SecretData ss, internal::ExtractAndExpand(*desc.kem, dh[i], ctx[i]));
+      ASSERT_OK_AND_ASSIGN(internal::HpkeKeySchedule want,
+                           internal::KeyScheduleBase(desc, SecretDataAsStringView(ss), info[i]));
+      EXPECT_EQ(BytesToHex(got[i].key_schedule_context), BytesToHex(want.key_schedule_context));
+      EXPECT_EQ(Hex(got[i].secret), Hex(want.secret)) << "m " << m << " item " << i;
+      EXPECT_EQ(Hex(got[i].key), Hex(want.key)) << "m " << m << " item " << i;
+      EXPECT_EQ(Hex(got[i].base_nonce), Hex(want.base_nonce)) << "m " << m << " item " << i;
+      EXPECT_TRUE(got[i].exporter_secret.empty());
+    }
+  }
+  // The P-256 suite (HKDF-SHA256) and mismatched spans are refused.
+  std::vector<internal::HpkeKeySchedule> one(1);
+  const std::vector<absl::string_view> a = {"x"};
+  EXPECT_THAT(internal::EncapKeyScheduleManyHkdfSm3(
+                  internal::GetHpkeSuiteDesc(HpkeSuite::kP256Sha256Aes128Gcm), a, a, a,
+                  absl::MakeSpan(one)),
+              testing::StatusIs(absl::StatusCode::kInternal));
+  EXPECT_THAT(internal::EncapKeyScheduleManyHkdfSm3(desc, a, {}, a, absl::MakeSpan(one)),
+              testing::StatusIs(absl::StatusCode::kInternal));
 }
 
 // ---- SM4-GCM ---------------------------------------------------------------------------
