@@ -169,6 +169,15 @@ Sm2EphemeralDh::~Sm2EphemeralDh() { SecureZero(shared, sizeof(shared)); }
 
 absl::Status Sm2EphemeralDhBatchCore(const Sm2PublicKeyCache& recipient, Sm2NonceSource next_k,
                                      absl::Span<Sm2EphemeralDh> out) {
+  if (out.empty()) return absl::OkStatus();
+  // A batch counts its items as uses of the key (kBuildAfterUses of them build the table).
+  const Sm2PointTable* table = recipient.Table(static_cast<uint32_t>(
+      std::min<size_t>(out.size(), Sm2PublicKeyCache::kBuildAfterUses)));
+  return Sm2EphemeralDhCore(recipient.key(), table, next_k, out);
+}
+
+absl::Status Sm2EphemeralDhCore(const Sm2PublicKey& recipient, const Sm2PointTable* table,
+                                Sm2NonceSource next_k, absl::Span<Sm2EphemeralDh> out) {
   const size_t m = out.size();
   if (m == 0) return absl::OkStatus();
   const Sm2Kernels& kern = Sm2ActiveKernels();
@@ -196,9 +205,7 @@ absl::Status Sm2EphemeralDhBatchCore(const Sm2PublicKeyCache& recipient, Sm2Nonc
     }
   }
   Sm2Affine p;
-  Sm2PublicKeyToAffine(kern, recipient.key(), &p);
-  const Sm2PointTable* table = recipient.Table(static_cast<uint32_t>(
-      std::min<size_t>(m, Sm2PublicKeyCache::kBuildAfterUses)));
+  Sm2PublicKeyToAffine(kern, recipient, &p);
   size_t lanes_done = 0;
   if (Sm2BatchUsesIfma()) {
     const uint64_t* table52 = table != nullptr ? table->points52() : nullptr;

@@ -163,6 +163,12 @@ struct Sm2EphemeralDh {
 absl::Status Sm2EphemeralDhBatchCore(const Sm2PublicKeyCache& recipient, Sm2NonceSource next_k,
                                      absl::Span<Sm2EphemeralDh> out);
 
+// Sm2EphemeralDhCore is Sm2EphemeralDhBatchCore for a recipient given as a key and its
+// comb table (nullptr: none), without counting uses. SM2 encryption uses it for one item
+// (k·G and k·P made affine with a single inversion).
+absl::Status Sm2EphemeralDhCore(const Sm2PublicKey& recipient, const Sm2PointTable* table,
+                                Sm2NonceSource next_k, absl::Span<Sm2EphemeralDh> out);
+
 // Sm2EphemeralDhBatch is Sm2EphemeralDhBatchCore with fresh CSPRNG scalars.
 absl::Status Sm2EphemeralDhBatch(const Sm2PublicKeyCache& recipient,
                                  absl::Span<Sm2EphemeralDh> out);

@@ -26,6 +26,7 @@
 #include "crypto/common/constant_time.h"
 #include "crypto/common/ct_annotations.h"
 #include "crypto/common/status_macros.h"
+#include "crypto/sm2/sm2_batch.h"
 #include "crypto/sm2/sm2_field.h"
 #include "crypto/sm2/sm2_internal.h"
 #include "crypto/sm2/sm2_point.h"
@@ -61,17 +62,13 @@ void ComputeC3(const uint8_t x2y2[64], const uint8_t* m, size_t len, uint8_t c3[
   h.FinishTo(c3);
 }
 
-// SharedPoint writes x2 ‖ y2 of [scalar]P (affine, big-endian). Returns ~0 at infinity.
-// With `table` (p's comb table) the multiplication is the constant-time comb over it.
+// SharedPoint writes x2 ‖ y2 of [scalar]P (affine, big-endian) by the constant-time
+// fixed-window multiplication (decryption: P = C1, scalar = d). Returns ~0 at infinity.
 uint64_t SharedPoint(const Sm2Kernels& kern, const Sm2Affine& p, const uint64_t scalar[4],
-                     uint8_t x2y2[64], const internal::Sm2PointTable* table = nullptr) {
+                     uint8_t x2y2[64]) {
   Sm2Jacobian j;
   Sm2Affine a;
-  if (table != nullptr) {
-    internal::ScalarMulComb(kern, &j, table->comb(), scalar);
-  } else {
-    internal::ScalarMulPoint(kern, &j, p, scalar);
-  }
+  internal::ScalarMulPoint(kern, &j, p, scalar);
   const uint64_t inf = internal::PointToAffine(kern, &a, j);
   internal::FeToBytes(kern, x2y2, a.x);
   internal::FeToBytes(kern, x2y2 + 32, a.y);
@@ -94,7 +91,6 @@ absl::StatusOr<std::string> Sm2EncryptCore(const Sm2PublicKey& key, absl::string
         "SM2 message: at most ", kMaxMessageSize, " bytes, got ", message.size()));
   }
   if (format == Sm2CiphertextFormat::kDer) compress_c1 = false;
-  const Sm2Kernels& kern = Sm2ActiveKernels();
   const size_t c1_len = compress_c1 ? kSm2CompressedPointSize : kSm2PointSize;
   const size_t mlen = message.size();
   std::string out(c1_len + kSm2C3Size + mlen, '\0');
@@ -108,49 +104,32 @@ absl::StatusOr<std::string> Sm2EncryptCore(const Sm2PublicKey& key, absl::string
     c3 = c1 + c1_len;
     c2 = c3 + kSm2C3Size;
   }
-  Sm2Affine p;
-  Sm2PublicKeyToAffine(kern, key, &p);
-  uint64_t k[4];
   uint8_t x2y2[64];
-  Sm2Jacobian kg;
-  Sm2Affine kga;
   absl::Status status;
   for (;;) {
-    status = next_k(k);  // A1
+    // A1–A4: k, C1 = [k]G and (x2, y2) = [k]P_B (h = 1, so S = [h]P_B is P_B itself,
+    // which is not at infinity: validated), both affine with one inversion.
+    internal::Sm2EphemeralDh eph;
+    status = Sm2EphemeralDhCore(key, table, next_k, absl::MakeSpan(&eph, 1));
     if (!status.ok()) break;
-    // Public: a nonce source only ever yields k in range (see Sm2SignDigestCore).
-    if (!CtDeclassify(LtN(k) & ~ScIsZero(k))) {
-      status = absl::InvalidArgumentError("SM2 nonce k out of range [1, n-1]");
-      break;
-    }
-    ScalarMulBase(kern, &kg, k);  // A2: C1 = [k]G
-    PointToAffine(kern, &kga, kg);
-    // A3: h = 1, so S = [h]P_B is P_B itself, which is not at infinity (validated).
-    SharedPoint(kern, p, k, x2y2, table);  // A4: (x2, y2) = [k]P_B
+    std::memcpy(x2y2, eph.shared, sizeof(x2y2));
     // A5, A6: t = KDF(x2 ‖ y2, klen); C2 = M ⊕ t. An all-zero t means a new k.
     // Public: an all-zero t (probability 2^-8·klen) discards this k for a fresh one.
     const uint64_t t_zero = KdfXor(x2y2, BytePtr(message.data()), c2, mlen);
-    if (!CtDeclassify(ValueBarrier(t_zero))) break;
-  }
-  if (status.ok()) {
+    if (CtDeclassify(ValueBarrier(t_zero))) continue;
     // C1 = [k]G is public: it is the first part of the ciphertext (its encoding
     // branches on the parity of y1).
-    SMCRYPT_CT_DECLASSIFY(&kga, sizeof(kga));
-    uint8_t y[32];
-    FeToBytes(kern, c1 + 1, kga.x);
-    FeToBytes(kern, y, kga.y);
+    std::memcpy(c1 + 1, eph.c1 + 1, kSm2ScalarSize);
     if (compress_c1) {
-      c1[0] = static_cast<uint8_t>(0x02 | (y[31] & 1));
+      c1[0] = static_cast<uint8_t>(0x02 | (eph.c1[kSm2PointSize - 1] & 1));
     } else {
       c1[0] = 0x04;
-      std::memcpy(c1 + 33, y, 32);
+      std::memcpy(c1 + 1 + kSm2ScalarSize, eph.c1 + 1 + kSm2ScalarSize, kSm2ScalarSize);
     }
     ComputeC3(x2y2, BytePtr(message.data()), mlen, c3);  // A7: C3 = SM3(x2 ‖ M ‖ y2)
+    break;
   }
-  SecureZero(k, sizeof(k));
   SecureZero(x2y2, sizeof(x2y2));
-  SecureZero(&kg, sizeof(kg));
-  SecureZero(&kga, sizeof(kga));
   if (!status.ok()) return status;
   if (format == Sm2CiphertextFormat::kDer) {
     return Sm2CiphertextConvert(out, Sm2CiphertextFormat::kC1C3C2, Sm2CiphertextFormat::kDer);
