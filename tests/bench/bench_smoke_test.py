@@ -74,6 +74,8 @@ def main() -> int:
         f"{sm2}/SM2/encrypt/16", f"{sm2}/SM2/decrypt/32768", f"{sm2}/SM2/encrypt/1048576",
         f"{sm2}/HPKE-SM2-SM3-SM4GCM/encrypt/512", f"{sm2}/HPKE-SM2-SM3-SM4GCM/decrypt/1048576",
         "openssl/HPKE-P256-SHA256-AES128GCM/encrypt/30720", "openssl/SM2/decrypt/524288",
+        f"{sm2}/HPKE-SM2-SM3-SM4GCM/encrypt_batch64/1024",
+        "openssl/HPKE-P256-SHA256-AES128GCM/encrypt_batch64/512",
         "openssl/SM3/hash/8", "openssl/SHA-256/hash/1048576", "openssl/HMAC-SM3/mac/64",
         "openssl/SM4-CBC/decrypt/1048576", "openssl/AES-128-GCM/encrypt/16384",
         "openssl/AES-128-CCM/decrypt/1024", "openssl/AES-128-CTR/encrypt/16",
