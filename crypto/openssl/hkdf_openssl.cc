@@ -19,9 +19,6 @@
 namespace smcrypt {
 namespace {
 
-struct KdfDeleter {
-  void operator()(EVP_KDF* p) const { EVP_KDF_free(p); }
-};
 struct KdfCtxDeleter {
   void operator()(EVP_KDF_CTX* p) const { EVP_KDF_CTX_free(p); }
 };
@@ -29,9 +26,11 @@ struct KdfCtxDeleter {
 // Hkdf runs OpenSSL's HKDF in `mode` (extract only or expand only) with SHA-256.
 absl::StatusOr<SecretData> Hkdf(int mode, absl::string_view salt, absl::string_view key,
                                 absl::string_view info, size_t length) {
-  std::unique_ptr<EVP_KDF, KdfDeleter> kdf(EVP_KDF_fetch(nullptr, "HKDF", nullptr));
+  // Fetched once (OpenSSL 3 method fetches cost microseconds each; a fetched EVP_KDF is
+  // immutable and safe to share between threads). Never freed: process lifetime.
+  static EVP_KDF* const kdf = EVP_KDF_fetch(nullptr, "HKDF", nullptr);
   if (kdf == nullptr) return SslInternalError("EVP_KDF_fetch(HKDF)");
-  std::unique_ptr<EVP_KDF_CTX, KdfCtxDeleter> ctx(EVP_KDF_CTX_new(kdf.get()));
+  std::unique_ptr<EVP_KDF_CTX, KdfCtxDeleter> ctx(EVP_KDF_CTX_new(kdf));
   if (ctx == nullptr) return SslInternalError("EVP_KDF_CTX_new");
   char digest[] = "SHA256";
   OSSL_PARAM params[6];
