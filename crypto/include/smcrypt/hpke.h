@@ -205,7 +205,13 @@ struct HpkeContext::Sender {
 
 // NewHpkeEncrypt returns a HybridEncrypt that writes the wire format above: each
 // Encrypt runs SetupBaseS with a fresh ephemeral key and `context_info` as HPKE info,
-// then one Seal. `recipient_public_key`: SubjectPublicKeyInfo (DER or PEM "PUBLIC KEY"),
+// then one Seal. For HPKE-SM2-SM3-SM4GCM the ephemeral key pair is a uniform
+// skE ∈ [1, n − 1] from the CSPRNG with pkE = skE·G (§4 GenerateKeyPair, which RFC 9180
+// leaves to the implementation; DeriveKeyPair is for deterministic keys), and
+// EncryptMany computes the ephemeral key pairs and DH(skE, pkR) of 8 messages at a time
+// in AVX-512 IFMA lanes (with pkR's comb table, built once the key has had 8 uses) and
+// their key schedules with HMAC-SM3 in SM3 lanes; every message still has its own skE.
+// `recipient_public_key`: SubjectPublicKeyInfo (DER or PEM "PUBLIC KEY"),
 // or a raw 65-byte uncompressed / 33-byte compressed point; for the SM suite an SM2 key
 // (id-ecPublicKey with curve sm2p256v1, or the older 1.2.156.10197.1.301 form), for the
 // P-256 suite an EC P-256 key. Errors: InvalidArgument for unparseable bytes or an
