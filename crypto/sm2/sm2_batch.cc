@@ -256,32 +256,6 @@ absl::Status Sm2EphemeralDhBatch(const Sm2PublicKeyCache& recipient,
 
 namespace {
 
-// B7 in projective form (as Sm2VerifyDigestCore): x1' ∈ {c, c + n} with c = r − e mod n,
-// checked as X = x·Z² without inversion.
-absl::Status FinalCheck(const Sm2Kernels& kern, const Sm2Jacobian& sum, const uint64_t r[4],
-                        const uint64_t e[4]) {
-  if (FeIsZero(sum.Z)) return SignatureInvalid();
-  uint64_t c[4], z2[4], cand[4], rhs[4];
-  ScSub(c, r, e);
-  kern.fe_sqr(z2, sum.Z);
-  FeFromPlain(kern, cand, c);
-  kern.fe_mul(rhs, cand, z2);
-  if (FeEqual(rhs, sum.X)) return absl::OkStatus();
-  uint64_t cn[4];
-  u128 acc = 0;
-  for (int j = 0; j < 4; ++j) {
-    acc += static_cast<u128>(c[j]) + kSm2N[j];
-    cn[j] = static_cast<uint64_t>(acc);
-    acc >>= 64;
-  }
-  if (acc == 0 && LtP(cn)) {
-    FeFromPlain(kern, cand, cn);
-    kern.fe_mul(rhs, cand, z2);
-    if (FeEqual(rhs, sum.X)) return absl::OkStatus();
-  }
-  return SignatureInvalid();
-}
-
 struct VerifyLane {
   size_t item;
   const uint64_t* table;
@@ -362,7 +336,7 @@ void Sm2VerifyDigestBatch(absl::Span<const Sm2VerifyBatchItem> items, absl::Span
           // The lane met ±(the added point): the single path's complete handling.
           out[lane.item] = Sm2VerifyDigestCore(it.key->key(), it.e, it.signature, nullptr);
         } else {
-          out[lane.item] = FinalCheck(kern, sum[l], lane.r, lane.e);
+          out[lane.item] = Sm2VerifyFinalCheck(kern, sum[l], lane.r, lane.e);
         }
       }
     }

@@ -56,6 +56,13 @@ absl::StatusOr<std::string> Sm2EncryptCore(const Sm2PublicKey& key, absl::string
 absl::Status Sm2VerifyDigestCore(const Sm2PublicKey& key, absl::string_view e,
                                  absl::string_view signature, const Sm2PointTable* table);
 
+// Sm2VerifyFinalCheck is GB/T 32918.2 §7.1 B7 on sum = [s]G + [t]P_A in Jacobian form
+// (no inversion): OK iff (e + x(sum)) mod n = r, for r and e plain limbs with e < n;
+// Unauthenticated("signature invalid") otherwise or when sum is the point at infinity.
+// Variable time (public data).
+absl::Status Sm2VerifyFinalCheck(const Sm2Kernels& kern, const Sm2Jacobian& sum,
+                                 const uint64_t r[4], const uint64_t e[4]);
+
 // Sm2InPrivateRange returns ~0 if 1 ≤ d ≤ n − 2 (GB/T 32918.1 §6.1: the range of an SM2
 // private key; d plain limbs), else 0. Constant time.
 uint64_t Sm2InPrivateRange(const uint64_t d[4]);

@@ -156,7 +156,7 @@ absl::Status Sm2VerifyDigestCore(const Sm2PublicKey& key, absl::string_view e,
                                                    signature.size()));
   }
   const Sm2Kernels& kern = Sm2ActiveKernels();
-  uint64_t r[4], s[4], t[4], el[4], c[4];
+  uint64_t r[4], s[4], t[4], el[4];
   LimbsFromBytes(r, BytePtr(signature.data()));
   LimbsFromBytes(s, BytePtr(signature.data() + 32));
   // B1, B2: r, s ∈ [1, n − 1].
@@ -170,13 +170,19 @@ absl::Status Sm2VerifyDigestCore(const Sm2PublicKey& key, absl::string_view e,
   Sm2PublicKeyToAffine(kern, key, &p);
   Sm2Jacobian sum;
   ScalarMulTwoVartime(kern, &sum, s, p, t, table);
-  if (FeIsZero(sum.Z)) return SignatureInvalid();
-  // B7: R = (e' + x1') mod n = r ⟺ x1' ≡ c = (r − e') (mod n). As 0 ≤ x1' < p < 2n,
-  // x1' ∈ {c, c + n}; each candidate x is checked as X = x·Z² (mod p), no inversion.
+  // B7 (e' reduced mod n).
   LimbsFromBytes(el, BytePtr(e.data()));
   ScReduceOnce(el, el);
-  ScSub(c, r, el);
-  uint64_t z2[4], cand[4], rhs[4];
+  return Sm2VerifyFinalCheck(kern, sum, r, el);
+}
+
+absl::Status Sm2VerifyFinalCheck(const Sm2Kernels& kern, const Sm2Jacobian& sum,
+                                 const uint64_t r[4], const uint64_t e[4]) {
+  if (FeIsZero(sum.Z)) return SignatureInvalid();
+  // R = (e' + x1') mod n = r ⟺ x1' ≡ c = (r − e') (mod n). As 0 ≤ x1' < p < 2n,
+  // x1' ∈ {c, c + n}; each candidate x is checked as X = x·Z² (mod p), no inversion.
+  uint64_t c[4], z2[4], cand[4], rhs[4];
+  ScSub(c, r, e);
   kern.fe_sqr(z2, sum.Z);
   FeFromPlain(kern, cand, c);  // c < n < p
   kern.fe_mul(rhs, cand, z2);
