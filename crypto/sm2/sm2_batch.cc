@@ -170,9 +170,10 @@ Sm2EphemeralDh::~Sm2EphemeralDh() { SecureZero(shared, sizeof(shared)); }
 absl::Status Sm2EphemeralDhBatchCore(const Sm2PublicKeyCache& recipient, Sm2NonceSource next_k,
                                      absl::Span<Sm2EphemeralDh> out) {
   if (out.empty()) return absl::OkStatus();
-  // A batch counts its items as uses of the key (kBuildAfterUses of them build the table).
-  const Sm2PointTable* table = recipient.Table(static_cast<uint32_t>(
-      std::min<size_t>(out.size(), Sm2PublicKeyCache::kBuildAfterUses)));
+  // A batch is one use of the key: the table (about 120 KB with its IFMA copy) is built
+  // for keys used in kBuildAfterUses calls, not for a key seen once in one large batch
+  // (inline keys fill an LRU of up to --public_key_cache_size entries).
+  const Sm2PointTable* table = recipient.Table();
   return Sm2EphemeralDhCore(recipient.key(), table, next_k, out);
 }
 

@@ -153,8 +153,8 @@ struct Sm2EphemeralDh {
 // Sm2EphemeralDhBatchCore fills every out[i] with its own k from next_k (item order).
 // The work of many items is shared: on the IFMA back end k·G of 8 items at a time runs
 // in lanes (Sm2IfmaMulBase8) and so does k·P when the recipient's comb table exists
-// (Sm2IfmaMulPointTable8; the batch counts out.size() uses of the cache, so a batch of
-// Sm2PublicKeyCache::kBuildAfterUses or more builds it); a last group of fewer than
+// (Sm2IfmaMulPointTable8; a call counts as one use of the cache, so the table appears
+// after Sm2PublicKeyCache::kBuildAfterUses calls); a last group of fewer than
 // kSm2IfmaMinLanes items, and every item without IFMA, uses the single-operation
 // constant-time multiplications. All 2·out.size() points become affine with one
 // constant-time inversion (Montgomery's trick). Constant time in every k.

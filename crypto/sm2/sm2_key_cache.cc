@@ -14,14 +14,11 @@ namespace smcrypt {
 
 Sm2PublicKeyCache::~Sm2PublicKeyCache() { delete table_.load(std::memory_order_acquire); }
 
-const internal::Sm2PointTable* Sm2PublicKeyCache::Table(uint32_t uses) const {
+const internal::Sm2PointTable* Sm2PublicKeyCache::Table() const {
   const internal::Sm2PointTable* t = table_.load(std::memory_order_acquire);
-  if (t != nullptr || uses == 0) return t;
-  if (uses > kBuildAfterUses) uses = kBuildAfterUses;
-  const uint32_t before = uses_.fetch_add(uses, std::memory_order_relaxed);
-  // Only the caller whose uses reach kBuildAfterUses builds (the count stops mattering
-  // once the table is published).
-  if (before >= kBuildAfterUses || before + uses < kBuildAfterUses) return nullptr;
+  if (t != nullptr) return t;
+  const uint32_t n = uses_.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (n != kBuildAfterUses) return nullptr;  // only the kBuildAfterUses-th caller builds
   const internal::Sm2Kernels& k = internal::Sm2ActiveKernels();
   internal::Sm2Affine p;
   internal::Sm2PublicKeyToAffine(k, key_, &p);

@@ -39,9 +39,8 @@ class Sm2PublicKeyCache {
   Sm2PublicKeyCache& operator=(const Sm2PublicKeyCache&) = delete;
 
   const Sm2PublicKey& key() const { return key_; }
-  // Table counts `uses` uses (a batch counts its items) and returns the table, or
-  // nullptr while it is not built; the call whose uses reach kBuildAfterUses builds it.
-  const internal::Sm2PointTable* Table(uint32_t uses = 1) const;
+  // Table counts one use and returns the table, or nullptr while it is not built.
+  const internal::Sm2PointTable* Table() const;
 
  private:
   Sm2PublicKey key_;

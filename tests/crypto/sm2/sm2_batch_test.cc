@@ -309,7 +309,7 @@ TEST_F(Sm2BatchTest, EphemeralDhBatchMatchesGenericSingleOperations) {
       for (size_t count : {0, 1, 3, 4, 5, 7, 8, 9, 12, 17, 64}) {
         SCOPED_TRACE(::testing::Message() << "ifma " << ifma << " table " << with_table
                                           << " count " << count);
-        // A fresh cache has no table for batches below kBuildAfterUses items.
+        // A fresh cache has no table: one call is one use of the key.
         Sm2PublicKeyCache fresh(priv.public_key());
         const Sm2PublicKeyCache& cache = with_table ? warm : fresh;
         RecordingNonces nonces(rng_());
