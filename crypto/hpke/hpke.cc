@@ -249,7 +249,16 @@ absl::StatusOr<std::string> LoadSm2PublicPoint(absl::string_view in) {
   }
   SMCRYPT_ASSIGN_OR_RETURN(SecretData der, DerOf(in, "PUBLIC KEY"));
   auto key = Sm2PublicKeyFromSpki(View(der));
-  if (!key.ok()) return WrongFamilyOr(in, "SM2", key.status());
+  if (!key.ok()) {
+    absl::Status error = key.status();
+    if (error.code() == absl::StatusCode::kInvalidArgument) {
+      error = absl::InvalidArgumentError(absl::StrCat(
+          "could not parse SM2 public key: expected SubjectPublicKeyInfo (DER or PEM) or a "
+          "65-byte uncompressed or 33-byte compressed point, got ",
+          in.size(), " bytes (", error.message(), ")"));
+    }
+    return WrongFamilyOr(in, "SM2", error);
+  }
   return key->ToPoint();
 }
 
