@@ -4,27 +4,30 @@
 # exercises the RPC families on real input, printing a short report. smcryptd is stopped
 # with SIGTERM at the end (it drains and exits 0); pass --keep-running to leave it up.
 #
-# Environment: PORT (default 50051), METRICS_PORT (default 9464), BUILD_DIR (default build).
+# Environment: PORT (default 50051), METRICS_PORT (default 9464), BUILD_DIR (default build),
+# JOBS (parallel build jobs, default: the number of CPUs).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 keep_running=0
 [ "${1:-}" = "--keep-running" ] && keep_running=1
 
-deploy/local/install-deps.sh
 BUILD_DIR=${BUILD_DIR:-build}
 PORT=${PORT:-50051}
 METRICS_PORT=${METRICS_PORT:-9464}
-cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$BUILD_DIR" --parallel "$(nproc)" --target smcryptd smcrypt
+JOBS=${JOBS:-$(nproc)}
 
 # A port already in use would leave smcryptd unable to start and the calls below talking to
-# whatever holds it; refuse early with a hint instead.
+# whatever holds it; refuse before installing and building, with a hint.
 for port in "$PORT" "$METRICS_PORT"; do
   if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
     echo "demo: port $port on 127.0.0.1 is in use; set PORT=... METRICS_PORT=... to pick others" >&2
     exit 1
   fi
 done
+
+deploy/local/install-deps.sh
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$BUILD_DIR" --parallel "$JOBS" --target smcryptd smcrypt
 
 work=$(mktemp -d)
 smcryptd="$BUILD_DIR/server/smcryptd"
