@@ -301,6 +301,12 @@ absl::StatusOr<std::unique_ptr<KeyStore>> KeyStore::LoadFromDirectory(
 }
 
 absl::StatusOr<const StoredKey*> KeyStore::Find(absl::string_view key_id) const {
+  if (!IsValidKeyId(key_id)) {
+    // Not echoed: it may be long or hold any bytes.
+    return absl::InvalidArgumentError(absl::StrCat(
+        "key_id (", key_id.size(),
+        " bytes) is not 1-128 characters of [A-Za-z0-9._-] (no leading dot)"));
+  }
   auto it = keys_.find(key_id);
   if (it == keys_.end()) {
     return absl::NotFoundError(absl::StrCat("unknown key_id '", key_id, "'"));

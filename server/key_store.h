@@ -93,8 +93,9 @@ class KeyStore {
   // ParseEntry parses one file's text as the entry `key_id` (used by loading and tests).
   static absl::StatusOr<StoredKey> ParseEntry(absl::string_view key_id, absl::string_view text);
 
-  // Find returns the entry, or NotFound "unknown key_id '<id>'". The pointer lives as
-  // long as the store.
+  // Find returns the entry, NotFound "unknown key_id '<id>'", or InvalidArgument for a
+  // key_id that is not 1–128 characters of [A-Za-z0-9._-] (no leading dot), which no
+  // entry can have. The pointer lives as long as the store.
   absl::StatusOr<const StoredKey*> Find(absl::string_view key_id) const;
   size_t size() const { return keys_.size(); }
   // entries lists every key (in no particular order); the pointers live as long as the

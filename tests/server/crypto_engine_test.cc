@@ -168,6 +168,15 @@ TEST(KeyStoreTest, KubernetesSecretLayout) {
   EXPECT_THAT((*store)->Find("sm4"), IsOk());
   EXPECT_THAT((*store)->Find("mac"), IsOk());
   EXPECT_THAT((*store)->Find("nope"), StatusIs(absl::StatusCode::kNotFound));
+  // Ids no file can have: INVALID_ARGUMENT, the id not echoed.
+  for (const char* id : {"", "../sm4", ".sm4", "sm4/x", "a b"}) {
+    EXPECT_THAT((*store)->Find(id),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("[A-Za-z0-9._-]")))
+        << id;
+  }
+  EXPECT_THAT((*store)->Find(std::string(129, 'a')),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT((*store)->Find(std::string(128, 'a')), StatusIs(absl::StatusCode::kNotFound));
 }
 
 TEST(KeyStoreTest, BadFileNamesTheFile) {
