@@ -180,57 +180,119 @@ uint64_t BatchItems(const v1::VerifyBatchRequest& r) { return r.items_size(); }
 uint64_t BatchItems(const v1::EncryptBatchRequest& r) { return r.items_size(); }
 uint64_t BatchItems(const v1::HybridEncryptBatchRequest& r) { return r.items_size(); }
 
+// ResponseEstimate bounds a response's serialized size before the work: about the
+// request's size (ciphertexts, plaintexts, per-item results; tags, nonces and framing are
+// under kCallAdmissionBytes), or what the request asks for.
+template <typename Req>
+uint64_t ResponseEstimate(const Req& r) {
+  return r.ByteSizeLong();
+}
+uint64_t ResponseEstimate(const v1::GenerateRandomRequest& r) { return r.length() + 16; }
+// Key pairs (RSA-4096 in DER and PEM) and the server information are a few KiB.
+uint64_t ResponseEstimate(const v1::GenerateKeyPairRequest&) { return 16 << 10; }
+uint64_t ResponseEstimate(const v1::GetPublicKeyRequest& r) { return r.ByteSizeLong() + 4096; }
+uint64_t ResponseEstimate(const v1::GetServerInfoRequest&) { return 16 << 10; }
+
+// AdmissionBytes is what a unary call reserves (crypto_service_impl.h, "Memory").
+template <typename Req>
+uint64_t AdmissionBytes(const Req& r) {
+  return r.ByteSizeLong() + BatchItems(r) * kBatchItemAdmissionBytes + 2 * ResponseEstimate(r) +
+         kCallAdmissionBytes;
+}
+
+// HeldBytes is a unary call's charge once its work is done: the response message and its
+// serialized copy, held until gRPC is done with the call.
+uint64_t HeldBytes(const google::protobuf::Message& response) {
+  return 2 * response.ByteSizeLong() + kCallAdmissionBytes;
+}
+
+// FreePayload frees the request's fields once the work is done (nothing reads the
+// request after that; its inline keys are wiped first), so a call waiting for its
+// client to read the response holds only the response. The request is gRPC's own
+// non-const object, outside any protobuf arena.
+template <typename Req>
+void FreePayload(const Req* request) {
+  Req* mutable_request = const_cast<Req*>(request);
+  if (mutable_request->GetArena() != nullptr) return;
+  Req empty;
+  mutable_request->Swap(&empty);
+}
+
+// CallReactor finishes a unary call and holds its --max_inflight_bytes charge until gRPC
+// is done with the call (OnDone: the response was handed to the transport, or the call
+// ended without it), then runs `on_done` (before gRPC frees the response).
+class CallReactor final : public grpc::ServerUnaryReactor {
+ public:
+  CallReactor(const CryptoServiceImpl* svc, std::function<void()> on_done)
+      : svc_(svc), on_done_(std::move(on_done)) {}
+
+  // Charged records `bytes` already charged by Admit.
+  void Charged(uint64_t bytes) { charge_ = bytes; }
+  // Hold changes the charge to `bytes`: the difference is charged (whatever the budget:
+  // the response exists) or released.
+  void Hold(uint64_t bytes) {
+    if (bytes > charge_) {
+      svc_->Charge(bytes - charge_);
+    } else {
+      svc_->Release(charge_ - bytes);
+    }
+    charge_ = bytes;
+  }
+
+  void OnDone() override {
+    if (on_done_) on_done_();
+    svc_->Release(charge_);
+    delete this;
+  }
+
+ private:
+  const CryptoServiceImpl* svc_;
+  std::function<void()> on_done_;
+  uint64_t charge_ = 0;
+};
+
 // Unary admits the call, then runs `fn` on the worker pool (CryptoServiceImpl::Run) and
-// finishes the default reactor with its status. `fn` must capture nothing from the
-// handler's stack (the handler returns before it runs): ctx, request and response live
-// until the reactor is finished.
-//
-// The request's serialized size (plus kBatchItemAdmissionBytes per batch item) is
-// reserved against --max_inflight_bytes from admission until the call is answered, and
-// its inline keys are wiped before the answer.
-//
-// `reactor` (default: the context's default reactor) lets a handler act in OnDone.
-template <typename Req, typename Fn>
+// finishes a CallReactor with its status. `fn` must capture nothing from the handler's
+// stack (the handler returns before it runs): ctx, request and response live until the
+// reactor is done. The call's charge is AdmissionBytes from admission, HeldBytes once
+// `fn` has run; its inline keys are wiped and its payload freed before the answer.
+// `on_done` (optional) runs in the reactor's OnDone.
+template <typename Req, typename Resp, typename Fn>
 grpc::ServerUnaryReactor* Unary(const CryptoServiceImpl* svc, grpc::CallbackServerContext* ctx,
-                                const Req* request, Fn fn,
-                                grpc::ServerUnaryReactor* reactor = nullptr) {
-  if (reactor == nullptr) reactor = ctx->DefaultReactor();
-  const uint64_t bytes = request->ByteSizeLong() + BatchItems(*request) * kBatchItemAdmissionBytes;
+                                const Req* request, Resp* response, Fn fn,
+                                std::function<void()> on_done = nullptr) {
+  auto* reactor = new CallReactor(svc, std::move(on_done));
+  const uint64_t bytes = AdmissionBytes(*request);
   absl::Status s = svc->Admit(ctx, bytes);
   if (!s.ok()) {
     WipeInlineKeys(*request);
+    FreePayload(request);
     reactor->Finish(ToGrpcStatus(s));
     return reactor;
   }
-  svc->Run([svc, reactor, ctx, request, bytes, fn = std::move(fn)]() {
+  reactor->Charged(bytes);
+  svc->Run([reactor, ctx, request, response, fn = std::move(fn)]() {
     // A call whose client went away or whose deadline passed while it waited for a
     // worker is answered without doing the work (gRPC has already ended it).
     grpc::Status status = grpc::Status::CANCELLED;
     if (!ctx->IsCancelled()) status = ToGrpcStatus(fn());
     WipeInlineKeys(*request);
-    svc->Release(bytes);
+    FreePayload(request);
+    reactor->Hold(HeldBytes(*response));
     reactor->Finish(status);
   });
   return reactor;
 }
 
-// WipeKeyPairReactor wipes the private key of a GenerateKeyPair response once gRPC has
-// sent it (OnDone runs before gRPC frees the response). gRPC's own send buffers are
-// freed without wiping.
-class WipeKeyPairReactor final : public grpc::ServerUnaryReactor {
- public:
-  explicit WipeKeyPairReactor(v1::GenerateKeyPairResponse* response) : response_(response) {}
-  void OnDone() override {
-    for (std::string* s : {response_->mutable_private_key_der(),
-                           response_->mutable_private_key_pem()}) {
-      SecureZero(s->data(), s->size());
-    }
-    delete this;
+// WipeKeyPair wipes the private key of a GenerateKeyPair response once gRPC has sent it
+// (in OnDone, before gRPC frees the response). gRPC's own send buffers are freed
+// without wiping.
+void WipeKeyPair(v1::GenerateKeyPairResponse* response) {
+  for (std::string* s : {response->mutable_private_key_der(),
+                         response->mutable_private_key_pem()}) {
+    SecureZero(s->data(), s->size());
   }
-
- private:
-  v1::GenerateKeyPairResponse* response_;
-};
+}
 
 // ---- Streaming reactors ----------------------------------------------------------------
 
@@ -272,15 +334,32 @@ class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
       finishing_ = true;
       s = OnEnd(&out_);
     } else {
-      s = OnMessage(req_, first_, &out_);
+      // The message and the responses it makes are charged until those are written.
+      const uint64_t bytes = 3 * req_.ByteSizeLong();
+      s = svc_->TryCharge(bytes);
+      if (s.ok()) {
+        charge_ = bytes;
+        s = OnMessage(req_, first_, &out_);
+      }
       if (first_) WipeInlineKeys(req_);
       first_ = false;
+      // The next read starts from an empty message (a cleared one keeps its buffers).
+      Req().Swap(&req_);
     }
     if (!s.ok()) {
       out_.clear();
       Done(ToGrpcStatus(s));
       return;
     }
+    // Charged now: the queued responses and their serialized copies being written.
+    uint64_t held = 0;
+    for (const Resp& r : out_) held += 2 * r.ByteSizeLong();
+    if (held > charge_) {
+      svc_->Charge(held - charge_);
+    } else {
+      svc_->Release(charge_ - held);
+    }
+    charge_ = held;
     Pump();
   }
 
@@ -296,6 +375,7 @@ class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
 
   void OnDone() override {
     if (registered_) svc_->reaper()->Unregister(&idle_);
+    svc_->Release(charge_);
     delete this;
   }
 
@@ -327,7 +407,11 @@ class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
   void Pump() {
     if (!out_.empty()) {
       this->StartWrite(&out_.front());
-    } else if (finishing_) {
+      return;
+    }
+    svc_->Release(charge_);
+    charge_ = 0;
+    if (finishing_) {
       Done(grpc::Status::OK);
     } else {
       this->StartRead(&req_);
@@ -340,6 +424,8 @@ class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
   bool registered_ = false;
   Req req_;
   std::deque<Resp> out_;
+  // charge_: bytes charged for the message being handled and its queued responses.
+  uint64_t charge_ = 0;
   bool first_ = true;
   bool finishing_ = false;
   absl::string_view audit_method_;
@@ -616,8 +702,19 @@ class HashStreamReactor final : public grpc::ServerReadReactor<v1::HashStreamReq
           "algorithm changed within the stream; set it in the first message only")));
       return;
     }
+    // The message is charged while it is hashed, so a stream message that does not fit
+    // --max_inflight_bytes is refused as a unary call would be.
+    const uint64_t bytes = req_.ByteSizeLong();
+    absl::Status charged = svc_->TryCharge(bytes);
+    if (!charged.ok()) {
+      Finish(ToGrpcStatus(charged));
+      return;
+    }
     hash_->Update(req_.data());
     total_ += req_.data().size();
+    svc_->Release(bytes);
+    // The next read starts from an empty message (a cleared one keeps its buffers).
+    v1::HashStreamRequest().Swap(&req_);
     StartRead(&req_);
   }
 
@@ -667,26 +764,45 @@ absl::Status CryptoServiceImpl::Admit(grpc::CallbackServerContext* ctx, uint64_t
   if (ctx->deadline() < std::chrono::system_clock::now()) {
     return absl::DeadlineExceededError("the deadline passed before the request was handled");
   }
-  if (bytes == 0 || info_.max_inflight_bytes == 0) {
-    inflight_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  return TryCharge(bytes);
+}
+
+absl::Status CryptoServiceImpl::TryCharge(uint64_t bytes) const {
+  if (bytes == 0) return absl::OkStatus();
+  if (info_.max_inflight_bytes == 0) {
+    Charge(bytes);
     return absl::OkStatus();
   }
-  // Reserve `bytes` unless that passes the budget. A lone request always fits: the
-  // budget is at least --max_message_bytes (checked at start).
+  // Charge `bytes` unless that passes the budget. A lone call always fits.
   uint64_t current = inflight_bytes_.load(std::memory_order_relaxed);
   do {
     if (current != 0 && current + bytes > info_.max_inflight_bytes) {
       return absl::ResourceExhaustedError(absl::StrCat(
           "more than ", info_.max_inflight_bytes,
-          " bytes of requests in flight (--max_inflight_bytes); retry later"));
+          " bytes of requests and responses in flight (--max_inflight_bytes); retry later"));
     }
   } while (!inflight_bytes_.compare_exchange_weak(current, current + bytes,
                                                   std::memory_order_relaxed));
+  NotePeak(current + bytes);
   return absl::OkStatus();
 }
 
+void CryptoServiceImpl::Charge(uint64_t bytes) const {
+  if (bytes == 0) return;
+  NotePeak(inflight_bytes_.fetch_add(bytes, std::memory_order_relaxed) + bytes);
+}
+
 void CryptoServiceImpl::Release(uint64_t bytes) const {
+  if (bytes == 0) return;
   inflight_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+}
+
+void CryptoServiceImpl::NotePeak(uint64_t now) const {
+  for (std::atomic<uint64_t>* peak : {&peak_inflight_bytes_, &window_peak_bytes_}) {
+    uint64_t seen = peak->load(std::memory_order_relaxed);
+    while (now > seen && !peak->compare_exchange_weak(seen, now, std::memory_order_relaxed)) {
+    }
+  }
 }
 
 ClientIdentity IdentityOf(const grpc::CallbackServerContext& ctx) {
@@ -768,20 +884,26 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::Hash(grpc::CallbackServerContext* c
   absl::StatusOr<Algorithm> coalesce_alg = ToAlgorithm(request->algorithm());
   if (coalesce_alg.ok() && engine_->CoalescesHash(*coalesce_alg, request->data().size())) {
     // --coalesce_hash_window: hashed in a multi-buffer batch with concurrent requests.
-    grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-    absl::Status s = Admit(ctx);
-    if (s.ok()) s = Authorize(ctx, "Hash", AccessOperation::kHash, request->algorithm(), nullptr);
+    auto* reactor = new CallReactor(this, nullptr);
+    const uint64_t bytes = AdmissionBytes(*request);
+    absl::Status s = Admit(ctx, bytes);
+    if (s.ok()) {
+      reactor->Charged(bytes);
+      s = Authorize(ctx, "Hash", AccessOperation::kHash, request->algorithm(), nullptr);
+    }
     if (!s.ok()) {
       reactor->Finish(ToGrpcStatus(s));
       return reactor;
     }
-    engine_->HashCoalesced(request->data(), [reactor, response](std::string digest) {
+    engine_->HashCoalesced(request->data(), [reactor, request, response](std::string digest) {
+      FreePayload(request);
       response->set_digest(std::move(digest));
+      reactor->Hold(HeldBytes(*response));
       reactor->Finish(grpc::Status::OK);
     });
     return reactor;
   }
-  return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
     absl::Status allowed =
         Authorize(ctx, "Hash", AccessOperation::kHash, request->algorithm(), nullptr);
     if (!allowed.ok()) return allowed;
@@ -802,7 +924,7 @@ grpc::ServerReadReactor<v1::HashStreamRequest>* CryptoServiceImpl::HashStream(
 grpc::ServerUnaryReactor* CryptoServiceImpl::HashBatch(grpc::CallbackServerContext* ctx,
                                                        const v1::HashBatchRequest* request,
                                                        v1::HashBatchResponse* response) {
-  return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
     absl::Status s = CheckBatchSize(request->items_size());
     if (!s.ok()) return s;
     s = Authorize(ctx, "HashBatch", AccessOperation::kHash, v1::ALGORITHM_UNSPECIFIED, nullptr);
@@ -837,7 +959,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::HashBatch(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* CryptoServiceImpl::Hmac(grpc::CallbackServerContext* ctx,
                                                   const v1::HmacRequest* request,
                                                   v1::HmacResponse* response) {
-  return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
     absl::Status allowed = Authorize(ctx, "Hmac", AccessOperation::kMac, request->algorithm(),
                                      &request->key());
     if (!allowed.ok()) return allowed;
@@ -924,7 +1046,7 @@ absl::StatusOr<SymmetricCiphertext> EncryptOne(const CryptoEngine& engine,
 grpc::ServerUnaryReactor* CryptoServiceImpl::Sign(grpc::CallbackServerContext* ctx,
                                                   const v1::SignRequest* request,
                                                   v1::SignResponse* response) {
-  return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
     absl::Status allowed = Authorize(ctx, "Sign", AccessOperation::kSign, request->algorithm(),
                                      &request->key());
     if (!allowed.ok()) return allowed;
@@ -940,7 +1062,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::Sign(grpc::CallbackServerContext* c
 grpc::ServerUnaryReactor* CryptoServiceImpl::Verify(grpc::CallbackServerContext* ctx,
                                                     const v1::VerifyRequest* request,
                                                     v1::VerifyResponse* response) {
-  return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
     absl::Status allowed = Authorize(ctx, "Verify", AccessOperation::kVerify,
                                      request->algorithm(), &request->key());
     if (!allowed.ok()) return allowed;
@@ -954,7 +1076,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::Verify(grpc::CallbackServerContext*
 grpc::ServerUnaryReactor* CryptoServiceImpl::SignBatch(grpc::CallbackServerContext* ctx,
                                                        const v1::SignBatchRequest* request,
                                                        v1::SignBatchResponse* response) {
-  return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
     absl::Status s = CheckBatchSize(request->items_size());
     if (!s.ok()) return s;
     // Chunks of kSignBatchChunk items go to the engine together (its SM2 items share the
@@ -1005,7 +1127,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::SignBatch(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* CryptoServiceImpl::VerifyBatch(grpc::CallbackServerContext* ctx,
                                                          const v1::VerifyBatchRequest* request,
                                                          v1::VerifyBatchResponse* response) {
-  return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
     absl::Status s = CheckBatchSize(request->items_size());
     if (!s.ok()) return s;
     const int n = request->items_size();
@@ -1049,7 +1171,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::VerifyBatch(grpc::CallbackServerCon
 grpc::ServerUnaryReactor* CryptoServiceImpl::Encrypt(grpc::CallbackServerContext* ctx,
                                                      const v1::EncryptRequest* request,
                                                      v1::EncryptResponse* response) {
-  return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
     absl::Status allowed = Authorize(ctx, "Encrypt", AccessOperation::kEncrypt,
                                      request->algorithm(), &request->key());
     if (!allowed.ok()) return allowed;
@@ -1065,7 +1187,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::Encrypt(grpc::CallbackServerContext
 grpc::ServerUnaryReactor* CryptoServiceImpl::Decrypt(grpc::CallbackServerContext* ctx,
                                                      const v1::DecryptRequest* request,
                                                      v1::DecryptResponse* response) {
-  return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
     absl::Status allowed = Authorize(ctx, "Decrypt", AccessOperation::kDecrypt,
                                      request->algorithm(), &request->key());
     if (!allowed.ok()) return allowed;
@@ -1082,7 +1204,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::Decrypt(grpc::CallbackServerContext
 grpc::ServerUnaryReactor* CryptoServiceImpl::EncryptBatch(grpc::CallbackServerContext* ctx,
                                                           const v1::EncryptBatchRequest* request,
                                                           v1::EncryptBatchResponse* response) {
-  return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
     absl::Status s = CheckBatchSize(request->items_size());
     if (!s.ok()) return s;
     // Chunks of kEncryptBatchChunk items go to the engine together (SM4-CBC items of a
@@ -1154,7 +1276,7 @@ CryptoServiceImpl::DecryptStream(grpc::CallbackServerContext* ctx) {
 grpc::ServerUnaryReactor* CryptoServiceImpl::PublicKeyEncrypt(
     grpc::CallbackServerContext* ctx, const v1::PublicKeyEncryptRequest* request,
     v1::PublicKeyEncryptResponse* response) {
-  return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
     absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
     if (!alg.ok()) return alg.status();
     absl::StatusOr<Sm2CiphertextFormat> format = ToSm2Format(*alg, request->sm2_format());
@@ -1173,7 +1295,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::PublicKeyEncrypt(
 grpc::ServerUnaryReactor* CryptoServiceImpl::PublicKeyDecrypt(
     grpc::CallbackServerContext* ctx, const v1::PublicKeyDecryptRequest* request,
     v1::PublicKeyDecryptResponse* response) {
-  return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
     absl::Status allowed = Authorize(ctx, "PublicKeyDecrypt", AccessOperation::kDecrypt,
                                      request->algorithm(), &request->key());
     if (!allowed.ok()) return allowed;
@@ -1196,7 +1318,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::PublicKeyDecrypt(
 grpc::ServerUnaryReactor* CryptoServiceImpl::HybridEncrypt(
     grpc::CallbackServerContext* ctx, const v1::HybridEncryptRequest* request,
     v1::HybridEncryptResponse* response) {
-  return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
     absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
     if (!alg.ok()) return alg.status();
     absl::Status allowed = Authorize(ctx, "HybridEncrypt", AccessOperation::kEncrypt,
@@ -1213,7 +1335,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::HybridEncrypt(
 grpc::ServerUnaryReactor* CryptoServiceImpl::HybridEncryptBatch(
     grpc::CallbackServerContext* ctx, const v1::HybridEncryptBatchRequest* request,
     v1::HybridEncryptBatchResponse* response) {
-  return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
     absl::Status s = CheckBatchSize(request->items_size());
     if (!s.ok()) return s;
     // Chunks of kHybridBatchChunk items go to the engine together (its items to one
@@ -1261,7 +1383,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::HybridEncryptBatch(
 grpc::ServerUnaryReactor* CryptoServiceImpl::HybridDecrypt(
     grpc::CallbackServerContext* ctx, const v1::HybridDecryptRequest* request,
     v1::HybridDecryptResponse* response) {
-  return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
     absl::Status allowed = Authorize(ctx, "HybridDecrypt", AccessOperation::kDecrypt,
                                      request->algorithm(), &request->key());
     if (!allowed.ok()) return allowed;
@@ -1297,7 +1419,7 @@ CryptoServiceImpl::HybridDecryptStream(grpc::CallbackServerContext* ctx) {
 grpc::ServerUnaryReactor* CryptoServiceImpl::GenerateKeyPair(
     grpc::CallbackServerContext* ctx, const v1::GenerateKeyPairRequest* request,
     v1::GenerateKeyPairResponse* response) {
-  return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
     absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
     if (!alg.ok()) return alg.status();
     absl::Status allowed = Authorize(ctx, "GenerateKeyPair", AccessOperation::kKeygen,
@@ -1315,13 +1437,13 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::GenerateKeyPair(
     response->set_public_key_der(std::move(kp->public_key_der));
     response->set_private_key_withheld(kp->private_key_withheld);
     return absl::OkStatus();
-  }, new WipeKeyPairReactor(response));
+  }, [response] { WipeKeyPair(response); });
 }
 
 grpc::ServerUnaryReactor* CryptoServiceImpl::GetPublicKey(grpc::CallbackServerContext* ctx,
                                                           const v1::GetPublicKeyRequest* request,
                                                           v1::GetPublicKeyResponse* response) {
-  return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
     absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
     if (!alg.ok()) return alg.status();
     absl::Status allowed = Authorize(ctx, "GetPublicKey", AccessOperation::kPublicKey,
@@ -1338,7 +1460,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::GetPublicKey(grpc::CallbackServerCo
 grpc::ServerUnaryReactor* CryptoServiceImpl::GenerateRandom(
     grpc::CallbackServerContext* ctx, const v1::GenerateRandomRequest* request,
     v1::GenerateRandomResponse* response) {
-  return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
     absl::Status allowed = Authorize(ctx, "GenerateRandom", AccessOperation::kRandom,
                                      v1::ALGORITHM_UNSPECIFIED, nullptr);
     if (!allowed.ok()) return allowed;
@@ -1352,7 +1474,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::GenerateRandom(
 grpc::ServerUnaryReactor* CryptoServiceImpl::GetServerInfo(
     grpc::CallbackServerContext* ctx, const v1::GetServerInfoRequest* request,
     v1::GetServerInfoResponse* response) {
-  return Unary(this, ctx, request, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
     absl::Status allowed = Authorize(ctx, "GetServerInfo", AccessOperation::kInfo,
                                      v1::ALGORITHM_UNSPECIFIED, nullptr);
     if (!allowed.ok()) return allowed;

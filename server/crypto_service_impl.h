@@ -10,12 +10,19 @@
 // (worker_pool.h, --worker_threads) that finishes the reactor; without a pool the work
 // runs inline on gRPC's callback threads.
 //
-// Hardening (issue 11): Admit also bounds the request bytes of admitted unary calls
-// (--max_inflight_bytes), so excess work is RESOURCE_EXHAUSTED at once instead of
-// queueing; streams register with a StreamReaper (--stream_idle_timeout); every keyed
-// request is checked against the AccessPolicy (--access_policy) and private-key
-// operations are written to the AuditLog (--audit_log); inline keys in a request are
-// wiped once the call has used them.
+// Memory: every admitted call is charged against --max_inflight_bytes from admission
+// until gRPC is done with it (the reactor's OnDone), so a response waiting behind a
+// client that reads slowly stays counted. A unary call reserves, at admission, its
+// request bytes plus twice an estimate of its response (the response message and its
+// serialized copy) plus kCallAdmissionBytes; once the work is done the request's
+// payload is freed and the charge becomes twice the actual response plus
+// kCallAdmissionBytes. A stream is charged each message it has read, and the responses
+// it produced, until those are written; a message that does not fit ends the stream
+// with RESOURCE_EXHAUSTED. Excess work is thus refused at once instead of queueing.
+// Streams register with a StreamReaper (--stream_idle_timeout); every keyed request is
+// checked against the AccessPolicy (--access_policy) and private-key operations are
+// written to the AuditLog (--audit_log); inline keys in a request are wiped once the
+// call has used them.
 #ifndef SMCRYPT_SERVER_CRYPTO_SERVICE_IMPL_H_
 #define SMCRYPT_SERVER_CRYPTO_SERVICE_IMPL_H_
 
@@ -45,8 +52,8 @@ struct ServiceInfo {
   std::string version;
   uint64_t max_message_bytes = 0;
   int64_t max_inflight = 0;
-  // max_inflight_bytes: request bytes (serialized size) of admitted unary calls above
-  // which new calls are RESOURCE_EXHAUSTED; 0: no byte limit.
+  // max_inflight_bytes: bytes charged to calls in flight (see "Memory" above) beyond
+  // which new calls and stream messages are RESOURCE_EXHAUSTED; 0: no byte limit.
   uint64_t max_inflight_bytes = 0;
 };
 
@@ -119,11 +126,25 @@ class CryptoServiceImpl final : public v1::CryptoService::CallbackService {
 
   // Admit returns OK, or RESOURCE_EXHAUSTED above --max_inflight (or when `bytes` more
   // would pass --max_inflight_bytes), or DEADLINE_EXCEEDED when the client's deadline
-  // has already passed. On OK, `bytes` are reserved until Release(bytes).
+  // has already passed. On OK, `bytes` are charged until Release(bytes).
   absl::Status Admit(grpc::CallbackServerContext* ctx, uint64_t bytes = 0) const;
+  // TryCharge charges `bytes` unless that passes --max_inflight_bytes (RESOURCE_EXHAUSTED
+  // naming the flag). Nothing else in flight: it always fits.
+  absl::Status TryCharge(uint64_t bytes) const;
+  // Charge charges `bytes` whatever the budget (work already done: its result exists).
+  void Charge(uint64_t bytes) const;
   void Release(uint64_t bytes) const;
-  // inflight_bytes: request bytes of the unary calls admitted and not yet finished.
+  // inflight_bytes: bytes charged to the calls in flight now; peak_inflight_bytes: the
+  // most since start.
   uint64_t inflight_bytes() const { return inflight_bytes_.load(std::memory_order_relaxed); }
+  uint64_t peak_inflight_bytes() const {
+    return peak_inflight_bytes_.load(std::memory_order_relaxed);
+  }
+  // TakePeakSince returns the most bytes charged at once since its previous call (since
+  // start for the first) and restarts that count from the charge now.
+  uint64_t TakePeakSince() const {
+    return window_peak_bytes_.exchange(inflight_bytes(), std::memory_order_relaxed);
+  }
 
   // Authorize checks the access policy for `op` on `key` (OK without a policy); a
   // denial is audited and returned as PERMISSION_DENIED naming client, operation, key.
@@ -145,8 +166,17 @@ class CryptoServiceImpl final : public v1::CryptoService::CallbackService {
   ServiceInfo info_;
   WorkerPool* workers_;
   ServiceGuards guards_;
+  void NotePeak(uint64_t now) const;
+
   mutable std::atomic<uint64_t> inflight_bytes_{0};
+  mutable std::atomic<uint64_t> peak_inflight_bytes_{0};
+  mutable std::atomic<uint64_t> window_peak_bytes_{0};
 };
+
+// kCallAdmissionBytes is charged to every unary call on top of its messages: its
+// reactor, queued task and parsed-request overhead (gRPC's own per-call state is under
+// --grpc_memory_quota).
+inline constexpr uint64_t kCallAdmissionBytes = 2048;
 
 // IdentityOf reads the client's identity from the call's AuthContext (mTLS certificate
 // subject, common name and SANs) and its peer address.

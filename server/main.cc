@@ -46,13 +46,23 @@ ABSL_FLAG(uint64_t, max_message_bytes, 4u << 20,
 ABSL_FLAG(int64_t, max_inflight, 65536,
           "RPCs allowed in flight at once; more are RESOURCE_EXHAUSTED");
 ABSL_FLAG(uint64_t, max_inflight_bytes, 128u << 20,
-          "serialized request bytes of unary calls in flight at once (default 128 MiB); "
-          "a call that would pass it is RESOURCE_EXHAUSTED at once. 0: no byte limit; "
-          "otherwise at least --max_message_bytes");
+          "bytes of requests and responses that calls in flight may hold (default 128 "
+          "MiB): a unary call is charged from admission until its response has been "
+          "handed to the transport, a stream for each message until its responses are "
+          "written; a call or stream message that would pass it is RESOURCE_EXHAUSTED at "
+          "once. 0: no byte limit; otherwise at least --max_message_bytes");
 ABSL_FLAG(uint64_t, grpc_memory_quota, 256u << 20,
           "bytes gRPC may hold in its transports (requests still arriving, responses being "
           "sent); near it gRPC shrinks HTTP/2 flow-control windows so clients wait to send "
           "(default 256 MiB). 0: unlimited");
+ABSL_FLAG(uint32_t, max_concurrent_streams, 256,
+          "calls one client connection may have open at once (HTTP/2 "
+          "SETTINGS_MAX_CONCURRENT_STREAMS); clients queue the rest. Bounds the per-call "
+          "state gRPC holds: connections x this. 0: unlimited");
+ABSL_FLAG(uint64_t, malloc_trim_after_bytes, 16u << 20,
+          "once the --max_inflight_bytes charge has fallen this many bytes from its peak "
+          "(a burst has drained), freed heap is returned to the OS with malloc_trim "
+          "(default 16 MiB). 0: never");
 ABSL_FLAG(absl::Duration, stream_idle_timeout, absl::Seconds(60),
           "a streaming RPC with no message received or sent for this long is cancelled "
           "(CANCELLED), freeing its --max_inflight slot; 0 disables it");
@@ -191,6 +201,8 @@ int main(int argc, char** argv) {
   options.max_inflight_bytes = absl::GetFlag(FLAGS_max_inflight_bytes);
   options.stream_idle_timeout = absl::GetFlag(FLAGS_stream_idle_timeout);
   options.grpc_memory_quota = absl::GetFlag(FLAGS_grpc_memory_quota);
+  options.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
+  options.malloc_trim_after_bytes = absl::GetFlag(FLAGS_malloc_trim_after_bytes);
   options.allow_insecure_key_permissions = absl::GetFlag(FLAGS_allow_insecure_key_permissions);
   options.access_policy = absl::GetFlag(FLAGS_access_policy);
   options.audit_log = absl::GetFlag(FLAGS_audit_log);

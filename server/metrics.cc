@@ -242,6 +242,24 @@ std::unique_ptr<Metrics> Metrics::New() {
                       .Help("RPCs in flight.")
                       .Register(r)
                       .Add({});
+  m->inflight_bytes_ = &prometheus::BuildGauge()
+                            .Name("smcrypt_inflight_bytes")
+                            .Help("Bytes charged against --max_inflight_bytes (sampled every "
+                                  "250 ms).")
+                            .Register(r)
+                            .Add({});
+  m->inflight_bytes_peak_ = &prometheus::BuildGauge()
+                                 .Name("smcrypt_inflight_bytes_peak")
+                                 .Help("Most bytes charged against --max_inflight_bytes at "
+                                       "once since start.")
+                                 .Register(r)
+                                 .Add({});
+  m->malloc_trims_ = &prometheus::BuildCounter()
+                          .Name("smcrypt_malloc_trims_total")
+                          .Help("Times freed heap was returned to the OS after a burst "
+                                "(--malloc_trim_after_bytes).")
+                          .Register(r)
+                          .Add({});
   m->process_collector_ = std::make_shared<ProcessCollector>();
   return m;
 }

@@ -12,6 +12,8 @@
 //   smcrypt_kernel_info{algorithm,kernel}                              1
 //   smcrypt_selftest_ok                                               1 or 0
 //   smcrypt_inflight_requests
+//   smcrypt_inflight_bytes, smcrypt_inflight_bytes_peak                --max_inflight_bytes charge
+//   smcrypt_malloc_trims_total                                        memory_trimmer.h
 //   process_cpu_seconds_total, process_resident_memory_bytes           from /proc/self
 //
 // The grpc_server_* metrics are recorded in one place, the server interceptor made by
@@ -67,6 +69,12 @@ class Metrics final : public EngineObserver {
   void SetSelfTestOk(bool ok) { selftest_ok_->Set(ok ? 1 : 0); }
   void SetKernels(const std::vector<KernelChoice>& kernels);
   prometheus::Gauge& inflight_gauge() { return *inflight_; }
+  // SetInflightBytes publishes the --max_inflight_bytes charge now and its peak.
+  void SetInflightBytes(uint64_t now, uint64_t peak) {
+    inflight_bytes_->Set(static_cast<double>(now));
+    inflight_bytes_peak_->Set(static_cast<double>(peak));
+  }
+  void CountMallocTrim() { malloc_trims_->Increment(); }
 
   // Inflight counts RPCs from the interceptor's creation to its destruction; the
   // service refuses work above --max_inflight with it.
@@ -85,6 +93,9 @@ class Metrics final : public EngineObserver {
   prometheus::Family<prometheus::Gauge>* kernel_family_ = nullptr;
   prometheus::Gauge* selftest_ok_ = nullptr;
   prometheus::Gauge* inflight_ = nullptr;
+  prometheus::Gauge* inflight_bytes_ = nullptr;
+  prometheus::Gauge* inflight_bytes_peak_ = nullptr;
+  prometheus::Counter* malloc_trims_ = nullptr;
   std::atomic<int64_t> inflight_count_{0};
   std::shared_ptr<prometheus::Collectable> process_collector_;
 };

@@ -224,6 +224,13 @@ absl::Status Server::BuildAndStart(const ServerOptions& options) {
   service_ = std::make_unique<CryptoServiceImpl>(engine_.get(), self_tests_.get(),
                                                  &metrics_->inflight(), info, workers_.get(),
                                                  guards);
+  {
+    const CryptoServiceImpl* svc = service_.get();
+    trimmer_ = std::make_unique<MemoryTrimmer>(
+        [svc] { return svc->inflight_bytes(); }, [svc] { return svc->TakePeakSince(); },
+        [svc] { return svc->peak_inflight_bytes(); }, options_.malloc_trim_after_bytes,
+        metrics_.get());
+  }
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -240,6 +247,11 @@ absl::Status Server::BuildAndStart(const ServerOptions& options) {
   // their calls end and release their --max_inflight slots.
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 60 * 1000);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20 * 1000);
+  if (options_.max_concurrent_streams > 0) {
+    builder.AddChannelArgument(
+        GRPC_ARG_MAX_CONCURRENT_STREAMS,
+        static_cast<int>(std::min<uint32_t>(options_.max_concurrent_streams, INT_MAX)));
+  }
   if (options_.grpc_memory_quota > 0) {
     grpc::ResourceQuota quota("smcryptd");
     quota.Resize(options_.grpc_memory_quota);

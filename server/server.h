@@ -18,6 +18,7 @@
 #include "server/crypto_engine.h"
 #include "server/crypto_service_impl.h"
 #include "server/key_store.h"
+#include "server/memory_trimmer.h"
 #include "server/metrics.h"
 #include "server/self_test.h"
 #include "server/stream_reaper.h"
@@ -57,13 +58,20 @@ struct ServerOptions {
   size_t public_key_cache_size = 1024;
   // coalesce_hash_window: 0 (off) or up to 10 ms; see EngineOptions.
   absl::Duration coalesce_hash_window = absl::ZeroDuration();
-  // max_inflight_bytes: serialized request bytes of admitted unary calls; beyond it new
-  // calls are RESOURCE_EXHAUSTED. 0: no byte limit; else at least max_message_bytes.
+  // max_inflight_bytes: bytes charged to calls in flight (crypto_service_impl.h,
+  // "Memory"); beyond it new calls and stream messages are RESOURCE_EXHAUSTED. 0: no
+  // byte limit; else at least max_message_bytes.
   uint64_t max_inflight_bytes = 128 << 20;
   // grpc_memory_quota: gRPC resource quota (bytes) for the transports' buffers, where
   // requests wait while they arrive; under pressure gRPC shrinks HTTP/2 flow-control
   // windows so senders wait. 0: unlimited.
   uint64_t grpc_memory_quota = 256 << 20;
+  // max_concurrent_streams: HTTP/2 streams (calls) one connection may have open at once
+  // (SETTINGS_MAX_CONCURRENT_STREAMS); clients queue the rest. 0: unlimited.
+  uint32_t max_concurrent_streams = 256;
+  // malloc_trim_after_bytes: once the --max_inflight_bytes charge has fallen this far
+  // from its peak, freed heap is returned to the OS (memory_trimmer.h). 0: never.
+  uint64_t malloc_trim_after_bytes = 16 << 20;
   // stream_idle_timeout: a streaming RPC with no completed read or write for this long
   // is cancelled (stream_reaper.h); 0 disables it.
   absl::Duration stream_idle_timeout = absl::Seconds(60);
@@ -117,6 +125,8 @@ class Server {
   // reaper_ outlives server_ (streams unregister in OnDone, before the server is gone).
   std::unique_ptr<StreamReaper> reaper_;
   std::unique_ptr<CryptoServiceImpl> service_;
+  // trimmer_ reads service_ and metrics_; it stops before they are destroyed.
+  std::unique_ptr<MemoryTrimmer> trimmer_;
   std::unique_ptr<grpc::Server> server_;
   // health_server_ serves grpc.health.v1 only, in plaintext (--health_listen).
   std::unique_ptr<grpc::Server> health_server_;

@@ -123,6 +123,7 @@ class Smcryptd {
     return log_;
   }
   std::string target() const { return absl::StrCat("127.0.0.1:", port_); }
+  int port() const { return port_; }
   int metrics_port() const { return metrics_port_; }
 
   // Channel allows messages up to 64 MiB each way, so server-side limits are what is tested.
