@@ -11,7 +11,6 @@
 namespace smcrypt {
 
 absl::StatusOr<std::unique_ptr<HmacOpenSsl>> HmacOpenSsl::New(absl::string_view key) {
-  if (key.empty()) return absl::InvalidArgumentError("HMAC-SHA-256 key must not be empty");
   SMCRYPT_ASSIGN_OR_RETURN(EVP_MAC * mac, FetchedHmac());
   SslUniquePtr<EVP_MAC_CTX> ctx(EVP_MAC_CTX_new(mac));
   if (ctx == nullptr) return SslInternalError("EVP_MAC_CTX_new(HMAC)");
@@ -20,8 +19,12 @@ absl::StatusOr<std::unique_ptr<HmacOpenSsl>> HmacOpenSsl::New(absl::string_view 
       OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
       OSSL_PARAM_construct_end(),
   };
-  if (EVP_MAC_init(ctx.get(), reinterpret_cast<const unsigned char*>(key.data()), key.size(),
-                   params) != 1) {
+  // EVP_MAC_init reads a null key as "keep the current key", so the empty key is passed
+  // as a valid pointer with length 0.
+  static const unsigned char kEmptyKey[1] = {0};
+  const unsigned char* key_bytes =
+      key.empty() ? kEmptyKey : reinterpret_cast<const unsigned char*>(key.data());
+  if (EVP_MAC_init(ctx.get(), key_bytes, key.size(), params) != 1) {
     return SslInternalError("EVP_MAC_init(HMAC-SHA-256)");
   }
   return std::unique_ptr<HmacOpenSsl>(new HmacOpenSsl(std::move(ctx)));

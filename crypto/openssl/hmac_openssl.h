@@ -24,9 +24,8 @@ namespace smcrypt {
 // InvalidArgument "MAC verification failed" for a wrong or wrong-length MAC.
 class HmacOpenSsl final : public Mac {
  public:
-  // New takes a key of any non-zero length (longer than 64 bytes is hashed first, RFC
-  // 2104 §2). Errors: InvalidArgument for an empty key (as HmacSm3); Internal when
-  // OpenSSL fails.
+  // New takes a key of any length, the empty key included (RFC 2104 §2 sets no lower
+  // bound; longer than 64 bytes is hashed first). Errors: Internal when OpenSSL fails.
   static absl::StatusOr<std::unique_ptr<HmacOpenSsl>> New(absl::string_view key);
 
   absl::StatusOr<std::string> ComputeMac(absl::string_view data) const override;

@@ -45,7 +45,7 @@ bool IsOpenSslAlgorithm(Algorithm alg);
 
 // NewSha256OpenSsl: an incremental SHA-256.
 absl::StatusOr<std::unique_ptr<Hash>> NewSha256OpenSsl();
-// NewHmacSha256OpenSsl: HMAC-SHA-256 with a key of any non-zero length.
+// NewHmacSha256OpenSsl: HMAC-SHA-256 with a key of any length, the empty key included.
 absl::StatusOr<std::unique_ptr<Mac>> NewHmacSha256OpenSsl(absl::string_view key);
 // NewAesCipherOpenSsl: AES-128/256-ECB/CBC/CTR; key 16/32 bytes; `padding` for ECB/CBC.
 absl::StatusOr<std::unique_ptr<Cipher>> NewAesCipherOpenSsl(Algorithm alg,

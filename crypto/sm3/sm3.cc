@@ -309,16 +309,13 @@ uint64_t Sm3Kdf(const uint8_t* z, size_t z_len, const uint8_t* in, uint8_t* out,
 // --- HMAC-SM3 ---------------------------------------------------------------------
 
 absl::StatusOr<std::unique_ptr<HmacSm3>> HmacSm3::New(absl::string_view key) {
-  if (key.empty()) {
-    return absl::InvalidArgumentError(
-        "HMAC-SM3 key: expected at least 1 byte, got 0");
-  }
   const Sm3Kernels& k = Sm3ActiveKernels();
-  // RFC 2104 §2: K0 is the key hashed if longer than B = 64 bytes, then zero-padded to B.
+  // RFC 2104 §2: K0 is the key hashed if longer than B = 64 bytes, then zero-padded to B
+  // (the empty key gives B zero bytes).
   uint8_t k0[kSm3BlockSize] = {};
   if (key.size() > kSm3BlockSize) {
     Sm3DigestWithKernel(k, key, k0);
-  } else {
+  } else if (!key.empty()) {
     std::memcpy(k0, key.data(), key.size());
   }
   uint8_t pad[kSm3BlockSize];

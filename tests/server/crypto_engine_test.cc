@@ -306,6 +306,34 @@ TEST_F(EngineTest, WrongSignatureIsFalseNotError) {
               StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
+// An inline HMAC key of zero bytes is a key (RFC 2104 §2 sets no lower bound), not a
+// missing one; a KeyRef with nothing set is still INVALID_ARGUMENT.
+TEST_F(EngineTest, HmacWithAnEmptyInlineKey) {
+  CryptoEngine e = Engine();
+  const KeyInput empty = KeyInput::Inline("");
+  // Python: hmac.new(b"", b"", "sha256").hexdigest()
+  ASSERT_OK_AND_ASSIGN(std::string sha, e.Hmac(Algorithm::kHmacSha256, empty, ""));
+  EXPECT_EQ(BytesToHex(sha), "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad");
+  EXPECT_THAT(e.VerifyHmac(Algorithm::kHmacSha256, empty, "", sha), IsOkAndHolds(true));
+  for (const std::string& msg :
+       {std::string(), std::string("abc"), std::string(64, 'm'), std::string(300, '\x01')}) {
+    SCOPED_TRACE(::testing::Message() << "message of " << msg.size() << " bytes");
+    const std::string want = ::smcrypt::testing::OpenSslHmac("SM3", "", msg);
+    EXPECT_THAT(e.Hmac(Algorithm::kHmacSm3, empty, msg), IsOkAndHolds(want));
+    EXPECT_THAT(e.VerifyHmac(Algorithm::kHmacSm3, empty, msg, want), IsOkAndHolds(true));
+    EXPECT_THAT(e.Hmac(Algorithm::kHmacSha256, empty, msg),
+                IsOkAndHolds(::smcrypt::testing::OpenSslHmac("SHA2-256", "", msg)));
+  }
+  for (Algorithm alg : {Algorithm::kHmacSm3, Algorithm::kHmacSha256}) {
+    EXPECT_THAT(e.Hmac(alg, KeyInput{}, "m"),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr("key is required (key_id or inline_key)")));
+    EXPECT_THAT(e.VerifyHmac(alg, KeyInput{}, "m", std::string(32, 't')),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr("key is required (key_id or inline_key)")));
+  }
+}
+
 TEST_F(EngineTest, InlinePrivateKeyPolicy) {
   absl::StatusOr<KeyPair> kp = smcrypt::GenerateKeyPair(Algorithm::kSm2);
   ASSERT_THAT(kp, IsOk());

@@ -44,11 +44,13 @@ namespace fs = std::filesystem;
 namespace v1 = ::smcrypt::v1;
 using ::smcrypt::testing::BytesToHex;
 using ::smcrypt::testing::HexToBytes;
+using ::smcrypt::testing::OpenSslHmac;
 using ::smcrypt::testing::RandomBytes;
 using ::smcrypt::testing::TestSeed;
 using ::smcrypt::testing::HttpGet;
 using ::smcrypt::testing::MetricValue;
 using ::smcrypt::testing::Smcryptd;
+using ::testing::HasSubstr;
 
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -316,6 +318,39 @@ TEST_F(SmcryptdTest, HmacMatchesOpenSsl) {
     req.set_expected_mac(wrong);
     ASSERT_TRUE(stub_->Hmac(&ctx3, req, &check).ok());
     EXPECT_FALSE(check.valid());
+  }
+}
+
+// An inline_key of zero bytes is set in the KeyRef oneof and is a valid HMAC key (RFC 2104
+// §2); a KeyRef with nothing set, or no KeyRef, is INVALID_ARGUMENT.
+TEST_F(SmcryptdTest, HmacWithAnEmptyInlineKey) {
+  auto hmac = [&](v1::Algorithm alg, const v1::KeyRef* key, const std::string& data,
+                  v1::HmacResponse* resp) {
+    grpc::ClientContext ctx;
+    v1::HmacRequest req;
+    req.set_algorithm(alg);
+    if (key != nullptr) *req.mutable_key() = *key;
+    req.set_data(data);
+    return stub_->Hmac(&ctx, req, resp);
+  };
+  const v1::KeyRef empty = Inline("");
+  ASSERT_EQ(empty.ref_case(), v1::KeyRef::kInlineKey);
+  v1::HmacResponse resp;
+  grpc::Status s = hmac(v1::HMAC_SHA_256, &empty, "", &resp);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  // Python: hmac.new(b"", b"", "sha256").hexdigest()
+  EXPECT_EQ(BytesToHex(resp.mac()),
+            "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad");
+  for (const std::string& data : {std::string(), std::string("abc"), std::string(1000, 'd')}) {
+    s = hmac(v1::HMAC_SM3, &empty, data, &resp);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    EXPECT_EQ(BytesToHex(resp.mac()), BytesToHex(OpenSslHmac("SM3", "", data))) << data.size();
+  }
+  const v1::KeyRef nothing;
+  for (const v1::KeyRef* key : {&nothing, static_cast<const v1::KeyRef*>(nullptr)}) {
+    s = hmac(v1::HMAC_SM3, key, "abc", &resp);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_THAT(s.error_message(), HasSubstr("key is required (key_id or inline_key)"));
   }
 }
 

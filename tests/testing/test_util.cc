@@ -1,5 +1,9 @@
 #include "tests/testing/test_util.h"
 
+#include <openssl/core_names.h>
+#include <openssl/evp.h>
+#include <openssl/params.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -51,6 +55,32 @@ std::string ReadTestData(absl::string_view name) {
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
+}
+
+std::string OpenSslHmac(const char* digest, absl::string_view key, absl::string_view data) {
+  EVP_MAC* mac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
+  EVP_MAC_CTX* ctx = mac != nullptr ? EVP_MAC_CTX_new(mac) : nullptr;
+  OSSL_PARAM params[] = {
+      OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, const_cast<char*>(digest), 0),
+      OSSL_PARAM_construct_end(),
+  };
+  // EVP_MAC_init takes a null key as "keep the current key": an empty key needs a pointer.
+  static const unsigned char kNoKeyBytes[1] = {0};
+  const unsigned char* k =
+      key.empty() ? kNoKeyBytes : reinterpret_cast<const unsigned char*>(key.data());
+  unsigned char out[EVP_MAX_MD_SIZE];
+  size_t len = 0;
+  const bool ok =
+      ctx != nullptr && EVP_MAC_init(ctx, k, key.size(), params) == 1 &&
+      EVP_MAC_update(ctx, reinterpret_cast<const unsigned char*>(data.data()), data.size()) == 1 &&
+      EVP_MAC_final(ctx, out, &len, sizeof(out)) == 1;
+  EVP_MAC_CTX_free(ctx);
+  EVP_MAC_free(mac);
+  if (!ok) {
+    ADD_FAILURE() << "OpenSSL HMAC-" << digest << " failed";
+    return "";
+  }
+  return std::string(reinterpret_cast<const char*>(out), len);
 }
 
 }  // namespace smcrypt::testing

@@ -1,4 +1,5 @@
-// test_util.h — hex helpers, seeded random bytes, and misaligned buffers for tests.
+// test_util.h — hex helpers, seeded random bytes, test data files and an OpenSSL HMAC
+// oracle for tests.
 #ifndef SMCRYPT_TESTS_TESTING_TEST_UTIL_H_
 #define SMCRYPT_TESTS_TESTING_TEST_UTIL_H_
 
@@ -24,6 +25,11 @@ std::string RandomBytes(std::mt19937_64& rng, size_t n);
 
 // ReadTestData returns the contents of tests/testdata/<name>; aborts if missing.
 std::string ReadTestData(absl::string_view name);
+
+// OpenSslHmac returns the HMAC (RFC 2104) of `data` under `key` computed by OpenSSL 3's
+// EVP_MAC "HMAC" with the digest `digest` ("SM3", "SHA2-256"), for keys of any length
+// including zero. Records a test failure and returns "" when OpenSSL refuses.
+std::string OpenSslHmac(const char* digest, absl::string_view key, absl::string_view data);
 
 }  // namespace smcrypt::testing
 

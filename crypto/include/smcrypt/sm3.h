@@ -67,7 +67,8 @@ void HmacSm3Batch(const HmacSm3* const* keys, const absl::string_view* messages,
 
 class HmacSm3 final : public Mac {
  public:
-  // New fails with InvalidArgument for an empty key.
+  // New takes a key of any length, the empty key included (RFC 2104 §2 sets no lower
+  // bound), and does not fail.
   static absl::StatusOr<std::unique_ptr<HmacSm3>> New(absl::string_view key);
   ~HmacSm3() override;
   absl::StatusOr<std::string> ComputeMac(absl::string_view data) const override;

@@ -124,8 +124,20 @@ TEST(HmacOpenSslTest, VerifyRejectsEveryBitFlipAndWrongLengths) {
               StatusIs(absl::StatusCode::kInvalidArgument, "MAC verification failed"));
 }
 
-TEST(HmacOpenSslTest, BadInputs) {
-  EXPECT_THAT(HmacOpenSsl::New(""), StatusIs(absl::StatusCode::kInvalidArgument));
+// RFC 2104 §2 sets no lower bound on the key length; Python's hmac.new(b"", b"",
+// "sha256") gives the known answer below.
+TEST(HmacOpenSslTest, EmptyKey) {
+  ASSERT_OK_AND_ASSIGN(auto mac, HmacOpenSsl::New(""));
+  ASSERT_OK_AND_ASSIGN(std::string tag, mac->ComputeMac(""));
+  EXPECT_EQ(BytesToHex(tag), "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad");
+  EXPECT_THAT(mac->VerifyMac(tag, ""), IsOk());
+  // A default string_view (null data) is the same empty key.
+  ASSERT_OK_AND_ASSIGN(auto null_key, HmacOpenSsl::New(absl::string_view()));
+  for (const std::string& msg : {std::string(), std::string("abc"), std::string(200, 'm')}) {
+    ASSERT_OK_AND_ASSIGN(std::string t, null_key->ComputeMac(msg));
+    EXPECT_EQ(BytesToHex(t), BytesToHex(::smcrypt::testing::OpenSslHmac("SHA2-256", "", msg)))
+        << msg.size() << " bytes";
+  }
 }
 
 }  // namespace

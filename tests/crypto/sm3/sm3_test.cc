@@ -22,6 +22,7 @@ namespace {
 using ::smcrypt::testing::BytesToHex;
 using ::smcrypt::testing::HexToBytes;
 using ::smcrypt::testing::IsOk;
+using ::smcrypt::testing::OpenSslHmac;
 using ::smcrypt::testing::RandomBytes;
 using ::smcrypt::testing::StatusIs;
 using ::smcrypt::testing::TestSeed;
@@ -275,9 +276,19 @@ TEST(HmacSm3Test, VerifyRejectsEveryFlippedBitAndWrongLengths) {
               StatusIs(absl::StatusCode::kInvalidArgument, "MAC verification failed"));
 }
 
-TEST(HmacSm3Test, EmptyKeyIsInvalidArgument) {
-  EXPECT_THAT(HmacSm3::New(""),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("got 0")));
+// RFC 2104 §2 sets no lower bound on the key length: the empty key is K0 = 64 zero bytes.
+TEST(HmacSm3Test, EmptyKeyMatchesOpenSsl) {
+  ASSERT_OK_AND_ASSIGN(auto mac, HmacSm3::New(""));
+  ASSERT_OK_AND_ASSIGN(auto zeros, HmacSm3::New(std::string(kSm3BlockSize, '\0')));
+  for (const std::string& msg :
+       {std::string(), std::string("abc"), std::string(64, 'm'), std::string(1000, '\xa5')}) {
+    SCOPED_TRACE(::testing::Message() << "message of " << msg.size() << " bytes");
+    ASSERT_OK_AND_ASSIGN(std::string tag, mac->ComputeMac(msg));
+    EXPECT_EQ(BytesToHex(tag), BytesToHex(OpenSslHmac("SM3", "", msg)));
+    ASSERT_OK_AND_ASSIGN(std::string same, zeros->ComputeMac(msg));
+    EXPECT_EQ(BytesToHex(tag), BytesToHex(same));
+    EXPECT_THAT(mac->VerifyMac(tag, msg), IsOk());
+  }
 }
 
 }  // namespace
