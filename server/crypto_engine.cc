@@ -9,6 +9,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "crypto/common/constant_time.h"
+#include "crypto/common/ct_annotations.h"
 #include "crypto/common/random.h"
 #include "crypto/core/key_family.h"
 #include "crypto/core/sm2_primitives.h"
@@ -831,10 +833,22 @@ absl::StatusOr<bool> CryptoEngine::VerifyHmac(Algorithm alg, const KeyInput& key
   absl::StatusOr<std::shared_ptr<const Mac>> mac =
       cached != nullptr ? cached : Shared(NewMac(alg, *k));
   if (!mac.ok()) return mac.status();
-  absl::Status s = (*mac)->VerifyMac(expected, data);
+  // RFC 2104 §5: a tag may be truncated to its leftmost t bytes, t ≥ max(L/2, 10).
+  const size_t full_size = (*mac)->mac_size();
+  const size_t min_size = std::max<size_t>(full_size / 2, 10);
+  if (expected.size() < min_size || expected.size() > full_size) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "expected_mac must be ", min_size, " to ", full_size,
+        " bytes (a tag truncated to its leftmost bytes, RFC 2104 §5), got ", expected.size()));
+  }
+  absl::StatusOr<std::string> tag = (*mac)->ComputeMac(data);
+  if (!tag.ok()) return tag.status();
+  // The length is public; the leftmost expected.size() bytes are compared in constant time,
+  // and only the verdict is declassified.
+  const bool equal = CtDeclassify(CtMemEq(tag->data(), expected.data(), expected.size()));
+  SecureZero(tag->data(), tag->size());
   Record(alg, Operation::kMac, data.size());
-  // Mac::VerifyMac: OK for a correct MAC, InvalidArgument for a wrong one.
-  return s.ok();
+  return equal;
 }
 
 // ---- Signatures --------------------------------------------------------------------

@@ -269,7 +269,10 @@ class CryptoEngine {
 
   absl::StatusOr<std::string> Hmac(Algorithm alg, const KeyInput& key,
                                    absl::string_view data) const;
-  // VerifyHmac compares in constant time: true when `mac` is right.
+  // VerifyHmac checks `mac`, the whole tag or the tag truncated to its leftmost t bytes
+  // (RFC 2104 §5: t from max(L/2, 10) to L, so 16 to 32 for both 32-byte MACs), against
+  // the leftmost t bytes of the tag of `data`, in constant time: true when they match.
+  // Another length is InvalidArgument "expected_mac must be 16 to 32 bytes ...".
   absl::StatusOr<bool> VerifyHmac(Algorithm alg, const KeyInput& key, absl::string_view data,
                                   absl::string_view mac) const;
 

@@ -237,7 +237,8 @@ Examples:
        "smcrypt hmac [--alg HMAC-SM3|HMAC-SHA-256] KEY [--expect HEX] [FILE]",
        R"(Prints the HMAC (RFC 2104) of FILE (or stdin) under the key. With --expect the
 server compares the tag in constant time: prints "MAC valid" (exit 0) or "MAC invalid"
-(exit 1). --alg defaults to HMAC-SM3.
+(exit 1). The tag is 32 bytes, or its leftmost 16 to 31 bytes (a truncated tag, RFC 2104
+§5). --alg defaults to HMAC-SM3.
 
 Examples:
   smcrypt keygen --alg hmac-sm3 --out mac.key

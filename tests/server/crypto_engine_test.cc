@@ -334,6 +334,39 @@ TEST_F(EngineTest, HmacWithAnEmptyInlineKey) {
   }
 }
 
+// RFC 2104 §5: a tag truncated to its leftmost t bytes, t ≥ max(L/2, 10) = 16 for the
+// 32-byte tags, verifies over those t bytes; a wrong length is an error, never false.
+TEST_F(EngineTest, VerifyHmacTakesTruncatedTags) {
+  CryptoEngine e = Engine();
+  const KeyInput key = KeyInput::Inline("mac key");
+  for (Algorithm alg : {Algorithm::kHmacSm3, Algorithm::kHmacSha256}) {
+    SCOPED_TRACE(AlgorithmName(alg));
+    ASSERT_OK_AND_ASSIGN(std::string tag, e.Hmac(alg, key, "data"));
+    ASSERT_EQ(tag.size(), 32u);
+    for (size_t t = 16; t <= 32; ++t) {
+      EXPECT_THAT(e.VerifyHmac(alg, key, "data", tag.substr(0, t)), IsOkAndHolds(true)) << t;
+      std::string wrong = tag.substr(0, t);
+      wrong[t - 1] ^= 0x01;
+      EXPECT_THAT(e.VerifyHmac(alg, key, "data", wrong), IsOkAndHolds(false)) << t;
+      EXPECT_THAT(e.VerifyHmac(alg, key, "datA", tag.substr(0, t)), IsOkAndHolds(false)) << t;
+    }
+    std::string wrong16 = tag.substr(0, 16);
+    wrong16[0] ^= 0x80;
+    EXPECT_THAT(e.VerifyHmac(alg, key, "data", wrong16), IsOkAndHolds(false));
+    // The rightmost 16 bytes are not a truncation.
+    EXPECT_THAT(e.VerifyHmac(alg, key, "data", tag.substr(16)), IsOkAndHolds(false));
+    for (size_t n : {0, 1, 8, 15, 33, 64}) {
+      std::string bad = tag;
+      bad.resize(n, '\0');
+      EXPECT_THAT(e.VerifyHmac(alg, key, "data", bad),
+                  StatusIs(absl::StatusCode::kInvalidArgument,
+                           absl::StrCat("expected_mac must be 16 to 32 bytes (a tag truncated "
+                                        "to its leftmost bytes, RFC 2104 §5), got ",
+                                        n)));
+    }
+  }
+}
+
 TEST_F(EngineTest, InlinePrivateKeyPolicy) {
   absl::StatusOr<KeyPair> kp = smcrypt::GenerateKeyPair(Algorithm::kSm2);
   ASSERT_THAT(kp, IsOk());

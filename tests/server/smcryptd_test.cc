@@ -321,6 +321,48 @@ TEST_F(SmcryptdTest, HmacMatchesOpenSsl) {
   }
 }
 
+// expected_mac may be the tag truncated to its leftmost 16 to 32 bytes (RFC 2104 §5);
+// other lengths are INVALID_ARGUMENT, never valid: false.
+TEST_F(SmcryptdTest, HmacVerifiesTruncatedTags) {
+  auto verify = [&](v1::Algorithm alg, const std::string& expected, v1::HmacResponse* resp) {
+    grpc::ClientContext ctx;
+    v1::HmacRequest req;
+    req.set_algorithm(alg);
+    *req.mutable_key() = KeyId("mac");
+    req.set_data("some data");
+    req.set_expected_mac(expected);
+    return stub_->Hmac(&ctx, req, resp);
+  };
+  for (auto [alg, md] : {std::pair{v1::HMAC_SM3, EVP_sm3()},
+                         std::pair{v1::HMAC_SHA_256, EVP_sha256()}}) {
+    SCOPED_TRACE(v1::Algorithm_Name(alg));
+    const std::string tag = OsslHmac(md, "mac key", "some data");
+    ASSERT_EQ(tag.size(), 32u);
+    v1::HmacResponse resp;
+    for (size_t t : {16, 20, 32}) {
+      grpc::Status s = verify(alg, tag.substr(0, t), &resp);
+      ASSERT_TRUE(s.ok()) << t << ": " << s.error_message();
+      EXPECT_TRUE(resp.valid()) << t;
+      EXPECT_TRUE(resp.mac().empty());
+    }
+    std::string wrong = tag.substr(0, 16);
+    wrong[15] ^= 0x01;
+    grpc::Status s = verify(alg, wrong, &resp);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    EXPECT_FALSE(resp.valid());
+    for (size_t n : {8, 15, 33}) {
+      std::string bad = tag;
+      bad.resize(n, 'x');
+      s = verify(alg, bad, &resp);
+      EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << n;
+      EXPECT_THAT(s.error_message(),
+                  HasSubstr(absl::StrCat("expected_mac must be 16 to 32 bytes (a tag truncated "
+                                         "to its leftmost bytes, RFC 2104 §5), got ",
+                                         n)));
+    }
+  }
+}
+
 // An inline_key of zero bytes is set in the KeyRef oneof and is a valid HMAC key (RFC 2104
 // §2); a KeyRef with nothing set, or no KeyRef, is INVALID_ARGUMENT.
 TEST_F(SmcryptdTest, HmacWithAnEmptyInlineKey) {
