@@ -83,24 +83,14 @@ absl::StatusOr<Sm2CiphertextParts> SplitRaw(absl::string_view in, bool c3_first)
   return parts;
 }
 
-// ReadLenientCoordinate reads an SM2Cipher coordinate INTEGER into 32 big-endian bytes.
-// Writers disagree here: OpenSSL and GmSSL write minimal DER INTEGERs, but fixed-width
-// producers write all 32 bytes, with leading zeros or with the top bit set (which strict
-// DER would read as negative). The coordinate is validated as a curve point afterwards,
-// so the decoder takes the INTEGER's contents as an unsigned magnitude of at most 32
-// significant bytes. The encoder stays strict (minimal, non-negative INTEGERs).
-absl::Status ReadLenientCoordinate(der::Reader& seq, uint8_t out[kSm2ScalarSize]) {
-  SMCRYPT_ASSIGN_OR_RETURN(absl::string_view v, seq.ReadElement(der::kInteger));
-  if (v.empty()) return absl::InvalidArgumentError("SM2Cipher: empty coordinate INTEGER");
-  while (v.size() > 1 && v[0] == '\0') v.remove_prefix(1);
-  if (v.size() > kSm2ScalarSize) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "SM2Cipher: coordinate INTEGER has ", v.size(), " significant bytes, at most ",
-        kSm2ScalarSize));
-  }
-  std::memset(out, 0, kSm2ScalarSize);
-  std::memcpy(out + kSm2ScalarSize - v.size(), v.data(), v.size());
-  return absl::OkStatus();
+// ReadCoordinate reads the SM2Cipher coordinate `name` ("x" or "y") of C1 into 32
+// big-endian bytes. It is a DER INTEGER, read as the r and s of a signature are
+// (der::Reader::ReadUnsignedInteger): minimal and non-negative (X.690 §8.3.2), at most 32
+// bytes of magnitude; anything else is InvalidArgument "SM2Cipher C1 <name>: DER: ...".
+absl::Status ReadCoordinate(der::Reader& seq, absl::string_view name, uint8_t out[kSm2ScalarSize]) {
+  absl::Status s = seq.ReadUnsignedInteger(out, kSm2ScalarSize);
+  if (s.ok()) return s;
+  return absl::InvalidArgumentError(absl::StrCat("SM2Cipher C1 ", name, ": ", s.message()));
 }
 
 absl::StatusOr<Sm2CiphertextParts> SplitDer(absl::string_view in) {
@@ -109,8 +99,8 @@ absl::StatusOr<Sm2CiphertextParts> SplitDer(absl::string_view in) {
   SMCRYPT_RETURN_IF_ERROR(top.Done());
   uint8_t c1[kSm2PointSize];
   c1[0] = 0x04;
-  SMCRYPT_RETURN_IF_ERROR(ReadLenientCoordinate(seq, c1 + 1));
-  SMCRYPT_RETURN_IF_ERROR(ReadLenientCoordinate(seq, c1 + 1 + kSm2ScalarSize));
+  SMCRYPT_RETURN_IF_ERROR(ReadCoordinate(seq, "x", c1 + 1));
+  SMCRYPT_RETURN_IF_ERROR(ReadCoordinate(seq, "y", c1 + 1 + kSm2ScalarSize));
   Sm2CiphertextParts parts;
   SMCRYPT_ASSIGN_OR_RETURN(parts.c3, seq.ReadOctetString());
   if (parts.c3.size() != kSm2C3Size) {

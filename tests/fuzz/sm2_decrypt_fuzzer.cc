@@ -2,10 +2,11 @@
 // ciphertext (format from the first byte) for the GB/T 32918.5 example key, on a back
 // end this CPU supports (second byte). Malformed input must be an error, never a crash.
 // A ciphertext that decrypts must decrypt to the same plaintext after conversion to the
-// other formats (Sm2CiphertextConvert); and whatever OpenSSL 3 decrypts as DER SM2Cipher
-// smcrypt must decrypt to the same plaintext (smcrypt also takes fixed-width coordinates,
-// so not the converse; OpenSSL also ignores trailing bytes, which smcrypt refuses, so
-// only whole DER SEQUENCEs are compared). Aborts on any mismatch.
+// other formats (Sm2CiphertextConvert); and whatever OpenSSL 3 decrypts as strict DER
+// SM2Cipher smcrypt must decrypt to the same plaintext. OpenSSL reads more than DER (BER
+// lengths, coordinates through BN_bin2bn whatever their leading bytes or sign, bytes
+// after the SM2Cipher ignored), all of which smcrypt refuses, so only inputs that are
+// strict DER are compared. Aborts on any mismatch.
 //
 // Input: format byte ‖ selector ‖ ciphertext.
 #include <openssl/err.h>
@@ -51,21 +52,47 @@ std::optional<std::string> OpenSslDecrypt(EVP_PKEY* pkey, const std::string& der
   return out;
 }
 
-// WholeDerSequence: `der` is one DER SEQUENCE header and exactly its contents. OpenSSL's
-// SM2 decryption ignores bytes after the SM2Cipher (d2i does not check the input was
-// consumed); smcrypt refuses them, so only such inputs are compared.
-bool WholeDerSequence(const std::string& der) {
-  if (der.size() < 2 || static_cast<uint8_t>(der[0]) != 0x30) return false;
-  size_t len = static_cast<uint8_t>(der[1]);
-  size_t header = 2;
+// ReadDerTlv reads one element with identifier `tag` and a minimal definite length
+// (X.690 §10.1: short form below 128, else the fewest length octets, at most two here)
+// from `der` at `*pos`, sets `*contents` to its contents and moves `*pos` past it.
+bool ReadDerTlv(const std::string& der, size_t* pos, uint8_t tag, std::string* contents) {
+  const size_t n = der.size();
+  size_t p = *pos;
+  if (p + 2 > n || static_cast<uint8_t>(der[p]) != tag) return false;
+  size_t len = static_cast<uint8_t>(der[p + 1]);
+  p += 2;
   if (len & 0x80) {
-    const size_t n = len & 0x7f;
-    if (n == 0 || n > 2 || der.size() < 2 + n) return false;
+    const size_t octets = len & 0x7f;
+    if (octets == 0 || octets > 2 || p + octets > n || der[p] == 0) return false;
     len = 0;
-    for (size_t i = 0; i < n; ++i) len = len << 8 | static_cast<uint8_t>(der[2 + i]);
-    header += n;
+    for (size_t i = 0; i < octets; ++i) len = len << 8 | static_cast<uint8_t>(der[p + i]);
+    p += octets;
+    if (len < 0x80) return false;
   }
-  return header + len == der.size();
+  if (len > n - p) return false;
+  *contents = der.substr(p, len);
+  *pos = p + len;
+  return true;
+}
+
+// StrictSm2CipherDer: `der` is exactly one SM2Cipher (GM/T 0009 §7.2) in DER: SEQUENCE {
+// INTEGER x, INTEGER y, OCTET STRING, OCTET STRING } with minimal lengths, x and y
+// minimal non-negative INTEGERs (X.690 §8.3.2), and no byte after the SEQUENCE.
+bool StrictSm2CipherDer(const std::string& der) {
+  size_t pos = 0;
+  std::string seq, element;
+  if (!ReadDerTlv(der, &pos, 0x30, &seq) || pos != der.size()) return false;
+  size_t in = 0;
+  for (int i = 0; i < 2; ++i) {
+    if (!ReadDerTlv(seq, &in, 0x02, &element) || element.empty()) return false;
+    const uint8_t b0 = static_cast<uint8_t>(element[0]);
+    if (b0 >= 0x80) return false;  // negative
+    if (b0 == 0 && element.size() > 1 && static_cast<uint8_t>(element[1]) < 0x80) return false;
+  }
+  for (int i = 0; i < 2; ++i) {
+    if (!ReadDerTlv(seq, &in, 0x04, &element)) return false;
+  }
+  return in == seq.size();
 }
 
 }  // namespace
@@ -92,7 +119,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       FUZZ_CHECK(again.ok() && *again == *plain);
     }
   }
-  if (format == Sm2CiphertextFormat::kDer && WholeDerSequence(ct)) {
+  if (format == Sm2CiphertextFormat::kDer && StrictSm2CipherDer(ct)) {
     auto theirs = OpenSslDecrypt(pkey, ct);
     if (theirs.has_value()) FUZZ_CHECK(plain.ok() && *plain == *theirs);
   }

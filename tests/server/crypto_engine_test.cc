@@ -28,6 +28,7 @@
 #include "server/worker_pool.h"
 #include "smcrypt/pem.h"
 #include "smcrypt/registry.h"
+#include "smcrypt/sm2.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/test_util.h"
 
@@ -365,6 +366,69 @@ TEST_F(EngineTest, VerifyHmacTakesTruncatedTags) {
                                         n)));
     }
   }
+}
+
+// DerTlv encodes one DER element (short or two-byte long-form length).
+std::string DerTlv(uint8_t tag, const std::string& contents) {
+  std::string out(1, static_cast<char>(tag));
+  if (contents.size() >= 128) {
+    out.push_back(static_cast<char>(contents.size() < 256 ? 0x81 : 0x82));
+    if (contents.size() >= 256) out.push_back(static_cast<char>(contents.size() >> 8));
+  }
+  out.push_back(static_cast<char>(contents.size() & 0xff));
+  return out + contents;
+}
+
+// SM2Cipher (GM/T 0009) is read as strict DER: a coordinate INTEGER with a needless leading
+// 00, an empty or a negative one is INVALID_ARGUMENT, in PublicKeyDecrypt and in
+// Sm2CiphertextConvert alike; the DER encoding of the same ciphertext decrypts.
+TEST_F(EngineTest, Sm2DerCiphertextMustBeStrictDer) {
+  CryptoEngine e = Engine();
+  ASSERT_OK_AND_ASSIGN(std::string der, e.PublicKeyEncrypt(Algorithm::kSm2, KeyInput::Id("sm2"),
+                                                           "message", Sm2CiphertextFormat::kDer));
+  ASSERT_OK_AND_ASSIGN(std::string raw, Sm2CiphertextConvert(der, Sm2CiphertextFormat::kDer,
+                                                             Sm2CiphertextFormat::kC1C3C2));
+  const std::string x = raw.substr(1, 32), y = raw.substr(33, 32);
+  const std::string c3 = raw.substr(65, 32), c2 = raw.substr(97);
+  auto minimal = [](std::string v) {  // the contents of v's DER INTEGER
+    while (v.size() > 1 && v[0] == '\0' && static_cast<uint8_t>(v[1]) < 0x80) v.erase(0, 1);
+    if (static_cast<uint8_t>(v[0]) >= 0x80) v.insert(0, 1, '\0');
+    return v;
+  };
+  auto cipher = [&](const std::string& x_contents) {
+    return DerTlv(0x30, DerTlv(0x02, x_contents) + DerTlv(0x02, minimal(y)) +
+                            DerTlv(0x04, c3) + DerTlv(0x04, c2));
+  };
+  ASSERT_EQ(BytesToHex(cipher(minimal(x))), BytesToHex(der));
+  EXPECT_THAT(e.PublicKeyDecrypt(Algorithm::kSm2, KeyInput::Id("sm2"), der,
+                                 Sm2CiphertextFormat::kDer),
+              IsOkAndHolds(std::string("message")));
+  const struct {
+    const char* name;
+    std::string x_contents;
+    const char* message;
+  } rows[] = {
+      {"x with an extra leading 00", std::string(1, '\0') + minimal(x),
+       "SM2Cipher C1 x: DER: non-minimal INTEGER"},
+      {"x of zero bytes", "", "SM2Cipher C1 x: DER: empty INTEGER"},
+      {"x negative", "\x80" + x.substr(1), "SM2Cipher C1 x: DER: negative INTEGER"},
+  };
+  for (const auto& row : rows) {
+    SCOPED_TRACE(row.name);
+    const std::string bad = cipher(row.x_contents);
+    EXPECT_THAT(e.PublicKeyDecrypt(Algorithm::kSm2, KeyInput::Id("sm2"), bad,
+                                   Sm2CiphertextFormat::kDer),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(row.message)));
+    for (Sm2CiphertextFormat to : {Sm2CiphertextFormat::kC1C3C2, Sm2CiphertextFormat::kC1C2C3,
+                                   Sm2CiphertextFormat::kDer}) {
+      EXPECT_THAT(Sm2CiphertextConvert(bad, Sm2CiphertextFormat::kDer, to),
+                  StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(row.message)));
+    }
+  }
+  // C1 without its 04 byte (64-byte x ‖ y) stays accepted in the raw formats.
+  EXPECT_THAT(e.PublicKeyDecrypt(Algorithm::kSm2, KeyInput::Id("sm2"), raw.substr(1),
+                                 Sm2CiphertextFormat::kC1C3C2),
+              IsOkAndHolds(std::string("message")));
 }
 
 TEST_F(EngineTest, InlinePrivateKeyPolicy) {

@@ -812,6 +812,44 @@ TEST_F(SmcryptdTest, PublicKeyEncryptionAgainstOpenSsl) {
   }
 }
 
+// A DER SM2Cipher whose x INTEGER has a needless leading 00 is not DER: INVALID_ARGUMENT
+// from PublicKeyDecrypt, while the DER the server wrote decrypts.
+TEST_F(SmcryptdTest, PublicKeyDecryptReadsSm2CipherAsStrictDer) {
+  grpc::ClientContext ectx;
+  v1::PublicKeyEncryptRequest ereq;
+  ereq.set_algorithm(v1::SM2);
+  *ereq.mutable_key() = KeyId("sm2");
+  ereq.set_plaintext("secret");
+  ereq.set_sm2_format(v1::SM2_CIPHERTEXT_FORMAT_DER);
+  v1::PublicKeyEncryptResponse eresp;
+  ASSERT_TRUE(stub_->PublicKeyEncrypt(&ectx, ereq, &eresp).ok());
+  const std::string& der = eresp.ciphertext();
+  // SEQUENCE (short-form length) { INTEGER x, ... }: insert 00 before x's contents.
+  ASSERT_EQ(der[0], '\x30');
+  ASSERT_LT(static_cast<uint8_t>(der[1]), 0x7f);
+  ASSERT_EQ(der[2], '\x02');
+  std::string bad = der;
+  bad[1] = static_cast<char>(der[1] + 1);
+  bad[3] = static_cast<char>(der[3] + 1);
+  bad.insert(4, 1, '\0');
+  auto decrypt = [&](const std::string& ct, v1::PublicKeyDecryptResponse* resp) {
+    grpc::ClientContext ctx;
+    v1::PublicKeyDecryptRequest req;
+    req.set_algorithm(v1::SM2);
+    *req.mutable_key() = KeyId("sm2");
+    req.set_ciphertext(ct);
+    req.set_sm2_format(v1::SM2_CIPHERTEXT_FORMAT_DER);
+    return stub_->PublicKeyDecrypt(&ctx, req, resp);
+  };
+  v1::PublicKeyDecryptResponse resp;
+  grpc::Status s = decrypt(der, &resp);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(resp.plaintext(), "secret");
+  s = decrypt(bad, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(), HasSubstr("SM2Cipher C1 x: DER: non-minimal INTEGER"));
+}
+
 TEST_F(SmcryptdTest, RandomInfoAndHybrid) {
   grpc::ClientContext ctx;
   v1::GenerateRandomRequest req;

@@ -113,10 +113,10 @@ absl::StatusOr<std::string> Sm2Encrypt(const Sm2PublicKey& key, absl::string_vie
 
 // Sm2Decrypt decrypts (§7.1 B1–B7). In the two raw formats C1 may be uncompressed
 // (65 bytes), compressed (33 bytes) or unprefixed x1 ‖ y1 (64 bytes, as some writers
-// send it); in DER SM2Cipher the coordinates may be minimal INTEGERs or fixed 32-byte
-// fields. Errors: InvalidArgument with the reason for a malformed input (too short, C1
-// not a valid point, bad DER); InvalidArgument "decryption failed" when t is all zero or
-// C3 does not match (compared in constant time).
+// send it); DER SM2Cipher must be strict DER, its coordinates minimal non-negative
+// INTEGERs (as Sm2CiphertextConvert reads it). Errors: InvalidArgument with the reason for
+// a malformed input (too short, C1 not a valid point, not DER); InvalidArgument
+// "decryption failed" when t is all zero or C3 does not match (compared in constant time).
 absl::StatusOr<std::string> Sm2Decrypt(const Sm2PrivateKey& key, absl::string_view ciphertext,
                                        Sm2CiphertextFormat format = Sm2CiphertextFormat::kC1C3C2);
 
@@ -130,7 +130,10 @@ absl::StatusOr<std::string> Sm2SignatureToDer(absl::string_view raw);
 absl::StatusOr<std::string> Sm2SignatureFromDer(absl::string_view der);
 
 // Sm2CiphertextConvert re-encodes a ciphertext between the three formats (C1 in the
-// output is uncompressed). Errors: InvalidArgument for a malformed input.
+// output is uncompressed). DER SM2Cipher is read strictly (minimal lengths, coordinates as
+// minimal non-negative INTEGERs of at most 32 bytes, HASH of 32 bytes, nothing after the
+// SEQUENCE) and written as OpenSSL writes it. Errors: InvalidArgument for a malformed input
+// ("SM2Cipher C1 x: DER: non-minimal INTEGER", ...).
 absl::StatusOr<std::string> Sm2CiphertextConvert(absl::string_view ciphertext,
                                                  Sm2CiphertextFormat from,
                                                  Sm2CiphertextFormat to);

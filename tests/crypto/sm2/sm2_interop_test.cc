@@ -1,9 +1,11 @@
-// Ciphertext encodings other SM2 implementations produce, which smcrypt must read:
-// C1 without its 04 prefix, and SM2Cipher with fixed-width coordinate INTEGERs.
+// Ciphertext encodings other SM2 implementations produce: C1 without its 04 prefix, which
+// smcrypt reads, and SM2Cipher with fixed-width coordinate INTEGERs, which is DER (and
+// read) only when both coordinates' 32 bytes form minimal non-negative INTEGERs.
 #include <gtest/gtest.h>
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "crypto/common/der.h"
 #include "smcrypt/sm2.h"
 #include "tests/testing/status_matchers.h"
@@ -56,22 +58,48 @@ TEST(Sm2InteropTest, UnprefixedC1TooShortIsInvalidArgument) {
               StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
-TEST(Sm2InteropTest, DecryptsFixedWidthSm2Cipher) {
+// DerIntegerDefect names what is wrong with the 32 bytes `v` read as the contents of a
+// DER INTEGER that must be non-negative (X.690 §8.3.2), or returns "" when nothing is.
+std::string DerIntegerDefect(absl::string_view v) {
+  const uint8_t b0 = static_cast<uint8_t>(v[0]), b1 = static_cast<uint8_t>(v[1]);
+  if ((b0 == 0x00 && b1 < 0x80) || (b0 == 0xff && b1 >= 0x80)) return "non-minimal INTEGER";
+  if (b0 >= 0x80) return "negative INTEGER";
+  return "";
+}
+
+// A fixed-width coordinate is the DER INTEGER only when its 32 bytes are minimal and
+// non-negative; otherwise the SM2Cipher is not DER and is INVALID_ARGUMENT, naming the
+// coordinate and the defect.
+TEST(Sm2InteropTest, FixedWidthSm2CipherIsReadOnlyWhereItIsDer) {
   ASSERT_OK_AND_ASSIGN(Sm2PrivateKey key, Sm2PrivateKey::Generate());
-  int high_bit_cases = 0, leading_zero_cases = 0;
+  int der_cases = 0, non_der_cases = 0;
   for (int i = 0; i < 64; ++i) {
     ASSERT_OK_AND_ASSIGN(std::string ct, Sm2Encrypt(key.public_key(), "fixed width"));
-    const std::string der = FixedWidthSm2Cipher(ct);
-    if ((static_cast<uint8_t>(ct[1]) & 0x80) || (static_cast<uint8_t>(ct[33]) & 0x80)) {
-      ++high_bit_cases;
+    const std::string fixed = FixedWidthSm2Cipher(ct);
+    const std::string x_defect = DerIntegerDefect(ct.substr(1, 32));
+    const std::string y_defect = DerIntegerDefect(ct.substr(33, 32));
+    if (x_defect.empty() && y_defect.empty()) {
+      ++der_cases;
+      ASSERT_OK_AND_ASSIGN(std::string der, Sm2CiphertextConvert(ct, Sm2CiphertextFormat::kC1C3C2,
+                                                                 Sm2CiphertextFormat::kDer));
+      EXPECT_EQ(fixed, der);
+      ASSERT_OK_AND_ASSIGN(std::string pt, Sm2Decrypt(key, fixed, Sm2CiphertextFormat::kDer));
+      EXPECT_EQ(pt, "fixed width");
+      continue;
     }
-    if (ct[1] == 0 || ct[33] == 0) ++leading_zero_cases;
-    ASSERT_OK_AND_ASSIGN(std::string pt, Sm2Decrypt(key, der, Sm2CiphertextFormat::kDer));
-    EXPECT_EQ(pt, "fixed width");
+    ++non_der_cases;
+    const std::string message = x_defect.empty() ? absl::StrCat("SM2Cipher C1 y: DER: ", y_defect)
+                                                 : absl::StrCat("SM2Cipher C1 x: DER: ", x_defect);
+    EXPECT_THAT(Sm2Decrypt(key, fixed, Sm2CiphertextFormat::kDer),
+                StatusIs(absl::StatusCode::kInvalidArgument, message));
+    EXPECT_THAT(
+        Sm2CiphertextConvert(fixed, Sm2CiphertextFormat::kDer, Sm2CiphertextFormat::kC1C3C2),
+        StatusIs(absl::StatusCode::kInvalidArgument, message));
   }
-  // 64 random coordinate pairs: the top-bit case is all but certain to occur.
-  EXPECT_GT(high_bit_cases, 0);
-  (void)leading_zero_cases;
+  // 64 random coordinate pairs: both cases are all but certain to occur (a pair is DER
+  // with probability about 1/4).
+  EXPECT_GT(der_cases, 0);
+  EXPECT_GT(non_der_cases, 0);
 }
 
 TEST(Sm2InteropTest, Sm2CipherCoordinateLongerThan32BytesIsRejected) {
