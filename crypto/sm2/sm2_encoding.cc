@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "crypto/common/der.h"
 #include "crypto/common/status_macros.h"
+#include "crypto/sm2/sm2_internal.h"
 #include "smcrypt/sm2.h"
 
 namespace smcrypt {
@@ -31,8 +32,10 @@ struct Sm2CiphertextParts {
   absl::string_view c2;
 };
 
-absl::StatusOr<std::string> ValidatedC1(absl::string_view c1) {
-  SMCRYPT_ASSIGN_OR_RETURN(Sm2PublicKey point, Sm2PublicKey::FromPoint(c1));
+// ValidatedC1 checks that C1 is a point on the curve (GB/T 32918.4 §7.1 B1) and returns
+// it uncompressed; errors name C1 as `name` ("SM2 ciphertext: C1: point not on the curve").
+absl::StatusOr<std::string> ValidatedC1(absl::string_view c1, absl::string_view name) {
+  SMCRYPT_ASSIGN_OR_RETURN(Sm2PublicKey point, internal::Sm2PointFromBytes(c1, name));
   return point.ToPoint(/*compressed=*/false);
 }
 
@@ -71,7 +74,7 @@ absl::StatusOr<Sm2CiphertextParts> SplitRaw(absl::string_view in, bool c3_first)
         in.size()));
   }
   Sm2CiphertextParts parts;
-  SMCRYPT_ASSIGN_OR_RETURN(parts.c1, ValidatedC1(in.substr(0, c1_size)));
+  SMCRYPT_ASSIGN_OR_RETURN(parts.c1, ValidatedC1(in.substr(0, c1_size), "SM2 ciphertext: C1"));
   absl::string_view rest = in.substr(c1_size);
   if (c3_first) {
     parts.c3 = rest.substr(0, kSm2C3Size);
@@ -109,7 +112,7 @@ absl::StatusOr<Sm2CiphertextParts> SplitDer(absl::string_view in) {
   }
   SMCRYPT_ASSIGN_OR_RETURN(parts.c2, seq.ReadOctetString());
   SMCRYPT_RETURN_IF_ERROR(seq.Done());
-  SMCRYPT_ASSIGN_OR_RETURN(parts.c1, ValidatedC1(View(c1, sizeof(c1))));
+  SMCRYPT_ASSIGN_OR_RETURN(parts.c1, ValidatedC1(View(c1, sizeof(c1)), "SM2Cipher C1"));
   return parts;
 }
 

@@ -198,12 +198,8 @@ absl::StatusOr<std::string> Sm2Decrypt(const Sm2PrivateKey& key, absl::string_vi
     c2 = c3 + kSm2C3Size;
   }
   // B1: C1 must be a point on the curve; h = 1, so B2 (S = [h]C1 ≠ O) is implied.
-  auto c1_point = Sm2PublicKey::FromPoint(ciphertext.substr(0, c1_len));
-  if (!c1_point.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("SM2 ciphertext: C1 is not a valid point (", c1_point.status().message(),
-                     ")"));
-  }
+  auto c1_point = internal::Sm2PointFromBytes(ciphertext.substr(0, c1_len), "SM2 ciphertext: C1");
+  if (!c1_point.ok()) return c1_point.status();
   const Sm2Kernels& kern = internal::Sm2ActiveKernels();
   Sm2Affine c1a;
   internal::Sm2PublicKeyToAffine(kern, *c1_point, &c1a);

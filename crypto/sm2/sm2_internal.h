@@ -67,6 +67,11 @@ absl::Status Sm2VerifyFinalCheck(const Sm2Kernels& kern, const Sm2Jacobian& sum,
 // private key; d plain limbs), else 0. Constant time.
 uint64_t Sm2InPrivateRange(const uint64_t d[4]);
 
+// Sm2PointFromBytes is Sm2PublicKey::FromPoint for a point that is not a public key (an
+// SM2 ciphertext's C1): its errors name `name` where FromPoint's say "SM2 public key"
+// ("SM2 ciphertext: C1: point not on the curve").
+// (Declared in smcrypt/sm2.h, as Sm2PublicKey's friend.)
+
 // Sm2PublicKeyToAffine loads the (already validated) public point in Montgomery form.
 void Sm2PublicKeyToAffine(const Sm2Kernels& k, const Sm2PublicKey& key, Sm2Affine* out);
 

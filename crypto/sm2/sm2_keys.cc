@@ -24,15 +24,19 @@ using internal::Sm2Affine;
 using internal::Sm2Jacobian;
 using internal::Sm2Kernels;
 
-absl::Status PublicKeyError(absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat("SM2 public key: ", what));
-}
-
 }  // namespace
 
 absl::StatusOr<Sm2PublicKey> Sm2PublicKey::FromPoint(absl::string_view point) {
+  return internal::Sm2PointFromBytes(point, "SM2 public key");
+}
+
+absl::StatusOr<Sm2PublicKey> internal::Sm2PointFromBytes(absl::string_view point,
+                                                         absl::string_view name) {
+  auto point_error = [name](absl::string_view what) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": ", what));
+  };
   if (point.size() != kSm2PointSize && point.size() != kSm2CompressedPointSize) {
-    return PublicKeyError(absl::StrCat("expected ", kSm2PointSize, " (uncompressed) or ",
+    return point_error(absl::StrCat("expected ", kSm2PointSize, " (uncompressed) or ",
                                        kSm2CompressedPointSize, " (compressed) bytes, got ",
                                        point.size()));
   }
@@ -41,18 +45,18 @@ absl::StatusOr<Sm2PublicKey> Sm2PublicKey::FromPoint(absl::string_view point) {
   Sm2Affine a;
   if (point.size() == kSm2PointSize) {
     if (in[0] != 0x04) {
-      return PublicKeyError(absl::StrFormat(
+      return point_error(absl::StrFormat(
           "bad prefix byte 0x%02x for a 65-byte point (expected 0x04)", in[0]));
     }
-    if (!internal::FeFromBytes(k, a.x, in + 1)) return PublicKeyError("x coordinate not below p");
-    if (!internal::FeFromBytes(k, a.y, in + 33)) return PublicKeyError("y coordinate not below p");
-    if (!internal::AffineIsOnCurve(k, a)) return PublicKeyError("point not on the curve");
+    if (!internal::FeFromBytes(k, a.x, in + 1)) return point_error("x coordinate not below p");
+    if (!internal::FeFromBytes(k, a.y, in + 33)) return point_error("y coordinate not below p");
+    if (!internal::AffineIsOnCurve(k, a)) return point_error("point not on the curve");
   } else {
     if (in[0] != 0x02 && in[0] != 0x03) {
-      return PublicKeyError(absl::StrFormat(
+      return point_error(absl::StrFormat(
           "bad prefix byte 0x%02x for a 33-byte point (expected 0x02 or 0x03)", in[0]));
     }
-    if (!internal::FeFromBytes(k, a.x, in + 1)) return PublicKeyError("x coordinate not below p");
+    if (!internal::FeFromBytes(k, a.x, in + 1)) return point_error("x coordinate not below p");
     // y² = x³ − 3x + b; p ≡ 3 (mod 4), so a root is alpha^((p+1)/4) when one exists.
     uint64_t alpha[4], t[4], beta[4], check[4];
     internal::FeSqr(k, alpha, a.x);
@@ -64,12 +68,12 @@ absl::StatusOr<Sm2PublicKey> Sm2PublicKey::FromPoint(absl::string_view point) {
     internal::FeSqrtCandidate(k, beta, alpha);
     internal::FeSqr(k, check, beta);
     if (!internal::FeEqual(check, alpha)) {
-      return PublicKeyError("compressed x has no point on the curve (no square root)");
+      return point_error("compressed x has no point on the curve (no square root)");
     }
     uint64_t plain[4];
     internal::FeToPlain(k, plain, beta);
     if ((plain[0] & 1) != (in[0] & 1)) {
-      if (internal::FeIsZero(beta)) return PublicKeyError("point not on the curve");
+      if (internal::FeIsZero(beta)) return point_error("point not on the curve");
       internal::FeNeg(beta, beta);
     }
     internal::FeCopy(a.y, beta);

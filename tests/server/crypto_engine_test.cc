@@ -431,6 +431,35 @@ TEST_F(EngineTest, Sm2DerCiphertextMustBeStrictDer) {
               IsOkAndHolds(std::string("message")));
 }
 
+// A C1 that is not a point on the curve is reported as C1, never as a public key.
+TEST_F(EngineTest, MalformedC1IsNamedC1) {
+  CryptoEngine e = Engine();
+  ASSERT_OK_AND_ASSIGN(std::string ct, e.PublicKeyEncrypt(Algorithm::kSm2, KeyInput::Id("sm2"),
+                                                          "m", Sm2CiphertextFormat::kC1C3C2));
+  ct[64] ^= 0x01;  // the last byte of y1
+  const auto names_c1 = [](const char* message) {
+    return StatusIs(absl::StatusCode::kInvalidArgument,
+                    ::testing::AllOf(HasSubstr(message),
+                                     ::testing::Not(HasSubstr("public key"))));
+  };
+  EXPECT_THAT(e.PublicKeyDecrypt(Algorithm::kSm2, KeyInput::Id("sm2"), ct,
+                                 Sm2CiphertextFormat::kC1C3C2),
+              names_c1("SM2 ciphertext: C1: point not on the curve"));
+  // SM2Cipher: x and y re-encoded from the same C1.
+  std::string der;
+  {
+    std::string ok = ct;
+    ok[64] ^= 0x01;
+    ASSERT_OK_AND_ASSIGN(der, Sm2CiphertextConvert(ok, Sm2CiphertextFormat::kC1C3C2,
+                                                   Sm2CiphertextFormat::kDer));
+  }
+  // The last byte of y's INTEGER: 4 OCTET STRING bytes "m", then 32 + 2 of HASH, then y.
+  der[der.size() - 3 - 34 - 1] ^= 0x01;
+  EXPECT_THAT(e.PublicKeyDecrypt(Algorithm::kSm2, KeyInput::Id("sm2"), der,
+                                 Sm2CiphertextFormat::kDer),
+              names_c1("SM2Cipher C1: point not on the curve"));
+}
+
 TEST_F(EngineTest, InlinePrivateKeyPolicy) {
   absl::StatusOr<KeyPair> kp = smcrypt::GenerateKeyPair(Algorithm::kSm2);
   ASSERT_THAT(kp, IsOk());

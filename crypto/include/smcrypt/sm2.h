@@ -39,6 +39,12 @@ enum class SignatureEncoding { kDer, kRaw };
 // C1‖C2‖C3 of the 2010 draft.
 enum class Sm2CiphertextFormat { kC1C3C2, kC1C2C3, kDer };
 
+class Sm2PublicKey;
+namespace internal {
+// Defined in crypto/sm2/sm2_keys.cc; declared for callers in crypto/sm2/sm2_internal.h.
+absl::StatusOr<Sm2PublicKey> Sm2PointFromBytes(absl::string_view point, absl::string_view name);
+}  // namespace internal
+
 // Sm2PublicKey is a validated point P = (x, y) on sm2p256v1 (GB/T 32918.1 §6.2.1 checks:
 // not the point at infinity, 0 ≤ x, y < p, y² = x³ + ax + b; h = 1 so no subgroup check).
 class Sm2PublicKey {
@@ -56,6 +62,8 @@ class Sm2PublicKey {
 
  private:
   friend class Sm2PrivateKey;  // holds one as a member
+  friend absl::StatusOr<Sm2PublicKey> internal::Sm2PointFromBytes(absl::string_view,
+                                                                  absl::string_view);
   Sm2PublicKey() = default;
   uint8_t point_[kSm2PointSize] = {};
 };

@@ -521,7 +521,13 @@ TEST(Sm2EncodingCiphertextTest, TooShortAndMalformed) {
     bad = c1c3c2;
     bad[64] ^= 1;
     EXPECT_THAT(Sm2CiphertextConvert(bad, from, Sm2CiphertextFormat::kDer),
-                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("SM2 public key")));
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         "SM2 ciphertext: C1: point not on the curve"));
+    bad = c1z + c1c3c2.substr(65);
+    bad.replace(1, 32, std::string(32, '\xff'));  // x = 2^256 - 1 ≥ p
+    EXPECT_THAT(Sm2CiphertextConvert(bad, from, Sm2CiphertextFormat::kDer),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         "SM2 ciphertext: C1: x coordinate not below p"));
   }
   // DER defects.
   std::string x = c1c3c2.substr(1, 32), y = c1c3c2.substr(33, 32);
@@ -580,7 +586,7 @@ TEST(Sm2EncodingCiphertextTest, TooShortAndMalformed) {
       {"C2 as BIT STRING", Tlv(0x30, integer(x) + integer(y) + Tlv(0x04, c3) + Tlv(0x03, c2)),
        "expected OCTET STRING, got BIT STRING"},
       {"point off the curve", Tlv(0x30, integer(x) + integer(x) + Tlv(0x04, c3) + Tlv(0x04, c2)),
-       "SM2 public key"},
+       "SM2Cipher C1: point not on the curve"},
   };
   for (const auto& row : rows) {
     SCOPED_TRACE(row.name);
