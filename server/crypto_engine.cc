@@ -91,6 +91,16 @@ absl::Status ExplainPrivateKeyError(absl::Status s, Algorithm alg, const KeyInpu
       " needs the private key here (PKCS#8 DER or PEM)"));
 }
 
+// NameInlineKey prefixes "key.inline_key: " to the InvalidArgument a factory returns for
+// an inline asymmetric key (the algorithm and options are checked before the factory
+// runs, so that error is about the key bytes), so the caller sees which field it was.
+absl::Status NameInlineKey(absl::Status s, const KeyInput& key) {
+  if (s.code() != absl::StatusCode::kInvalidArgument || key.kind != KeyInput::Kind::kInline) {
+    return s;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("key.inline_key: ", s.message()));
+}
+
 absl::StatusOr<std::string> DrawRandom(size_t len) {
   std::string out(len, '\0');
   if (len > 0) {
@@ -868,7 +878,7 @@ absl::StatusOr<std::shared_ptr<const PublicKeySign>> CryptoEngine::SignerFor(
   if (cached != nullptr) return cached;
   absl::StatusOr<std::shared_ptr<const PublicKeySign>> signer =
       Shared(NewPublicKeySign(alg, *k, options));
-  if (!signer.ok()) return ExplainPrivateKeyError(signer.status(), alg, key);
+  if (!signer.ok()) return NameInlineKey(ExplainPrivateKeyError(signer.status(), alg, key), key);
   return signer;
 }
 
@@ -884,8 +894,11 @@ absl::StatusOr<std::shared_ptr<const PublicKeyVerify>> CryptoEngine::VerifierFor
     cached = FindPrimitive(keyring_verifiers_, alg, "", key.value);
   }
   if (cached != nullptr) return cached;
-  return CachedPublic(verifier_cache_, PublicCacheKey(alg, SignatureVariant(options), *k),
-                      [&] { return NewPublicKeyVerify(alg, *k, options); });
+  absl::StatusOr<std::shared_ptr<const PublicKeyVerify>> verifier =
+      CachedPublic(verifier_cache_, PublicCacheKey(alg, SignatureVariant(options), *k),
+                   [&] { return NewPublicKeyVerify(alg, *k, options); });
+  if (!verifier.ok()) return NameInlineKey(verifier.status(), key);
+  return verifier;
 }
 
 absl::StatusOr<std::string> CryptoEngine::Sign(Algorithm alg, const KeyInput& key,
@@ -1296,7 +1309,7 @@ absl::StatusOr<std::string> CryptoEngine::PublicKeyEncrypt(Algorithm alg, const 
           ? cached
           : CachedPublic(encrypter_cache_, PublicCacheKey(alg, FormatVariant(format), *k),
                          [&] { return NewPublicKeyEncrypt(alg, *k, options); });
-  if (!enc.ok()) return enc.status();
+  if (!enc.ok()) return NameInlineKey(enc.status(), key);
   absl::StatusOr<std::string> ct = (*enc)->Encrypt(plaintext);
   if (ct.ok()) Record(alg, Operation::kEncrypt, plaintext.size());
   return ct;
@@ -1319,7 +1332,7 @@ absl::StatusOr<std::string> CryptoEngine::PublicKeyDecrypt(Algorithm alg, const 
   // An inline private key is parsed for this request only and never cached.
   absl::StatusOr<std::shared_ptr<const smcrypt::PublicKeyDecrypt>> dec =
       cached != nullptr ? cached : Shared(NewPublicKeyDecrypt(alg, *k, options));
-  if (!dec.ok()) return ExplainPrivateKeyError(dec.status(), alg, key);
+  if (!dec.ok()) return NameInlineKey(ExplainPrivateKeyError(dec.status(), alg, key), key);
   absl::StatusOr<std::string> pt = (*dec)->Decrypt(ciphertext);
   if (pt.ok()) Record(alg, Operation::kDecrypt, ciphertext.size());
   return pt;
@@ -1567,8 +1580,11 @@ absl::StatusOr<std::shared_ptr<const smcrypt::HybridEncrypt>> CryptoEngine::Hybr
     cached = FindPrimitive(keyring_hybrid_encrypters_, alg, "", key.value);
   }
   if (cached != nullptr) return cached;
-  return CachedPublic(hybrid_encrypter_cache_, PublicCacheKey(alg, "", *k),
-                      [&] { return NewHybridEncrypt(alg, *k); });
+  absl::StatusOr<std::shared_ptr<const smcrypt::HybridEncrypt>> enc =
+      CachedPublic(hybrid_encrypter_cache_, PublicCacheKey(alg, "", *k),
+                   [&] { return NewHybridEncrypt(alg, *k); });
+  if (!enc.ok()) return NameInlineKey(enc.status(), key);
+  return enc;
 }
 
 absl::StatusOr<std::string> CryptoEngine::HybridEncrypt(Algorithm alg, const KeyInput& key,
@@ -1641,7 +1657,7 @@ absl::StatusOr<std::string> CryptoEngine::HybridDecrypt(Algorithm alg, const Key
   // An inline private key is parsed for this request only and never cached.
   absl::StatusOr<std::shared_ptr<const smcrypt::HybridDecrypt>> dec =
       cached != nullptr ? cached : Shared(NewHybridDecrypt(alg, *k));
-  if (!dec.ok()) return ExplainPrivateKeyError(dec.status(), alg, key);
+  if (!dec.ok()) return NameInlineKey(ExplainPrivateKeyError(dec.status(), alg, key), key);
   absl::StatusOr<std::string> pt = (*dec)->Decrypt(ciphertext, info);
   if (pt.ok()) Record(alg, Operation::kDecrypt, ciphertext.size());
   return pt;
@@ -1655,7 +1671,7 @@ absl::StatusOr<std::unique_ptr<HybridStreamEncryptor>> CryptoEngine::NewHybridSt
   if (!k.ok()) return k.status();
   // NewHybridEncrypt validates the key and gives the errors for bad ones.
   absl::StatusOr<std::unique_ptr<smcrypt::HybridEncrypt>> check = NewHybridEncrypt(p.algorithm, *k);
-  if (!check.ok()) return check.status();
+  if (!check.ok()) return NameInlineKey(check.status(), p.key);
   const HpkeSuite suite = SuiteOf(p.algorithm);
   absl::StatusOr<std::string> point = HpkePublicPoint(suite, *k);
   if (!point.ok()) return point.status();
@@ -1675,7 +1691,9 @@ absl::StatusOr<std::unique_ptr<HybridStreamDecryptor>> CryptoEngine::NewHybridSt
   if (!k.ok()) return k.status();
   absl::StatusOr<std::unique_ptr<smcrypt::HybridDecrypt>> check =
       NewHybridDecrypt(p.algorithm, *k);
-  if (!check.ok()) return ExplainPrivateKeyError(check.status(), p.algorithm, p.key);
+  if (!check.ok()) {
+    return NameInlineKey(ExplainPrivateKeyError(check.status(), p.algorithm, p.key), p.key);
+  }
   absl::StatusOr<SecretData> sk = HpkePrivateScalar(SuiteOf(p.algorithm), *k);
   if (!sk.ok()) return sk.status();
   return std::unique_ptr<HybridStreamDecryptor>(new HpkeStreamDecryptor(
@@ -1715,7 +1733,7 @@ absl::StatusOr<std::string> CryptoEngine::GetPublicKey(Algorithm alg, const KeyI
   absl::StatusOr<absl::string_view> k = PrivateKey(alg, key);
   if (!k.ok()) return k.status();
   absl::StatusOr<std::string> pub = PublicKeyFromPrivate(alg, *k);
-  if (!pub.ok()) return ExplainPrivateKeyError(pub.status(), alg, key);
+  if (!pub.ok()) return NameInlineKey(ExplainPrivateKeyError(pub.status(), alg, key), key);
   return pub;
 }
 

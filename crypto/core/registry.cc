@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "crypto/common/key_errors.h"
 #include "crypto/common/status_macros.h"
 #include "crypto/core/key_family.h"
 #include "crypto/core/sm2_primitives.h"
@@ -55,8 +56,13 @@ absl::StatusOr<Sm2PrivateKey> LoadSm2PrivateKey(absl::string_view in) {
     return absl::InvalidArgumentError(absl::StrCat(
         "SM2 private key: expected PEM \"PRIVATE KEY\" (PKCS#8), got \"", key.pem_label, "\""));
   }
-  auto parsed = Sm2PrivateKeyFromPkcs8(bytes);
-  if (!parsed.ok()) return WrongFamilyOr(bytes, parsed.status());
+  absl::Status start = CheckKeyDerStart(bytes, KeyRole::kPrivate);
+  absl::StatusOr<Sm2PrivateKey> parsed =
+      start.ok() ? Sm2PrivateKeyFromPkcs8(bytes) : absl::StatusOr<Sm2PrivateKey>(start);
+  if (!parsed.ok()) {
+    return WrongFamilyOr(bytes, AsUnparsableKeyError(parsed.status(), "SM2", KeyRole::kPrivate,
+                                                     /*raw_forms=*/true, in.size()));
+  }
   return parsed;
 }
 
@@ -74,7 +80,10 @@ absl::StatusOr<Sm2PublicKey> LoadSm2PublicKey(absl::string_view in) {
         key.pem_label, "\""));
   }
   auto parsed = Sm2PublicKeyFromSpki(bytes);
-  if (!parsed.ok()) return WrongFamilyOr(bytes, parsed.status());
+  if (!parsed.ok()) {
+    return WrongFamilyOr(bytes, AsUnparsableKeyError(parsed.status(), "SM2", KeyRole::kPublic,
+                                                     /*raw_forms=*/true, in.size()));
+  }
   return parsed;
 }
 

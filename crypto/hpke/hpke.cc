@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "crypto/common/key_errors.h"
 #include "crypto/common/random.h"
 #include "crypto/common/status_macros.h"
 #include "crypto/hpke/hpke_internal.h"
@@ -250,14 +251,9 @@ absl::StatusOr<std::string> LoadSm2PublicPoint(absl::string_view in) {
   SMCRYPT_ASSIGN_OR_RETURN(SecretData der, DerOf(in, "PUBLIC KEY"));
   auto key = Sm2PublicKeyFromSpki(View(der));
   if (!key.ok()) {
-    absl::Status error = key.status();
-    if (error.code() == absl::StatusCode::kInvalidArgument) {
-      error = absl::InvalidArgumentError(absl::StrCat(
-          "could not parse SM2 public key: expected SubjectPublicKeyInfo (DER or PEM) or a "
-          "65-byte uncompressed or 33-byte compressed point, got ",
-          in.size(), " bytes (", error.message(), ")"));
-    }
-    return WrongFamilyOr(in, "SM2", error);
+    return WrongFamilyOr(in, "SM2",
+                         AsUnparsableKeyError(key.status(), "SM2", KeyRole::kPublic,
+                                              /*raw_forms=*/true, in.size()));
   }
   return key->ToPoint();
 }
@@ -268,8 +264,14 @@ absl::StatusOr<SecretData> LoadSm2PrivateScalar(absl::string_view in) {
     return key.ToScalar();
   }
   SMCRYPT_ASSIGN_OR_RETURN(SecretData der, DerOf(in, "PRIVATE KEY"));
-  auto key = Sm2PrivateKeyFromPkcs8(View(der));
-  if (!key.ok()) return WrongFamilyOr(in, "SM2", key.status());
+  absl::Status start = CheckKeyDerStart(View(der), KeyRole::kPrivate);
+  absl::StatusOr<Sm2PrivateKey> key =
+      start.ok() ? Sm2PrivateKeyFromPkcs8(View(der)) : absl::StatusOr<Sm2PrivateKey>(start);
+  if (!key.ok()) {
+    return WrongFamilyOr(in, "SM2",
+                         AsUnparsableKeyError(key.status(), "SM2", KeyRole::kPrivate,
+                                              /*raw_forms=*/true, in.size()));
+  }
   return key->ToScalar();
 }
 

@@ -25,17 +25,17 @@ inline constexpr size_t kEcdhP256SharedSecretSize = 32;  // bytes
 class EcdhP256OpenSsl {
  public:
   // New takes the private key as PKCS#8 (DER or PEM) or the raw 32-byte scalar d
-  // (1 ≤ d < n). Errors: InvalidArgument "could not parse private key: ..." (a scalar
-  // out of range included, so HPKE's DeriveKeyPair can retry); FailedPrecondition for a
-  // key of another family or curve.
+  // (1 ≤ d < n). Errors: InvalidArgument as openssl_keys.h ("EC P-256 private key:
+  // scalar out of range [1, n-1]" included, so HPKE's DeriveKeyPair can retry);
+  // FailedPrecondition for a key of another family or curve.
   static absl::StatusOr<std::unique_ptr<EcdhP256OpenSsl>> New(absl::string_view private_key);
   // Generate draws a fresh key pair from OpenSSL's CSPRNG.
   static absl::StatusOr<std::unique_ptr<EcdhP256OpenSsl>> Generate();
 
   // ComputeSharedSecret returns x(d·Q) (32 bytes, big-endian) for the peer public key Q,
   // given as a 65-byte uncompressed or 33-byte compressed point or SubjectPublicKeyInfo
-  // (DER or PEM). Errors: InvalidArgument "could not parse public key: ..." for a
-  // malformed or invalid point; FailedPrecondition for a key on another curve.
+  // (DER or PEM). Errors: InvalidArgument as openssl_keys.h for a malformed or invalid
+  // point; FailedPrecondition for a key on another curve.
   absl::StatusOr<SecretData> ComputeSharedSecret(absl::string_view peer_public_key) const;
 
   // public_point is Q = d·G as a 65-byte uncompressed point (04 ‖ x ‖ y).

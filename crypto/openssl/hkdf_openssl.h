@@ -42,8 +42,9 @@ absl::StatusOr<SecretData> P256Dh(absl::string_view sk, absl::string_view peer_p
 // P256PrivateScalarFromKey reads a P-256 private key (PKCS#8 DER/PEM or the raw 32-byte
 // scalar) and returns d (32 bytes). P256PublicPointFromKey reads a P-256 public key
 // (SubjectPublicKeyInfo DER/PEM, or a 65/33-byte point) and returns the 65-byte point.
-// Errors as openssl_keys.h: InvalidArgument "could not parse ..."; FailedPrecondition
-// "key is <X>, algorithm needs EC P-256" for another family or curve.
+// Errors as openssl_keys.h: InvalidArgument "expected an EC P-256 ... key as ...; got N
+// bytes (...)" or "EC P-256 ... key: ..."; FailedPrecondition "key is <X>, algorithm
+// needs EC P-256" for another family or curve.
 absl::StatusOr<SecretData> P256PrivateScalarFromKey(absl::string_view key);
 absl::StatusOr<std::string> P256PublicPointFromKey(absl::string_view key);
 

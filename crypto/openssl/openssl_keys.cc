@@ -19,27 +19,33 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "crypto/common/constant_time.h"
+#include "crypto/common/key_errors.h"
 #include "crypto/openssl/ssl_errors.h"
 #include "smcrypt/pem.h"
 
 namespace smcrypt {
 namespace {
 
-constexpr char kPrivateWhat[] = "private key";
-constexpr char kPublicWhat[] = "public key";
-
-absl::Status ParseError(const char* what, absl::string_view detail) {
+// Malformed is a parser's InvalidArgument `detail`, the reason ParsePrivateKey and
+// ParsePublicKey put in parentheses after the accepted forms (UnparsableKeyError).
+absl::Status Malformed(absl::string_view detail) {
   ClearSslErrors();
-  return absl::InvalidArgumentError(absl::StrCat("could not parse ", what, ": ", detail));
+  return absl::InvalidArgumentError(detail);
 }
 
+// InvalidKey is InvalidArgument "<spec.name> public key: <detail>" (or private) for key
+// bytes in an accepted form that are not a valid key.
+absl::Status InvalidKey(const KeySpec& spec, KeyRole role, absl::string_view detail) {
+  ClearSslErrors();
+  return absl::InvalidArgumentError(absl::StrCat(
+      spec.name, role == KeyRole::kPublic ? " public key: " : " private key: ", detail));
+}
 
 // PemToDer decodes the one PEM block in `in`, which must have type `expected_type`, no
 // encryption headers, and nothing but whitespace after it. The DER is returned in wiped
 // storage; OpenSSL's copy is wiped too.
-absl::StatusOr<SecretData> PemToDer(absl::string_view in, const char* expected_type,
-                                    const char* what) {
-  if (in.size() > INT_MAX) return ParseError(what, "input too large");
+absl::StatusOr<SecretData> PemToDer(absl::string_view in, const char* expected_type) {
+  if (in.size() > INT_MAX) return Malformed("input too large");
   SslUniquePtr<BIO> bio(BIO_new_mem_buf(in.data(), static_cast<int>(in.size())));
   if (bio == nullptr) return SslInternalError("BIO_new_mem_buf");
   char* name = nullptr;
@@ -52,52 +58,80 @@ absl::StatusOr<SecretData> PemToDer(absl::string_view in, const char* expected_t
     OPENSSL_free(header);
     if (data != nullptr) OPENSSL_clear_free(data, static_cast<size_t>(len));
   };
-  if (ok != 1) return ParseError(what, "malformed PEM");
+  if (ok != 1) return Malformed("malformed PEM");
   if (std::strcmp(name, expected_type) != 0) {
-    return ParseError(what, absl::StrCat("PEM type \"", name, "\", expected \"",
-                                         expected_type, "\""));
+    return Malformed(absl::StrCat("PEM type \"", name, "\", expected \"", expected_type, "\""));
   }
   if (header != nullptr && *header != '\0') {
-    return ParseError(what, "PEM headers (encrypted keys) are not supported");
+    return Malformed("PEM headers (encrypted keys) are not supported");
   }
   char* rest = nullptr;
   const long rest_len = BIO_get_mem_data(bio.get(), &rest);
   if (rest_len > 0 &&
       !absl::StripAsciiWhitespace(absl::string_view(rest, static_cast<size_t>(rest_len)))
            .empty()) {
-    return ParseError(what, "data after the PEM block");
+    return Malformed("data after the PEM block");
   }
   return SecretData(data, data + len);
 }
 
 absl::StatusOr<SslUniquePtr<EVP_PKEY>> Pkcs8DerToKey(absl::string_view der) {
-  if (der.size() > LONG_MAX) return ParseError(kPrivateWhat, "input too large");
+  if (der.size() > LONG_MAX) return Malformed("input too large");
   const unsigned char* p = reinterpret_cast<const unsigned char*>(der.data());
   const unsigned char* const end = p + der.size();
   SslUniquePtr<PKCS8_PRIV_KEY_INFO> p8(
       d2i_PKCS8_PRIV_KEY_INFO(nullptr, &p, static_cast<long>(der.size())));
-  if (p8 == nullptr) return ParseError(kPrivateWhat, "not PKCS#8 PrivateKeyInfo DER");
+  if (p8 == nullptr) return Malformed("not PKCS#8 PrivateKeyInfo DER");
   if (p != end) {
-    return ParseError(kPrivateWhat,
-                      absl::StrCat(end - p, " trailing bytes after PrivateKeyInfo"));
+    return Malformed(absl::StrCat(end - p, " trailing bytes after PrivateKeyInfo"));
   }
   SslUniquePtr<EVP_PKEY> pkey(EVP_PKCS82PKEY_ex(p8.get(), nullptr, nullptr));
-  if (pkey == nullptr) return ParseError(kPrivateWhat, "unsupported or malformed key in PKCS#8");
+  if (pkey == nullptr) return Malformed("unsupported or malformed key in PKCS#8");
   return pkey;
 }
 
 absl::StatusOr<SslUniquePtr<EVP_PKEY>> SpkiDerToKey(absl::string_view der) {
-  if (der.size() > LONG_MAX) return ParseError(kPublicWhat, "input too large");
+  if (der.size() > LONG_MAX) return Malformed("input too large");
   const unsigned char* p = reinterpret_cast<const unsigned char*>(der.data());
   const unsigned char* const end = p + der.size();
   SslUniquePtr<EVP_PKEY> pkey(
       d2i_PUBKEY_ex(nullptr, &p, static_cast<long>(der.size()), nullptr, nullptr));
-  if (pkey == nullptr) return ParseError(kPublicWhat, "not SubjectPublicKeyInfo DER");
+  if (pkey == nullptr) return Malformed("not SubjectPublicKeyInfo DER");
   if (p != end) {
-    return ParseError(kPublicWhat,
-                      absl::StrCat(end - p, " trailing bytes after SubjectPublicKeyInfo"));
+    return Malformed(absl::StrCat(end - p, " trailing bytes after SubjectPublicKeyInfo"));
   }
   return pkey;
+}
+
+// Pkcs8ToKey reads PKCS#8 PrivateKeyInfo as PEM "PRIVATE KEY" or DER. Errors: the
+// parser's reason (Malformed, CheckKeyDerStart).
+absl::StatusOr<SslUniquePtr<EVP_PKEY>> Pkcs8ToKey(absl::string_view in) {
+  SecretData pem_der;
+  absl::string_view der = in;
+  if (LooksLikePem(in)) {
+    absl::StatusOr<SecretData> decoded = PemToDer(in, "PRIVATE KEY");
+    if (!decoded.ok()) return decoded.status();
+    pem_der = *std::move(decoded);
+    der = SecretDataAsStringView(pem_der);
+  }
+  absl::Status start = CheckKeyDerStart(der, KeyRole::kPrivate);
+  if (!start.ok()) return start;
+  return Pkcs8DerToKey(der);
+}
+
+// SpkiToKey reads SubjectPublicKeyInfo as PEM "PUBLIC KEY" or DER. Errors as Pkcs8ToKey.
+absl::StatusOr<SslUniquePtr<EVP_PKEY>> SpkiToKey(absl::string_view in) {
+  SecretData pem_der;
+  absl::string_view der = in;
+  if (LooksLikePem(in)) {
+    absl::StatusOr<SecretData> decoded = PemToDer(in, "PUBLIC KEY");
+    if (!decoded.ok()) return decoded.status();
+    pem_der = *std::move(decoded);
+    der = SecretDataAsStringView(pem_der);
+  }
+  absl::Status start = CheckKeyDerStart(der, KeyRole::kPublic);
+  if (!start.ok()) return start;
+  return SpkiDerToKey(der);
 }
 
 absl::StatusOr<SslUniquePtr<EVP_PKEY>> EcKeyFromData(const KeySpec& spec, const BIGNUM* d,
@@ -120,8 +154,8 @@ absl::StatusOr<SslUniquePtr<EVP_PKEY>> EcKeyFromData(const KeySpec& spec, const 
   EVP_PKEY* raw = nullptr;
   if (EVP_PKEY_fromdata(ctx.get(), &raw, selection, params.get()) != 1) {
     // For public keys this is how OpenSSL reports a point that is not on the curve.
-    return ParseError(d != nullptr ? kPrivateWhat : kPublicWhat,
-                      absl::StrCat("not a valid point on ", spec.name));
+    return InvalidKey(spec, d != nullptr ? KeyRole::kPrivate : KeyRole::kPublic,
+                      "not a valid point on the curve");
   }
   return SslUniquePtr<EVP_PKEY>(raw);
 }
@@ -148,8 +182,7 @@ absl::StatusOr<SslUniquePtr<EVP_PKEY>> EcKeyFromScalar(absl::string_view d_bytes
   }
   const uint32_t in_range = (0u - borrow) & ~CtIsZero32(any);
   if (ValueBarrier(in_range) == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("could not parse private key: ", spec.name, " scalar out of range [1, n-1]"));
+    return InvalidKey(spec, KeyRole::kPrivate, "scalar out of range [1, n-1]");
   }
   SslUniquePtr<BIGNUM> bn_d(BN_secure_new());
   if (bn_d == nullptr) return SslInternalError("BN_secure_new");
@@ -243,35 +276,23 @@ absl::Status CheckKeySpec(const EVP_PKEY* pkey, const KeySpec& spec) {
 
 absl::StatusOr<SslUniquePtr<EVP_PKEY>> ParsePrivateKey(absl::string_view in,
                                                        const KeySpec& spec) {
-  SslUniquePtr<EVP_PKEY> pkey;
-  if (LooksLikePem(in)) {
-    absl::StatusOr<SecretData> der = PemToDer(in, "PRIVATE KEY", kPrivateWhat);
-    if (!der.ok()) return der.status();
-    absl::StatusOr<SslUniquePtr<EVP_PKEY>> parsed = Pkcs8DerToKey(SecretDataAsStringView(*der));
-    if (!parsed.ok()) return parsed.status();
-    pkey = *std::move(parsed);
-  } else if (spec.type == KeySpec::Type::kEc && in.size() == kEcScalarSize) {
+  const bool ec = spec.type == KeySpec::Type::kEc;
+  if (!LooksLikePem(in) && ec && in.size() == kEcScalarSize) {
     return EcKeyFromScalar(in, spec);  // built for `spec`, consistent by construction
-  } else {
-    if (in.empty() || static_cast<uint8_t>(in[0]) != 0x30) {
-      return ParseError(
-          kPrivateWhat,
-          absl::StrCat("expected PKCS#8 (DER or PEM)",
-                       spec.type == KeySpec::Type::kEc ? " or a 32-byte scalar" : "", ", got ",
-                       in.size(), " bytes"));
-    }
-    absl::StatusOr<SslUniquePtr<EVP_PKEY>> parsed = Pkcs8DerToKey(in);
-    if (!parsed.ok()) return parsed.status();
-    pkey = *std::move(parsed);
   }
+  absl::StatusOr<SslUniquePtr<EVP_PKEY>> parsed = Pkcs8ToKey(in);
+  if (!parsed.ok()) {
+    return AsUnparsableKeyError(parsed.status(), spec.name, KeyRole::kPrivate, ec, in.size());
+  }
+  SslUniquePtr<EVP_PKEY> pkey = *std::move(parsed);
   absl::Status family = CheckKeySpec(pkey.get(), spec);
   if (!family.ok()) return family;
-  if (spec.type == KeySpec::Type::kEc) {
+  if (ec) {
     // d in range and Q = d·G (RFC 5915 keys may carry a public key that does not match).
     SslUniquePtr<EVP_PKEY_CTX> ctx(EVP_PKEY_CTX_new_from_pkey(nullptr, pkey.get(), nullptr));
     if (ctx == nullptr) return SslInternalError("EVP_PKEY_CTX_new_from_pkey");
     if (EVP_PKEY_pairwise_check(ctx.get()) != 1) {
-      return ParseError(kPrivateWhat, "EC private key does not match its public key");
+      return InvalidKey(spec, KeyRole::kPrivate, "does not match its public key");
     }
   }
   return pkey;
@@ -279,44 +300,32 @@ absl::StatusOr<SslUniquePtr<EVP_PKEY>> ParsePrivateKey(absl::string_view in,
 
 absl::StatusOr<SslUniquePtr<EVP_PKEY>> ParsePublicKey(absl::string_view in,
                                                       const KeySpec& spec) {
-  SslUniquePtr<EVP_PKEY> pkey;
+  const bool ec = spec.type == KeySpec::Type::kEc;
   const uint8_t first = in.empty() ? 0 : static_cast<uint8_t>(in[0]);
-  if (LooksLikePem(in)) {
-    absl::StatusOr<SecretData> der = PemToDer(in, "PUBLIC KEY", kPublicWhat);
-    if (!der.ok()) return der.status();
-    absl::StatusOr<SslUniquePtr<EVP_PKEY>> parsed = SpkiDerToKey(SecretDataAsStringView(*der));
-    if (!parsed.ok()) return parsed.status();
-    pkey = *std::move(parsed);
-  } else if (spec.type == KeySpec::Type::kEc &&
-             ((in.size() == kEcPointSize && first == 0x04) ||
-              (in.size() == kEcCompressedPointSize && (first == 0x02 || first == 0x03)))) {
-    absl::StatusOr<SslUniquePtr<EVP_PKEY>> parsed =
+  SslUniquePtr<EVP_PKEY> pkey;
+  if (ec && !LooksLikePem(in) &&
+      ((in.size() == kEcPointSize && first == 0x04) ||
+       (in.size() == kEcCompressedPointSize && (first == 0x02 || first == 0x03)))) {
+    absl::StatusOr<SslUniquePtr<EVP_PKEY>> point =
         EcKeyFromData(spec, nullptr, in, EVP_PKEY_PUBLIC_KEY);
-    if (!parsed.ok()) return parsed.status();
-    pkey = *std::move(parsed);
+    if (!point.ok()) return point.status();
+    pkey = *std::move(point);
   } else {
-    if (first != 0x30) {
-      return ParseError(
-          kPublicWhat,
-          absl::StrCat("expected SubjectPublicKeyInfo (DER or PEM)",
-                       spec.type == KeySpec::Type::kEc
-                           ? " or a 65-byte uncompressed or 33-byte compressed point"
-                           : "",
-                       ", got ", in.size(), " bytes"));
+    absl::StatusOr<SslUniquePtr<EVP_PKEY>> parsed = SpkiToKey(in);
+    if (!parsed.ok()) {
+      return AsUnparsableKeyError(parsed.status(), spec.name, KeyRole::kPublic, ec, in.size());
     }
-    absl::StatusOr<SslUniquePtr<EVP_PKEY>> parsed = SpkiDerToKey(in);
-    if (!parsed.ok()) return parsed.status();
     pkey = *std::move(parsed);
   }
   absl::Status family = CheckKeySpec(pkey.get(), spec);
   if (!family.ok()) return family;
-  if (spec.type == KeySpec::Type::kEc) {
+  if (ec) {
     // On the curve and not the point at infinity; both curves have cofactor 1, so this
     // is the full SEC 1 §3.2.2.1 validation.
     SslUniquePtr<EVP_PKEY_CTX> ctx(EVP_PKEY_CTX_new_from_pkey(nullptr, pkey.get(), nullptr));
     if (ctx == nullptr) return SslInternalError("EVP_PKEY_CTX_new_from_pkey");
     if (EVP_PKEY_public_check_quick(ctx.get()) != 1) {
-      return ParseError(kPublicWhat, absl::StrCat("not a valid point on ", spec.name));
+      return InvalidKey(spec, KeyRole::kPublic, "not a valid point on the curve");
     }
   }
   return pkey;

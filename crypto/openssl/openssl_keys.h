@@ -7,10 +7,15 @@
 //   public keys:  SubjectPublicKeyInfo (RFC 5280 §4.1.2.7), DER or PEM "PUBLIC KEY";
 //                 for EC also the 65-byte uncompressed (04 ‖ x ‖ y) or 33-byte
 //                 compressed (02/03 ‖ x) point (SEC 1 §2.3.3).
-// Errors: InvalidArgument "could not parse private key: ..." / "could not parse public
-// key: ..." for bytes that are none of these (OpenSSL's details are not included);
-// FailedPrecondition "key is <X>, algorithm needs <Y>" for a key of another family,
-// curve or modulus size (X, Y like "RSA-2048", "EC P-256", "EC secp256k1", "SM2").
+// Errors: InvalidArgument, for bytes that are none of these, UnparsableKeyError's
+// "expected an <Y> private key as PKCS#8 DER or PEM[, or a 32-byte scalar]; got N bytes
+// (<reason>)" (public keys likewise, crypto/common/key_errors.h; the reason is the DER
+// reader's for a first byte that is not a SEQUENCE, else a fixed one such as "not
+// SubjectPublicKeyInfo DER": OpenSSL's details are not included); for a key in one of
+// these forms that is not valid, "<Y> private key: scalar out of range [1, n-1]", "<Y>
+// public key: not a valid point on the curve", "<Y> private key: does not match its
+// public key"; FailedPrecondition "key is <X>, algorithm needs <Y>" for a key of another
+// family, curve or modulus size (X, Y like "RSA-2048", "EC P-256", "EC secp256k1", "SM2").
 // EC public keys are validated (on the curve, not infinity; both curves have cofactor
 // 1), EC private keys are checked against their public key.
 //

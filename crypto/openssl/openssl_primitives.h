@@ -15,9 +15,10 @@
 //   RSA-2048-OAEP, RSA-3072-OAEP    RsaOaepEncryptOpenSsl / RsaOaepDecryptOpenSsl
 //   (HPKE's DHKEM(P-256))           EcdhP256OpenSsl         (ecdh_p256_openssl.h)
 //
-// Key errors are the same everywhere (openssl_keys.h): InvalidArgument "could not parse
-// private key: ..." / "could not parse public key: ..." and FailedPrecondition "key is
-// <X>, algorithm needs <Y>".
+// Key errors are the same everywhere (openssl_keys.h): InvalidArgument "expected an <X>
+// private key as PKCS#8 DER or PEM ...; got N bytes (...)" for bytes in no accepted
+// encoding, "<X> public key: ..." for an invalid key, and FailedPrecondition "key is <X>,
+// algorithm needs <Y>".
 #ifndef SMCRYPT_CRYPTO_OPENSSL_OPENSSL_PRIMITIVES_H_
 #define SMCRYPT_CRYPTO_OPENSSL_OPENSSL_PRIMITIVES_H_
 

@@ -20,7 +20,7 @@ std::string GetSslErrors();
 
 // ClearSslErrors empties this thread's OpenSSL error queue without reporting it. Used
 // where the failure is reported with a fixed message ("decryption failed", "signature
-// invalid", "could not parse ...") that must not carry OpenSSL's details.
+// invalid", "not SubjectPublicKeyInfo DER") that must not carry OpenSSL's details.
 void ClearSslErrors();
 
 // SslInternalError returns Internal "<what>: <GetSslErrors()>" (house style item 9:

@@ -460,6 +460,91 @@ TEST_F(EngineTest, MalformedC1IsNamedC1) {
               names_c1("SM2Cipher C1: point not on the curve"));
 }
 
+// An inline key in none of the accepted encodings is INVALID_ARGUMENT naming the field,
+// the key the algorithm needs, its accepted forms and sizes, and how many bytes came.
+TEST_F(EngineTest, UnparsableInlineKeysNameTheFieldAndTheAcceptedForms) {
+  CryptoEngine e = Engine();
+  const std::string one_byte(1, '\0');
+  const KeyInput one = KeyInput::Inline(one_byte);
+  const std::string sm2_public =
+      "key.inline_key: expected an SM2 public key as SubjectPublicKeyInfo DER or PEM, or a "
+      "65-byte uncompressed / 33-byte compressed point; got 1 byte (DER: expected SEQUENCE, "
+      "got tag 0x00)";
+  // A private key's bytes are never echoed, its first byte included.
+  const std::string sm2_private =
+      "key.inline_key: expected an SM2 private key as PKCS#8 DER or PEM, or a 32-byte scalar; "
+      "got 1 byte (not DER: it does not start with a SEQUENCE)";
+  const auto is = [](const std::string& message) {
+    return StatusIs(absl::StatusCode::kInvalidArgument, message);
+  };
+  EXPECT_THAT(e.Verify(Algorithm::kSm2, one, "m", std::string(64, 's'), {}, false),
+              is(sm2_public));
+  EXPECT_THAT(e.PublicKeyEncrypt(Algorithm::kSm2, one, "m", Sm2CiphertextFormat::kC1C3C2),
+              is(sm2_public));
+  EXPECT_THAT(e.HybridEncrypt(Algorithm::kHpkeSm2Sm3Sm4Gcm, one, "m", ""), is(sm2_public));
+  EXPECT_THAT(e.Sign(Algorithm::kSm2, one, "m", {}, false), is(sm2_private));
+  EXPECT_THAT(e.PublicKeyDecrypt(Algorithm::kSm2, one, std::string(120, 'c'),
+                                 Sm2CiphertextFormat::kC1C3C2),
+              is(sm2_private));
+  EXPECT_THAT(e.HybridDecrypt(Algorithm::kHpkeSm2Sm3Sm4Gcm, one, std::string(120, 'c'), ""),
+              is(sm2_private));
+  EXPECT_THAT(e.GetPublicKey(Algorithm::kSm2, one), is(sm2_private));
+  // The EC curves (raw forms too) and RSA (DER and PEM only), through OpenSSL.
+  for (auto [alg, family] : {std::pair{Algorithm::kEcdsaP256, "EC P-256"},
+                             std::pair{Algorithm::kHpkeP256Sha256Aes128Gcm, "EC P-256"},
+                             std::pair{Algorithm::kEcdsaSecp256k1, "EC secp256k1"}}) {
+    SCOPED_TRACE(AlgorithmName(alg));
+    const std::string pub = absl::StrCat(
+        "key.inline_key: expected an ", family, " public key as SubjectPublicKeyInfo DER or "
+        "PEM, or a 65-byte uncompressed / 33-byte compressed point; got 1 byte (DER: "
+        "expected SEQUENCE, got tag 0x00)");
+    const std::string priv = absl::StrCat(
+        "key.inline_key: expected an ", family, " private key as PKCS#8 DER or PEM, or a "
+        "32-byte scalar; got 1 byte (not DER: it does not start with a SEQUENCE)");
+    if (IsHybridAlgorithm(alg)) {
+      EXPECT_THAT(e.HybridEncrypt(alg, one, "m", ""), is(pub));
+      EXPECT_THAT(e.HybridDecrypt(alg, one, std::string(120, 'c'), ""), is(priv));
+    } else {
+      EXPECT_THAT(e.Verify(alg, one, "m", std::string(64, 's'), {}, false), is(pub));
+      EXPECT_THAT(e.Sign(alg, one, "m", {}, false), is(priv));
+    }
+    EXPECT_THAT(e.GetPublicKey(alg, one), is(priv));
+  }
+  EXPECT_THAT(e.Verify(Algorithm::kRsa2048Pss, one, "m", std::string(256, 's'), {}, false),
+              is("key.inline_key: expected an RSA-2048 public key as SubjectPublicKeyInfo DER "
+                 "or PEM; got 1 byte (DER: expected SEQUENCE, got tag 0x00)"));
+  EXPECT_THAT(e.PublicKeyDecrypt(Algorithm::kRsa3072Oaep, one, std::string(384, 'c'),
+                                 Sm2CiphertextFormat::kC1C3C2),
+              is("key.inline_key: expected an RSA-3072 private key as PKCS#8 DER or PEM; got 1 "
+                 "byte (not DER: it does not start with a SEQUENCE)"));
+  // Longer garbage, an empty key and a broken SEQUENCE, with the parser's reason.
+  EXPECT_THAT(e.Verify(Algorithm::kSm2, KeyInput::Inline("not a key at all"), "m",
+                       std::string(64, 's'), {}, false),
+              is("key.inline_key: expected an SM2 public key as SubjectPublicKeyInfo DER or "
+                 "PEM, or a 65-byte uncompressed / 33-byte compressed point; got 16 bytes (DER: "
+                 "expected SEQUENCE, got tag 0x6e)"));
+  EXPECT_THAT(e.Sign(Algorithm::kEcdsaP256, KeyInput::Inline(""), "m", {}, false),
+              is("key.inline_key: expected an EC P-256 private key as PKCS#8 DER or PEM, or a "
+                 "32-byte scalar; got 0 bytes (not DER: it does not start with a SEQUENCE)"));
+  EXPECT_THAT(e.Verify(Algorithm::kEcdsaP256, KeyInput::Inline(""), "m", std::string(64, 's'),
+                       {}, false),
+              is("key.inline_key: expected an EC P-256 public key as SubjectPublicKeyInfo DER or "
+                 "PEM, or a 65-byte uncompressed / 33-byte compressed point; got 0 bytes (DER: "
+                 "expected SEQUENCE, got end of input)"));
+  const std::string broken("\x30\x03\x02\x01\x00", 5);  // SEQUENCE { INTEGER 0 }
+  EXPECT_THAT(e.Sign(Algorithm::kSm2, KeyInput::Inline(broken), "m", {}, false),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       ::testing::StartsWith("key.inline_key: expected an SM2 private key as "
+                                             "PKCS#8 DER or PEM, or a 32-byte scalar; got 5 "
+                                             "bytes (")));
+  // A raw point of the right size that is not on the curve is named as such.
+  std::string off_curve = sm2_public_.substr(sm2_public_.size() - 65);  // SPKI: the point last
+  off_curve[64] ^= 0x01;
+  EXPECT_THAT(e.Verify(Algorithm::kSm2, KeyInput::Inline(off_curve), "m", std::string(64, 's'),
+                       {}, false),
+              is("key.inline_key: SM2 public key: point not on the curve"));
+}
+
 TEST_F(EngineTest, InlinePrivateKeyPolicy) {
   absl::StatusOr<KeyPair> kp = smcrypt::GenerateKeyPair(Algorithm::kSm2);
   ASSERT_THAT(kp, IsOk());

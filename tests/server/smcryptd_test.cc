@@ -850,6 +850,54 @@ TEST_F(SmcryptdTest, PublicKeyDecryptReadsSm2CipherAsStrictDer) {
   EXPECT_THAT(s.error_message(), HasSubstr("SM2Cipher C1 x: DER: non-minimal INTEGER"));
 }
 
+// Error messages name what the caller sent: the inline key's field, its accepted forms and
+// size; a malformed C1 as C1.
+TEST_F(SmcryptdTest, ErrorsNameWhatTheCallerSent) {
+  grpc::ClientContext vctx;
+  v1::VerifyRequest vreq;
+  vreq.set_algorithm(v1::SM2);
+  *vreq.mutable_key() = Inline(std::string(1, '\0'));
+  vreq.set_data("m");
+  vreq.set_signature(std::string(64, 's'));
+  v1::VerifyResponse vresp;
+  grpc::Status s = stub_->Verify(&vctx, vreq, &vresp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message(),
+            "key.inline_key: expected an SM2 public key as SubjectPublicKeyInfo DER or PEM, or a "
+            "65-byte uncompressed / 33-byte compressed point; got 1 byte (DER: expected "
+            "SEQUENCE, got tag 0x00)");
+  grpc::ClientContext sctx;
+  v1::SignRequest sreq;
+  sreq.set_algorithm(v1::ECDSA_P256);
+  *sreq.mutable_key() = Inline("k");
+  sreq.set_data("m");
+  v1::SignResponse sresp;
+  s = stub_->Sign(&sctx, sreq, &sresp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(),
+              HasSubstr("key.inline_key: expected an EC P-256 private key as PKCS#8 DER or PEM, "
+                        "or a 32-byte scalar; got 1 byte"));
+  // C1 with its last byte changed is off the curve.
+  grpc::ClientContext ectx;
+  v1::PublicKeyEncryptRequest ereq;
+  ereq.set_algorithm(v1::SM2);
+  *ereq.mutable_key() = KeyId("sm2");
+  ereq.set_plaintext("secret");
+  v1::PublicKeyEncryptResponse eresp;
+  ASSERT_TRUE(stub_->PublicKeyEncrypt(&ectx, ereq, &eresp).ok());
+  std::string ct = eresp.ciphertext();
+  ct[64] ^= 0x01;
+  grpc::ClientContext dctx;
+  v1::PublicKeyDecryptRequest dreq;
+  dreq.set_algorithm(v1::SM2);
+  *dreq.mutable_key() = KeyId("sm2");
+  dreq.set_ciphertext(ct);
+  v1::PublicKeyDecryptResponse dresp;
+  s = stub_->PublicKeyDecrypt(&dctx, dreq, &dresp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message(), "SM2 ciphertext: C1: point not on the curve");
+}
+
 TEST_F(SmcryptdTest, RandomInfoAndHybrid) {
   grpc::ClientContext ctx;
   v1::GenerateRandomRequest req;

@@ -27,6 +27,7 @@ using ::smcrypt::testing::RefPrivateKey;
 using ::smcrypt::testing::RefSpki;
 using ::smcrypt::testing::StatusIs;
 using ::smcrypt::testing::View;
+using ::testing::AnyOf;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
@@ -125,11 +126,22 @@ TEST(OpenSslKeysTest, GarbageAndMalformedKeysAreInvalidArgument) {
       {"scalar n", HexToBytes(kP256Order)},
       {"scalar all ones", std::string(32, '\xff')},
   };
+  // Bytes in no accepted encoding name the accepted forms; a key in one of them that is
+  // not a valid key names the key and the failed check.
+  const auto bad_private = StatusIs(
+      kInvalid, AnyOf(StartsWith("expected an EC P-256 private key as PKCS#8 DER or PEM, or a "
+                                 "32-byte scalar; got "),
+                      StartsWith("EC P-256 private key")));
   for (const Case& c : private_cases) {
     SCOPED_TRACE(c.name);
-    EXPECT_THAT(NewPublicKeySignOpenSsl(alg, c.key),
-                StatusIs(kInvalid, StartsWith("could not parse private key")));
+    EXPECT_THAT(NewPublicKeySignOpenSsl(alg, c.key), bad_private);
   }
+  EXPECT_THAT(NewPublicKeySignOpenSsl(alg, "not a key at all"),
+              StatusIs(kInvalid, "expected an EC P-256 private key as PKCS#8 DER or PEM, or a "
+                                 "32-byte scalar; got 16 bytes (not DER: it does not start with "
+                                 "a SEQUENCE)"));
+  EXPECT_THAT(NewPublicKeySignOpenSsl(alg, std::string(32, '\0')),
+              StatusIs(kInvalid, "EC P-256 private key: scalar out of range [1, n-1]"));
   std::string off_curve = spki.substr(spki.size() - 65);
   off_curve[64] ^= 1;
   std::string bad_prefix = spki.substr(spki.size() - 65);
@@ -149,16 +161,24 @@ TEST(OpenSslKeysTest, GarbageAndMalformedKeysAreInvalidArgument) {
       {"PKCS#8 given as public key", pkcs8},
       {"PEM private key as public", pem_priv},
   };
+  const auto bad_public = StatusIs(
+      kInvalid, AnyOf(StartsWith("expected an EC P-256 public key as SubjectPublicKeyInfo DER "
+                                 "or PEM, or a 65-byte uncompressed / 33-byte compressed point; "
+                                 "got "),
+                      StartsWith("EC P-256 public key")));
   for (const Case& c : public_cases) {
     SCOPED_TRACE(c.name);
-    EXPECT_THAT(NewPublicKeyVerifyOpenSsl(alg, c.key),
-                StatusIs(kInvalid, StartsWith("could not parse public key")));
+    EXPECT_THAT(NewPublicKeyVerifyOpenSsl(alg, c.key), bad_public);
   }
+  EXPECT_THAT(NewPublicKeyVerifyOpenSsl(alg, off_curve),
+              StatusIs(kInvalid, "EC P-256 public key: not a valid point on the curve"));
   // RSA: no raw forms.
   EXPECT_THAT(NewRsaOaepDecryptOpenSsl(Algorithm::kRsa2048Oaep, std::string(32, '\x01')),
-              StatusIs(kInvalid, StartsWith("could not parse private key")));
+              StatusIs(kInvalid, "expected an RSA-2048 private key as PKCS#8 DER or PEM; got 32 "
+                                 "bytes (not DER: it does not start with a SEQUENCE)"));
   EXPECT_THAT(NewRsaOaepEncryptOpenSsl(Algorithm::kRsa2048Oaep, spki.substr(spki.size() - 65)),
-              StatusIs(kInvalid, StartsWith("could not parse public key")));
+              StatusIs(kInvalid, "expected an RSA-2048 public key as SubjectPublicKeyInfo DER or "
+                                 "PEM; got 65 bytes (DER: expected SEQUENCE, got OCTET STRING)"));
 }
 
 TEST(OpenSslKeysTest, ScalarRangeEdges) {
