@@ -12,6 +12,7 @@
 #include "crypto/common/constant_time.h"
 #include "crypto/common/ct_annotations.h"
 #include "crypto/common/random.h"
+#include "crypto/common/readable_count.h"
 #include "crypto/core/key_family.h"
 #include "crypto/core/sm2_primitives.h"
 #include "crypto/openssl/hkdf_openssl.h"
@@ -1422,7 +1423,7 @@ class HpkeStreamEncryptor final : public HybridStreamEncryptor {
     // Room is always kept for the final chunk.
     if (flag == kHybridChunkFlagMore && ctx_->sequence_number() + 1 >= kHybridMaxChunks) {
       return absl::InvalidArgumentError(
-          absl::StrCat("hybrid stream: more than ", kHybridMaxChunks, " chunks"));
+          absl::StrCat("hybrid stream: more than ", ReadableCount(kHybridMaxChunks), " chunks"));
     }
     absl::StatusOr<std::string> ct = ctx_->Seal(
         ChunkAad(absl::string_view(prefix_).substr(0, kHpkeWireHeaderSize), flag, aad_),
@@ -1500,7 +1501,7 @@ class HpkeStreamDecryptor final : public HybridStreamDecryptor {
       if (buffer_.size() - pos - kHybridChunkHeaderSize < n) break;
       if (flag == kHybridChunkFlagMore && ctx_->sequence_number() + 1 >= kHybridMaxChunks) {
         return absl::InvalidArgumentError(
-            absl::StrCat("hybrid stream: more than ", kHybridMaxChunks, " chunks"));
+            absl::StrCat("hybrid stream: more than ", ReadableCount(kHybridMaxChunks), " chunks"));
       }
       absl::StatusOr<std::string> pt = ctx_->Open(
           ChunkAad(header_, flag, aad_),

@@ -9,6 +9,7 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
+#include "crypto/common/readable_count.h"
 #include "crypto/common/status_macros.h"
 #include "crypto/openssl/openssl_util.h"
 #include "crypto/openssl/ssl_errors.h"
@@ -85,7 +86,7 @@ absl::StatusOr<SslUniquePtr<EVP_CIPHER_CTX>> AesGcmOpenSsl::Start(const EVP_CIPH
   if (aad.size() > kGcmMaxPlaintextSize) {
     return absl::InvalidArgumentError(absl::StrCat(OpenSslAlgorithmName(alg_), " AAD of ", aad.size(),
                                                    " bytes is over the limit of ",
-                                                   kGcmMaxPlaintextSize));
+                                                   ReadableCount(kGcmMaxPlaintextSize), " bytes"));
   }
   SslUniquePtr<EVP_CIPHER_CTX> ctx(EVP_CIPHER_CTX_new());
   if (ctx == nullptr || EVP_CIPHER_CTX_copy(ctx.get(), keyed) != 1) {
@@ -114,7 +115,7 @@ absl::StatusOr<std::string> AesGcmOpenSsl::Seal(absl::string_view nonce,
     return absl::InvalidArgumentError(absl::StrCat(OpenSslAlgorithmName(alg_), " plaintext of ",
                                                    plaintext.size(),
                                                    " bytes is over the limit of ",
-                                                   kGcmMaxPlaintextSize));
+                                                   ReadableCount(kGcmMaxPlaintextSize), " bytes"));
   }
   SMCRYPT_ASSIGN_OR_RETURN(SslUniquePtr<EVP_CIPHER_CTX> ctx, Start(enc_.get(), nonce, aad));
   std::string out(plaintext.size() + tag_size_, '\0');
@@ -142,7 +143,7 @@ absl::StatusOr<std::string> AesGcmOpenSsl::Open(absl::string_view nonce,
   if (ct_size > kGcmMaxPlaintextSize) {
     return absl::InvalidArgumentError(absl::StrCat(OpenSslAlgorithmName(alg_), " ciphertext of ",
                                                    ct_size, " bytes is over the limit of ",
-                                                   kGcmMaxPlaintextSize));
+                                                   ReadableCount(kGcmMaxPlaintextSize), " bytes"));
   }
   SMCRYPT_ASSIGN_OR_RETURN(SslUniquePtr<EVP_CIPHER_CTX> ctx, Start(dec_.get(), nonce, aad));
   unsigned char tag[kGcmMaxTagSize];

@@ -25,6 +25,7 @@
 #include "crypto/common/bytes.h"
 #include "crypto/common/constant_time.h"
 #include "crypto/common/ct_annotations.h"
+#include "crypto/common/readable_count.h"
 #include "crypto/common/status_macros.h"
 #include "crypto/sm2/sm2_batch.h"
 #include "crypto/sm2/sm2_field.h"
@@ -88,7 +89,7 @@ absl::StatusOr<std::string> Sm2EncryptCore(const Sm2PublicKey& key, absl::string
                                            Sm2NonceSource next_k, const Sm2PointTable* table) {
   if (message.size() > kMaxMessageSize) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "SM2 message: at most ", kMaxMessageSize, " bytes, got ", message.size()));
+        "SM2 message: at most ", ReadableCount(kMaxMessageSize), " bytes, got ", message.size()));
   }
   if (format == Sm2CiphertextFormat::kDer) compress_c1 = false;
   const size_t c1_len = compress_c1 ? kSm2CompressedPointSize : kSm2PointSize;
@@ -185,7 +186,7 @@ absl::StatusOr<std::string> Sm2Decrypt(const Sm2PrivateKey& key, absl::string_vi
   const size_t mlen = ciphertext.size() - c1_len - kSm2C3Size;
   if (mlen > kMaxMessageSize) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "SM2 ciphertext: C2 at most ", kMaxMessageSize, " bytes, got ", mlen));
+        "SM2 ciphertext: C2 at most ", ReadableCount(kMaxMessageSize), " bytes, got ", mlen));
   }
   const uint8_t* c1 = BytePtr(ciphertext.data());
   const uint8_t* c2;

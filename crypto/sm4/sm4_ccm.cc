@@ -30,6 +30,7 @@
 #include "crypto/common/bytes.h"
 #include "crypto/common/constant_time.h"
 #include "crypto/common/ct_annotations.h"
+#include "crypto/common/readable_count.h"
 #include "crypto/common/status_macros.h"
 #include "crypto/sm4/sm4_internal.h"
 #include "smcrypt/secure_zero.h"
@@ -184,8 +185,8 @@ class Sm4Ccm final : public Aead {
       const uint64_t max_len = (uint64_t{1} << (8 * q)) - 1;
       if (static_cast<uint64_t>(len) > max_len) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "SM4-CCM ", what, " too long for a ", nonce.size(), "-byte nonce: at most ", max_len,
-            " bytes, got ", len));
+            "SM4-CCM ", what, " too long for a ", nonce.size(), "-byte nonce: at most ",
+            ReadableCount(max_len), " bytes, got ", len));
       }
     }
     return absl::OkStatus();

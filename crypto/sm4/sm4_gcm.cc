@@ -27,6 +27,7 @@
 #include "crypto/common/bytes.h"
 #include "crypto/common/constant_time.h"
 #include "crypto/common/ct_annotations.h"
+#include "crypto/common/readable_count.h"
 #include "crypto/common/status_macros.h"
 #include "crypto/cpu/backends.h"
 #include "crypto/sm4/ghash.h"
@@ -121,8 +122,8 @@ class Sm4Gcm final : public Aead {
     SMCRYPT_RETURN_IF_ERROR(CheckNonceAndAad(nonce, aad));
     if (plaintext.size() > kGcmMaxPlaintextSize) {
       return absl::InvalidArgumentError(absl::StrCat("SM4-GCM plaintext too long: at most ",
-                                                     kGcmMaxPlaintextSize, " bytes, got ",
-                                                     plaintext.size()));
+                                                     ReadableCount(kGcmMaxPlaintextSize),
+                                                     " bytes, got ", plaintext.size()));
     }
     std::string out(plaintext.size() + tag_size_, '\0');
     uint8_t* ct = BytePtr(out.data());
@@ -145,9 +146,10 @@ class Sm4Gcm final : public Aead {
     SMCRYPT_RETURN_IF_ERROR(CheckNonceAndAad(nonce, aad));
     const size_t ct_size = ciphertext_and_tag.size() - tag_size_;
     if (ct_size > kGcmMaxPlaintextSize) {
-      return absl::InvalidArgumentError(absl::StrCat("SM4-GCM ciphertext too long: at most ",
-                                                     kGcmMaxPlaintextSize + tag_size_,
-                                                     " bytes, got ", ciphertext_and_tag.size()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("SM4-GCM ciphertext too long: at most ",
+                       ReadableCount(kGcmMaxPlaintextSize + tag_size_), " bytes, got ",
+                       ciphertext_and_tag.size()));
     }
     const uint8_t* ct = BytePtr(ciphertext_and_tag.data());
     std::string out(ct_size, '\0');
@@ -177,13 +179,14 @@ class Sm4Gcm final : public Aead {
 
   static absl::Status CheckNonceAndAad(absl::string_view nonce, absl::string_view aad) {
     if (nonce.empty() || nonce.size() > kGcmMaxNonceSize) {
-      return absl::InvalidArgumentError(absl::StrCat("SM4-GCM nonce size must be 1 to ",
-                                                     kGcmMaxNonceSize, " bytes (12 recommended), got ",
-                                                     nonce.size()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("SM4-GCM nonce size must be 1 to ", ReadableCount(kGcmMaxNonceSize),
+                       " bytes (12 recommended), got ", nonce.size()));
     }
     if (aad.size() > kGcmMaxAadSize) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "SM4-GCM associated data too long: at most ", kGcmMaxAadSize, " bytes, got ", aad.size()));
+          "SM4-GCM associated data too long: at most ", ReadableCount(kGcmMaxAadSize),
+          " bytes, got ", aad.size()));
     }
     return absl::OkStatus();
   }

@@ -545,6 +545,20 @@ TEST_F(EngineTest, UnparsableInlineKeysNameTheFieldAndTheAcceptedForms) {
               is("key.inline_key: SM2 public key: point not on the curve"));
 }
 
+// Limits print readably: GCM's 2^61 - 1 bytes of nonce, not 2305843009213693951.
+TEST_F(EngineTest, HugeLimitsReadAsPowersOfTwo) {
+  CryptoEngine e = Engine();
+  SymmetricParams p;
+  p.algorithm = Algorithm::kSm4Gcm;
+  p.key = KeyInput::Id("sm4");
+  p.nonce = "";
+  EXPECT_THAT(e.Encrypt(p, "x"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "SM4-GCM nonce size must be 1 to 2^61 - 1 bytes (12 recommended), got 0"));
+  EXPECT_THAT(e.Decrypt(p, "x", std::string(16, 't')),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("1 to 2^61 - 1 bytes")));
+}
+
 TEST_F(EngineTest, InlinePrivateKeyPolicy) {
   absl::StatusOr<KeyPair> kp = smcrypt::GenerateKeyPair(Algorithm::kSm2);
   ASSERT_THAT(kp, IsOk());

@@ -851,7 +851,7 @@ TEST_F(SmcryptdTest, PublicKeyDecryptReadsSm2CipherAsStrictDer) {
 }
 
 // Error messages name what the caller sent: the inline key's field, its accepted forms and
-// size; a malformed C1 as C1.
+// size; a malformed C1 as C1; and print limits readably.
 TEST_F(SmcryptdTest, ErrorsNameWhatTheCallerSent) {
   grpc::ClientContext vctx;
   v1::VerifyRequest vreq;
@@ -896,6 +896,18 @@ TEST_F(SmcryptdTest, ErrorsNameWhatTheCallerSent) {
   s = stub_->PublicKeyDecrypt(&dctx, dreq, &dresp);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(s.error_message(), "SM2 ciphertext: C1: point not on the curve");
+  // A limit too large to read in decimal is a power of two.
+  grpc::ClientContext gctx;
+  v1::EncryptRequest greq;
+  greq.set_algorithm(v1::SM4_GCM);
+  *greq.mutable_key() = KeyId("sm4");
+  greq.set_nonce("");
+  greq.set_plaintext("p");
+  v1::EncryptResponse gresp;
+  s = stub_->Encrypt(&gctx, greq, &gresp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message(),
+            "SM4-GCM nonce size must be 1 to 2^61 - 1 bytes (12 recommended), got 0");
 }
 
 TEST_F(SmcryptdTest, RandomInfoAndHybrid) {
