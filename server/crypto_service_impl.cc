@@ -187,7 +187,9 @@ template <typename Req>
 uint64_t ResponseEstimate(const Req& r) {
   return r.ByteSizeLong();
 }
-uint64_t ResponseEstimate(const v1::GenerateRandomRequest& r) { return r.length() + 16; }
+uint64_t ResponseEstimate(const v1::GenerateRandomRequest& r) {
+  return std::min<uint64_t>(r.length(), CryptoEngine::kMaxRandomBytes) + 16;
+}
 // Key pairs (RSA-4096 in DER and PEM) and the server information are a few KiB.
 uint64_t ResponseEstimate(const v1::GenerateKeyPairRequest&) { return 16 << 10; }
 uint64_t ResponseEstimate(const v1::GetPublicKeyRequest& r) { return r.ByteSizeLong() + 4096; }
@@ -335,11 +337,14 @@ class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
       s = OnEnd(&out_);
     } else {
       // The message and the responses it makes are charged until those are written.
-      const uint64_t bytes = 3 * req_.ByteSizeLong();
-      s = svc_->TryCharge(bytes);
+      const uint64_t bytes = req_.ByteSizeLong();
+      s = svc_->TryCharge(3 * bytes);
       if (s.ok()) {
-        charge_ = bytes;
+        charge_ += 3 * bytes;
+        in_bytes_ += bytes;
+        const size_t queued = out_.size();
         s = OnMessage(req_, first_, &out_);
+        for (size_t i = queued; i < out_.size(); ++i) out_bytes_ += out_[i].ByteSizeLong();
       }
       if (first_) WipeInlineKeys(req_);
       first_ = false;
@@ -351,15 +356,6 @@ class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
       Done(ToGrpcStatus(s));
       return;
     }
-    // Charged now: the queued responses and their serialized copies being written.
-    uint64_t held = 0;
-    for (const Resp& r : out_) held += 2 * r.ByteSizeLong();
-    if (held > charge_) {
-      svc_->Charge(held - charge_);
-    } else {
-      svc_->Release(charge_ - held);
-    }
-    charge_ = held;
     Pump();
   }
 
@@ -404,13 +400,27 @@ class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
     this->Finish(status);
   }
 
+  // Rebalance sets the stream's charge to what it holds now: the queued responses and
+  // their serialized copies, and what the stream's cipher keeps of the input it has not
+  // answered yet (a pending GCM segment, a partial HPKE chunk), which becomes a response.
+  void Rebalance() {
+    uint64_t held = 0;
+    for (const Resp& r : out_) held += 2 * r.ByteSizeLong();
+    if (!finishing_ && in_bytes_ > out_bytes_) held += 2 * (in_bytes_ - out_bytes_);
+    if (held > charge_) {
+      svc_->Charge(held - charge_);
+    } else {
+      svc_->Release(charge_ - held);
+    }
+    charge_ = held;
+  }
+
   void Pump() {
+    Rebalance();
     if (!out_.empty()) {
       this->StartWrite(&out_.front());
       return;
     }
-    svc_->Release(charge_);
-    charge_ = 0;
     if (finishing_) {
       Done(grpc::Status::OK);
     } else {
@@ -424,8 +434,11 @@ class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
   bool registered_ = false;
   Req req_;
   std::deque<Resp> out_;
-  // charge_: bytes charged for the message being handled and its queued responses.
+  // charge_: bytes charged to the stream (Rebalance); in_bytes_ and out_bytes_: the
+  // serialized sizes of the messages read and of the responses made so far.
   uint64_t charge_ = 0;
+  uint64_t in_bytes_ = 0;
+  uint64_t out_bytes_ = 0;
   bool first_ = true;
   bool finishing_ = false;
   absl::string_view audit_method_;

@@ -16,9 +16,11 @@
 // request bytes plus twice an estimate of its response (the response message and its
 // serialized copy) plus kCallAdmissionBytes; once the work is done the request's
 // payload is freed and the charge becomes twice the actual response plus
-// kCallAdmissionBytes. A stream is charged each message it has read, and the responses
-// it produced, until those are written; a message that does not fit ends the stream
-// with RESOURCE_EXHAUSTED. Excess work is thus refused at once instead of queueing.
+// kCallAdmissionBytes. A stream is charged each message it reads (three times its size
+// while it is handled), then twice its queued responses until they are written and
+// twice what its cipher keeps of its input (a pending segment or chunk) until that is
+// answered; a message that does not fit ends the stream with RESOURCE_EXHAUSTED. A call
+// alone is admitted whatever its charge (a batch of 65,536 items is charged 64 MiB). Excess work is thus refused at once instead of queueing.
 // Streams register with a StreamReaper (--stream_idle_timeout); every keyed request is
 // checked against the AccessPolicy (--access_policy) and private-key operations are
 // written to the AuditLog (--audit_log); inline keys in a request are wiped once the

@@ -458,6 +458,68 @@ TEST(OverloadTest, UnsentResponsesStayChargedUntilTheCallEnds) {
   EXPECT_TRUE(served) << "the large call is served once the stalled one has ended";
 }
 
+// What an SM4-GCM EncryptStream keeps of its input (the pending segment, up to one
+// message) stays charged while the stream idles, so streams that send one large message
+// and wait cannot hold memory the budget does not see.
+TEST(OverloadTest, DataAStreamKeepsStaysCharged) {
+  constexpr int kMessage = 1 << 20;
+  Smcryptd server;
+  ASSERT_TRUE(server.Start({absl::StrCat("--max_message_bytes=", kMessage + 1024),
+                            absl::StrCat("--max_inflight_bytes=", 4 << 20)}))
+      << server.log();
+  auto stub = server.Stub();
+  auto ctx = Ctx(60);
+  auto stream = stub->EncryptStream(ctx.get());
+  v1::EncryptStreamRequest first;
+  first.mutable_params()->set_algorithm(v1::SM4_GCM);
+  first.mutable_params()->mutable_key()->set_inline_key(std::string(16, 'k'));
+  first.set_plaintext(std::string(kMessage, 'p'));
+  ASSERT_TRUE(stream->Write(first));
+  v1::EncryptStreamResponse nonce;
+  ASSERT_TRUE(stream->Read(&nonce));  // the nonce; the segment stays pending
+  double charged = 0;
+  for (int i = 0; i < 100 && charged < kMessage; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    charged = MetricValue(HttpGet(server.metrics_port(), "/metrics"), "smcrypt_inflight_bytes");
+  }
+  EXPECT_GE(charged, 2.0 * kMessage) << "the pending segment is charged (twice: it becomes a "
+                                        "response and its serialized copy)";
+  // The stream ends: the segment is sent and the charge released.
+  ASSERT_TRUE(stream->WritesDone());
+  v1::EncryptStreamResponse r;
+  size_t ciphertext = 0;
+  while (stream->Read(&r)) ciphertext += r.ciphertext().size();
+  EXPECT_TRUE(stream->Finish().ok());
+  EXPECT_EQ(ciphertext, static_cast<size_t>(kMessage));
+  for (int i = 0; i < 100 && charged != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    charged = MetricValue(HttpGet(server.metrics_port(), "/metrics"), "smcrypt_inflight_bytes");
+  }
+  EXPECT_EQ(charged, 0);
+}
+
+// A lone call is admitted whatever its charge; GenerateRandom's charge is bounded by the
+// largest length it serves, so an out-of-range length costs nothing.
+TEST(OverloadTest, OutOfRangeRandomLengthIsNotCharged) {
+  Smcryptd server;
+  ASSERT_TRUE(server.Start({"--max_message_bytes=1048576", "--max_inflight_bytes=4194304"}))
+      << server.log();
+  v1::GenerateRandomRequest req;
+  req.set_length(4294967279u);
+  v1::GenerateRandomResponse resp;
+  auto ctx = Ctx(10);
+  grpc::Status s = server.Stub()->GenerateRandom(ctx.get(), req, &resp);
+  EXPECT_EQ(s.error_code(), StatusCode::INVALID_ARGUMENT) << s.error_message();
+  double peak = -1;
+  for (int i = 0; i < 20; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    peak = MetricValue(HttpGet(server.metrics_port(), "/metrics"), "smcrypt_inflight_bytes_peak");
+    if (peak > 0) break;
+  }
+  EXPECT_GT(peak, 0);
+  EXPECT_LE(peak, 4194304) << "charged as at most a 1 MiB response";
+}
+
 // ---- --max_inflight covers streams and refuses at once ---------------------------------
 
 TEST(OverloadTest, MaxInflightRefusesUnaryAndStreamsAtOnce) {
