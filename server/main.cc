@@ -83,8 +83,8 @@ ABSL_FLAG(int32_t, worker_threads, -1,
           "threads that run unary crypto work, off gRPC's transport threads; -1: one per "
           "online CPU; 0: run it inline on gRPC's callback threads");
 ABSL_FLAG(uint64_t, public_key_cache_size, 1024,
-          "entries in the LRU cache of parsed inline public keys (SM2, EC, RSA, HPKE "
-          "recipients), keyed by algorithm, options and key bytes; 0 disables it. "
+          "entries in each of the three LRU caches of parsed inline public keys (SM2, EC, "
+          "RSA, HPKE recipients), keyed by algorithm, options and key bytes; 0 disables it. "
           "Inline private keys are never cached; keyring keys are parsed once at start");
 ABSL_FLAG(absl::Duration, coalesce_hash_window, absl::ZeroDuration(),
           "0 (off) or up to 10ms: unary Hash(SM3) requests of at most 4 KiB wait up to "

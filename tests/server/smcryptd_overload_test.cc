@@ -187,7 +187,9 @@ BurstResult Burst(Smcryptd& server, int calls, int payload, int connections) {
           } else if (s.error_code() == StatusCode::RESOURCE_EXHAUSTED) {
             ++r.refused;
           } else {
-            if (r.other++ == 0) r.first_other = absl::StrCat(s.error_code(), ": ", s.error_message());
+            if (r.other++ == 0) {
+              r.first_other = absl::StrCat(s.error_code(), ": ", s.error_message());
+            }
           }
           ++done;
         });
@@ -276,7 +278,8 @@ TEST(OverloadTest, ConcurrentLargeRequestsStayWithinTheMemoryFormula) {
                           "\"unary\"}"),
               0);
   }
-  std::printf("served %d of %d; RSS after the bursts: %lld KiB; byte charge peak %.0f of %lld; %0.f trims\n",
+  std::printf("served %d of %d; RSS after the bursts: %lld KiB; byte charge peak %.0f of %lld; "
+              "%.0f trims\n",
               served, 2 * calls, static_cast<long long>(ProcStatus(server.pid(), "VmRSS")), peak,
               static_cast<long long>(kSmall.inflight_bytes), trims);
 }
