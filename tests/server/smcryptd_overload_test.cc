@@ -45,18 +45,7 @@
 // Under AddressSanitizer (the ASan build runs the integration label) freed memory sits
 // in ASan's quarantine (256 MiB by default), so resident memory says nothing about the
 // server's own bound: the run is smaller and the RSS bound is reported, not asserted.
-#if defined(__SANITIZE_ADDRESS__)
-#define SMCRYPT_UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SMCRYPT_UNDER_ASAN 1
-#endif
-#endif
-#ifdef SMCRYPT_UNDER_ASAN
-constexpr bool kUnderAsan = true;
-#else
-constexpr bool kUnderAsan = false;
-#endif
+constexpr bool kUnderAsan = ::smcrypt::testing::kUnderAsan;
 
 namespace {
 

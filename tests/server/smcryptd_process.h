@@ -29,6 +29,21 @@
 
 namespace smcrypt::testing {
 
+// kUnderAsan: built with AddressSanitizer, whose quarantine keeps freed memory resident,
+// so a test's resident-memory bounds say nothing there.
+#if defined(__SANITIZE_ADDRESS__)
+#define SMCRYPT_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SMCRYPT_UNDER_ASAN 1
+#endif
+#endif
+#ifdef SMCRYPT_UNDER_ASAN
+inline constexpr bool kUnderAsan = true;
+#else
+inline constexpr bool kUnderAsan = false;
+#endif
+
 class Smcryptd {
  public:
   Smcryptd() = default;

@@ -44,18 +44,7 @@
 // Under AddressSanitizer freed memory sits in ASan's quarantine (256 MiB by default)
 // until it is full, so resident memory says nothing of a leak (LeakSanitizer checks
 // that): the growth is reported, not asserted.
-#if defined(__SANITIZE_ADDRESS__)
-#define SMCRYPT_UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SMCRYPT_UNDER_ASAN 1
-#endif
-#endif
-#ifdef SMCRYPT_UNDER_ASAN
-constexpr bool kUnderAsan = true;
-#else
-constexpr bool kUnderAsan = false;
-#endif
+constexpr bool kUnderAsan = ::smcrypt::testing::kUnderAsan;
 
 namespace {
 
