@@ -85,6 +85,14 @@ void Sm2Sign::SignMany(absl::Span<const Sm2Sign* const> signers,
   }
 }
 
+std::vector<absl::StatusOr<std::string>> Sm2Sign::SignMany(
+    absl::Span<const absl::string_view> data) const {
+  std::vector<const Sm2Sign*> signers(data.size(), this);
+  std::vector<absl::StatusOr<std::string>> out(data.size());
+  SignMany(signers, data, absl::MakeSpan(out));
+  return out;
+}
+
 absl::StatusOr<std::unique_ptr<PublicKeyVerify>> Sm2Verify::New(
     Sm2PublicKey key, const SignatureOptions& options) {
   SMCRYPT_ASSIGN_OR_RETURN(auto z, Sm2ComputeZ(key, options.user_id));
@@ -146,6 +154,27 @@ void Sm2Verify::VerifyMany(absl::Span<const Sm2Verify* const> verifiers,
   std::vector<absl::Status> results(items.size());
   internal::Sm2VerifyDigestBatch(items, absl::MakeSpan(results));
   for (size_t j = 0; j < index.size(); ++j) out[index[j]] = std::move(results[j]);
+}
+
+std::vector<absl::Status> Sm2Verify::VerifyMany(absl::Span<const VerifyInput> inputs) const {
+  std::vector<const Sm2Verify*> verifiers(inputs.size(), this);
+  std::vector<absl::string_view> signatures, data;
+  signatures.reserve(inputs.size());
+  data.reserve(inputs.size());
+  for (const VerifyInput& in : inputs) {
+    signatures.push_back(in.signature);
+    data.push_back(in.data);
+  }
+  std::vector<absl::Status> out(inputs.size());
+  VerifyMany(verifiers, signatures, data, absl::MakeSpan(out));
+  return out;
+}
+
+std::vector<absl::StatusOr<std::string>> Sm2PublicKeyEncrypt::EncryptMany(
+    absl::Span<const absl::string_view> plaintexts) const {
+  std::vector<absl::StatusOr<std::string>> out(plaintexts.size());
+  Sm2EncryptManyCached(cache_, plaintexts, absl::MakeSpan(out), format_);
+  return out;
 }
 
 absl::StatusOr<std::string> Sm2PublicKeyEncrypt::Encrypt(absl::string_view plaintext) const {

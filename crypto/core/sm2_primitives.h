@@ -6,6 +6,7 @@
 #include <array>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -27,6 +28,9 @@ class Sm2Sign final : public PublicKeySign {
   static absl::StatusOr<std::unique_ptr<PublicKeySign>> New(Sm2PrivateKey key,
                                                             const SignatureOptions& options);
   absl::StatusOr<std::string> Sign(absl::string_view data) const override;
+  // SignMany(data): the static SignMany below with this signer for every item.
+  std::vector<absl::StatusOr<std::string>> SignMany(
+      absl::Span<const absl::string_view> data) const override;
 
   // SignMany signs data[i] with *signers[i] into out[i] (spans of one length; signers may
   // repeat or differ): each item's e as Sign computes it, then the batch path of
@@ -53,6 +57,8 @@ class Sm2Verify final : public PublicKeyVerify {
   static absl::StatusOr<std::unique_ptr<PublicKeyVerify>> New(Sm2PublicKey key,
                                                               const SignatureOptions& options);
   absl::Status Verify(absl::string_view signature, absl::string_view data) const override;
+  // VerifyMany(inputs): the static VerifyMany below with this verifier for every item.
+  std::vector<absl::Status> VerifyMany(absl::Span<const VerifyInput> inputs) const override;
 
   // VerifyMany verifies signatures[i] over data[i] with *verifiers[i] into out[i] (spans
   // of one length) through the batch path of crypto/sm2/sm2_batch.h (keys whose comb table
@@ -79,6 +85,9 @@ class Sm2PublicKeyEncrypt final : public PublicKeyEncrypt {
   Sm2PublicKeyEncrypt(Sm2PublicKey key, Sm2CiphertextFormat format)
       : cache_(key), format_(format) {}
   absl::StatusOr<std::string> Encrypt(absl::string_view plaintext) const override;
+  // EncryptMany: Sm2EncryptManyCached (crypto/sm2/sm2_key_cache.h).
+  std::vector<absl::StatusOr<std::string>> EncryptMany(
+      absl::Span<const absl::string_view> plaintexts) const override;
 
  private:
   Sm2PublicKeyCache cache_;

@@ -84,18 +84,13 @@ constexpr uint64_t kMaxMessageSize = uint64_t{0xFFFFFFFF} * kSm3DigestSize;
 
 namespace internal {
 
-absl::StatusOr<std::string> Sm2EncryptCore(const Sm2PublicKey& key, absl::string_view message,
-                                           Sm2CiphertextFormat format, bool compress_c1,
-                                           Sm2NonceSource next_k, const Sm2PointTable* table) {
-  if (message.size() > kMaxMessageSize) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "SM2 message: at most ", ReadableCount(kMaxMessageSize), " bytes, got ", message.size()));
-  }
+bool Sm2EncryptFromEphemeral(const Sm2EphemeralDh& eph, absl::string_view message,
+                             Sm2CiphertextFormat format, bool compress_c1, std::string* out) {
   if (format == Sm2CiphertextFormat::kDer) compress_c1 = false;
   const size_t c1_len = compress_c1 ? kSm2CompressedPointSize : kSm2PointSize;
   const size_t mlen = message.size();
-  std::string out(c1_len + kSm2C3Size + mlen, '\0');
-  uint8_t* c1 = BytePtr(&out[0]);
+  out->assign(c1_len + kSm2C3Size + mlen, '\0');
+  uint8_t* c1 = BytePtr(&(*out)[0]);
   uint8_t* c3;
   uint8_t* c2;
   if (format == Sm2CiphertextFormat::kC1C2C3) {
@@ -105,37 +100,57 @@ absl::StatusOr<std::string> Sm2EncryptCore(const Sm2PublicKey& key, absl::string
     c3 = c1 + c1_len;
     c2 = c3 + kSm2C3Size;
   }
-  uint8_t x2y2[64];
-  absl::Status status;
+  // A5, A6: t = KDF(x2 ‖ y2, klen); C2 = M ⊕ t. An all-zero t means a new k.
+  // Public: an all-zero t (probability 2^-8·klen) discards this k for a fresh one.
+  const uint64_t t_zero = KdfXor(eph.shared, BytePtr(message.data()), c2, mlen);
+  if (CtDeclassify(ValueBarrier(t_zero))) {
+    SecureZero(out->data(), out->size());
+    out->clear();
+    return false;
+  }
+  // C1 = [k]G is public: it is the first part of the ciphertext (its encoding
+  // branches on the parity of y1).
+  std::memcpy(c1 + 1, eph.c1 + 1, kSm2ScalarSize);
+  if (compress_c1) {
+    c1[0] = static_cast<uint8_t>(0x02 | (eph.c1[kSm2PointSize - 1] & 1));
+  } else {
+    c1[0] = 0x04;
+    std::memcpy(c1 + 1 + kSm2ScalarSize, eph.c1 + 1 + kSm2ScalarSize, kSm2ScalarSize);
+  }
+  ComputeC3(eph.shared, BytePtr(message.data()), mlen, c3);  // A7: C3 = SM3(x2 ‖ M ‖ y2)
+  return true;
+}
+
+absl::Status CheckSm2MessageSize(size_t size) {
+  if (size > kMaxMessageSize) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "SM2 message: at most ", ReadableCount(kMaxMessageSize), " bytes, got ", size));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> Sm2FinishCiphertext(std::string c1c3c2_or_c1c2c3,
+                                                Sm2CiphertextFormat format) {
+  if (format == Sm2CiphertextFormat::kDer) {
+    return Sm2CiphertextConvert(c1c3c2_or_c1c2c3, Sm2CiphertextFormat::kC1C3C2,
+                                Sm2CiphertextFormat::kDer);
+  }
+  return c1c3c2_or_c1c2c3;
+}
+
+absl::StatusOr<std::string> Sm2EncryptCore(const Sm2PublicKey& key, absl::string_view message,
+                                           Sm2CiphertextFormat format, bool compress_c1,
+                                           Sm2NonceSource next_k, const Sm2PointTable* table) {
+  SMCRYPT_RETURN_IF_ERROR(CheckSm2MessageSize(message.size()));
+  std::string out;
   for (;;) {
     // A1–A4: k, C1 = [k]G and (x2, y2) = [k]P_B (h = 1, so S = [h]P_B is P_B itself,
     // which is not at infinity: validated), both affine with one inversion.
     internal::Sm2EphemeralDh eph;
-    status = Sm2EphemeralDhCore(key, table, next_k, absl::MakeSpan(&eph, 1));
-    if (!status.ok()) break;
-    std::memcpy(x2y2, eph.shared, sizeof(x2y2));
-    // A5, A6: t = KDF(x2 ‖ y2, klen); C2 = M ⊕ t. An all-zero t means a new k.
-    // Public: an all-zero t (probability 2^-8·klen) discards this k for a fresh one.
-    const uint64_t t_zero = KdfXor(x2y2, BytePtr(message.data()), c2, mlen);
-    if (CtDeclassify(ValueBarrier(t_zero))) continue;
-    // C1 = [k]G is public: it is the first part of the ciphertext (its encoding
-    // branches on the parity of y1).
-    std::memcpy(c1 + 1, eph.c1 + 1, kSm2ScalarSize);
-    if (compress_c1) {
-      c1[0] = static_cast<uint8_t>(0x02 | (eph.c1[kSm2PointSize - 1] & 1));
-    } else {
-      c1[0] = 0x04;
-      std::memcpy(c1 + 1 + kSm2ScalarSize, eph.c1 + 1 + kSm2ScalarSize, kSm2ScalarSize);
-    }
-    ComputeC3(x2y2, BytePtr(message.data()), mlen, c3);  // A7: C3 = SM3(x2 ‖ M ‖ y2)
-    break;
+    SMCRYPT_RETURN_IF_ERROR(Sm2EphemeralDhCore(key, table, next_k, absl::MakeSpan(&eph, 1)));
+    if (Sm2EncryptFromEphemeral(eph, message, format, compress_c1, &out)) break;
   }
-  SecureZero(x2y2, sizeof(x2y2));
-  if (!status.ok()) return status;
-  if (format == Sm2CiphertextFormat::kDer) {
-    return Sm2CiphertextConvert(out, Sm2CiphertextFormat::kC1C3C2, Sm2CiphertextFormat::kDer);
-  }
-  return out;
+  return Sm2FinishCiphertext(std::move(out), format);
 }
 
 }  // namespace internal

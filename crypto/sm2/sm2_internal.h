@@ -51,6 +51,20 @@ absl::StatusOr<std::string> Sm2EncryptCore(const Sm2PublicKey& key, absl::string
                                            Sm2NonceSource next_k,
                                            const Sm2PointTable* table = nullptr);
 
+struct Sm2EphemeralDh;
+
+// Sm2EncryptFromEphemeral is §6.1 A5–A7 for one message with the ephemeral agreement
+// `eph` (C1 = k·G, x2 ‖ y2 = k·P_B): *out = C1 ‖ C3 ‖ C2 (C1 ‖ C2 ‖ C3 for kC1C2C3;
+// kDer gives C1C3C2, for Sm2FinishCiphertext). Returns false, with *out empty, when t is
+// all zero (A5: the caller draws a new k). No size check (CheckSm2MessageSize).
+bool Sm2EncryptFromEphemeral(const Sm2EphemeralDh& eph, absl::string_view message,
+                             Sm2CiphertextFormat format, bool compress_c1, std::string* out);
+// CheckSm2MessageSize: InvalidArgument above the KDF's 32-bit counter range.
+absl::Status CheckSm2MessageSize(size_t size);
+// Sm2FinishCiphertext converts C1C3C2 to DER for kDer; other formats pass through.
+absl::StatusOr<std::string> Sm2FinishCiphertext(std::string ciphertext,
+                                                Sm2CiphertextFormat format);
+
 // Sm2VerifyDigestCore: GB/T 32918.2 §7.1 B1–B7 over the 32-byte digest e, with the
 // key's comb table when given. Errors as Sm2VerifyDigest.
 absl::Status Sm2VerifyDigestCore(const Sm2PublicKey& key, absl::string_view e,

@@ -6,6 +6,10 @@
 // the variable-time one.
 #include "crypto/sm2/sm2_key_cache.h"
 
+#include <memory>
+#include <vector>
+
+#include "crypto/sm2/sm2_batch.h"
 #include "crypto/sm2/sm2_field.h"
 #include "crypto/sm2/sm2_internal.h"
 #include "crypto/sm2/sm2_point.h"
@@ -38,6 +42,39 @@ absl::StatusOr<std::string> Sm2EncryptCached(const Sm2PublicKeyCache& cache,
                                              Sm2CiphertextFormat format, bool compress_c1) {
   return internal::Sm2EncryptCore(cache.key(), message, format, compress_c1,
                                   internal::Sm2RandomNonce, cache.Table());
+}
+
+void Sm2EncryptManyCached(const Sm2PublicKeyCache& cache,
+                          absl::Span<const absl::string_view> messages,
+                          absl::Span<absl::StatusOr<std::string>> out,
+                          Sm2CiphertextFormat format, bool compress_c1) {
+  const size_t n = messages.size();
+  std::vector<size_t> index;  // items whose size is valid, in order
+  index.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    absl::Status s = internal::CheckSm2MessageSize(messages[i].size());
+    if (s.ok()) {
+      index.push_back(i);
+    } else {
+      out[i] = s;
+    }
+  }
+  if (index.empty()) return;
+  std::unique_ptr<internal::Sm2EphemeralDh[]> eph(new internal::Sm2EphemeralDh[index.size()]);
+  absl::Status s = internal::Sm2EphemeralDhBatch(cache, absl::MakeSpan(eph.get(), index.size()));
+  for (size_t j = 0; j < index.size(); ++j) {
+    const size_t i = index[j];
+    if (!s.ok()) {
+      out[i] = s;
+      continue;
+    }
+    std::string ct;
+    if (internal::Sm2EncryptFromEphemeral(eph[j], messages[i], format, compress_c1, &ct)) {
+      out[i] = internal::Sm2FinishCiphertext(std::move(ct), format);
+    } else {
+      out[i] = Sm2EncryptCached(cache, messages[i], format, compress_c1);  // A5: a new k
+    }
+  }
 }
 
 }  // namespace smcrypt

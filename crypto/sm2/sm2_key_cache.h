@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "smcrypt/sm2.h"
 
 namespace smcrypt {
@@ -58,6 +59,19 @@ absl::Status Sm2VerifyDigestCached(const Sm2PublicKeyCache& cache, absl::string_
 absl::StatusOr<std::string> Sm2EncryptCached(
     const Sm2PublicKeyCache& cache, absl::string_view message,
     Sm2CiphertextFormat format = Sm2CiphertextFormat::kC1C3C2, bool compress_c1 = false);
+
+// Sm2EncryptManyCached sets out[i] to Sm2EncryptCached(cache, messages[i], format,
+// compress_c1) (spans of one length), each with its own fresh k: the k·G and k·P_B of
+// all messages go through Sm2EphemeralDhBatch (8 at a time in AVX-512 IFMA lanes, one
+// inversion for the batch; crypto/sm2/sm2_batch.h), then each message's KDF, C2 and C3
+// as in §6.1 A5–A8. A message whose t is all zero (A5) is encrypted again on its own.
+// Constant time in k, (x2, y2) and the messages. Errors per item as Sm2EncryptCached;
+// a nonce-source error is every item's.
+void Sm2EncryptManyCached(const Sm2PublicKeyCache& cache,
+                          absl::Span<const absl::string_view> messages,
+                          absl::Span<absl::StatusOr<std::string>> out,
+                          Sm2CiphertextFormat format = Sm2CiphertextFormat::kC1C3C2,
+                          bool compress_c1 = false);
 
 }  // namespace smcrypt
 

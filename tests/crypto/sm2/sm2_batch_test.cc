@@ -11,6 +11,7 @@
 #include <memory>
 #include <cstring>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,26 @@ using internal::Sm2Affine;
 using internal::Sm2Jacobian;
 
 constexpr int L = kSm2IfmaLanes;
+
+// OpenSslDecrypt: OpenSSL's SM2 decryption of a DER SM2Cipher.
+absl::StatusOr<std::string> OpenSslDecrypt(EVP_PKEY* pkey, const std::string& der) {
+  PkeyCtxPtr ctx(EVP_PKEY_CTX_new(pkey, nullptr));
+  size_t len = 0;
+  const auto* in = reinterpret_cast<const uint8_t*>(der.data());
+  if (EVP_PKEY_decrypt_init(ctx.get()) != 1 ||
+      EVP_PKEY_decrypt(ctx.get(), nullptr, &len, in, der.size()) != 1) {
+    ERR_clear_error();
+    return absl::InternalError("OpenSSL SM2 decryption: size query failed");
+  }
+  std::string out(len, '\0');
+  if (EVP_PKEY_decrypt(ctx.get(), reinterpret_cast<uint8_t*>(out.data()), &len, in,
+                       der.size()) != 1) {
+    ERR_clear_error();
+    return absl::InternalError("OpenSSL SM2 decryption failed");
+  }
+  out.resize(len);
+  return out;
+}
 
 // Affine hex of a Jacobian point through the generic back end ("inf" for infinity).
 std::string AffineHex(const Sm2Jacobian& j) {
@@ -754,6 +775,90 @@ TEST_F(Sm2BatchTest, SignManyAndVerifyManyMatchSingleOperations) {
     }
     EXPECT_FALSE(out[3].ok());
     EXPECT_FALSE(out[17].ok());
+  }
+}
+
+// The primitive interfaces' batch calls (PublicKeySign::SignMany,
+// PublicKeyVerify::VerifyMany) on SM2 objects: every result what the single call gives.
+TEST_F(Sm2BatchTest, InterfaceSignManyAndVerifyManyMatchSingleOperations) {
+  ASSERT_OK_AND_ASSIGN(Sm2PrivateKey key, Sm2PrivateKey::Generate());
+  ASSERT_OK_AND_ASSIGN(auto verifier, Sm2Verify::New(key.public_key(), SignatureOptions{}));
+  ASSERT_OK_AND_ASSIGN(auto signer, Sm2Sign::New(std::move(key), SignatureOptions{}));
+  const PublicKeySign& s = *signer;
+  const PublicKeyVerify& v = *verifier;
+  for (bool ifma : {true, false}) {
+    internal::Sm2SetBatchIfmaForTesting(ifma);
+    for (size_t n : {0, 1, 2, 7, 8, 9, 17}) {
+      SCOPED_TRACE(::testing::Message() << "ifma " << ifma << " n " << n);
+      std::vector<std::string> data;
+      for (size_t i = 0; i < n; ++i) data.push_back(RandomBytes(rng_, rng_() % 100));
+      std::vector<absl::string_view> dv(data.begin(), data.end());
+      std::vector<absl::StatusOr<std::string>> sigs = s.SignMany(dv);
+      ASSERT_EQ(sigs.size(), n);
+      std::vector<std::string> sig_bytes;
+      for (size_t i = 0; i < n; ++i) {
+        ASSERT_OK(sigs[i].status());
+        sig_bytes.push_back(*sigs[i]);
+      }
+      if (n > 2) sig_bytes[1][sig_bytes[1].size() - 2] ^= 0x01;  // a wrong signature
+      std::vector<VerifyInput> inputs;
+      for (size_t i = 0; i < n; ++i) inputs.push_back({sig_bytes[i], dv[i]});
+      std::vector<absl::Status> out = v.VerifyMany(inputs);
+      ASSERT_EQ(out.size(), n);
+      for (size_t i = 0; i < n; ++i) {
+        EXPECT_EQ(out[i], v.Verify(sig_bytes[i], dv[i])) << i;
+        if (n > 2 && i == 1) {
+          EXPECT_FALSE(out[i].ok());
+        } else {
+          EXPECT_OK(out[i]);
+        }
+      }
+    }
+  }
+}
+
+// Sm2PublicKeyEncrypt::EncryptMany (Sm2EncryptManyCached): every ciphertext decrypts to
+// its message with smcrypt and with OpenSSL (DER, non-empty messages), each has its own
+// C1, in all three formats, with the IFMA lanes on and off, before and after the key's
+// comb table exists (the kBuildAfterUses-th call builds it), at sizes around the lane
+// count, empty messages included.
+TEST_F(Sm2BatchTest, EncryptManyDecryptsWithSmcryptAndOpenSsl) {
+  ASSERT_OK_AND_ASSIGN(Sm2PrivateKey key, Sm2PrivateKey::Generate());
+  const SecretData d = key.ToScalar();
+  PkeyPtr evp = Sm2EvpKey(key.public_key().ToPoint(),
+                          std::string(SecretDataAsStringView(d)));
+  for (Sm2CiphertextFormat format : {Sm2CiphertextFormat::kC1C3C2, Sm2CiphertextFormat::kC1C2C3,
+                                     Sm2CiphertextFormat::kDer}) {
+    Sm2PublicKeyEncrypt enc(key.public_key(), format);
+    const PublicKeyEncrypt& pke = enc;
+    for (int round = 0; round < 2 * static_cast<int>(Sm2PublicKeyCache::kBuildAfterUses); ++round) {
+      const bool ifma = round % 2 == 0;
+      internal::Sm2SetBatchIfmaForTesting(ifma);
+      const size_t n = std::vector<size_t>{0, 1, 3, 7, 8, 9, 16, 17}[round % 8];
+      SCOPED_TRACE(::testing::Message() << "format " << static_cast<int>(format) << " round "
+                                        << round << " n " << n);
+      std::vector<std::string> msgs;
+      for (size_t i = 0; i < n; ++i) msgs.push_back(RandomBytes(rng_, i == 0 ? 0 : rng_() % 300));
+      std::vector<absl::string_view> mv(msgs.begin(), msgs.end());
+      std::vector<absl::StatusOr<std::string>> cts = pke.EncryptMany(mv);
+      ASSERT_EQ(cts.size(), n);
+      std::set<std::string> c1s;
+      for (size_t i = 0; i < n; ++i) {
+        ASSERT_OK(cts[i].status()) << i;
+        absl::StatusOr<std::string> back = Sm2Decrypt(key, *cts[i], format);
+        ASSERT_OK(back.status()) << i;
+        EXPECT_EQ(*back, msgs[i]) << i;
+        if (format == Sm2CiphertextFormat::kDer && !msgs[i].empty()) {
+          absl::StatusOr<std::string> theirs = OpenSslDecrypt(evp.get(), *cts[i]);
+          ASSERT_OK(theirs.status()) << i;
+          EXPECT_EQ(*theirs, msgs[i]) << i;
+        }
+        if (format != Sm2CiphertextFormat::kDer) c1s.insert(cts[i]->substr(0, kSm2PointSize));
+      }
+      if (format != Sm2CiphertextFormat::kDer) {
+        EXPECT_EQ(c1s.size(), n);  // a fresh k for each message
+      }
+    }
   }
 }
 

@@ -2,10 +2,19 @@
 #ifndef SMCRYPT_PRIMITIVES_PUBLIC_KEY_VERIFY_H_
 #define SMCRYPT_PRIMITIVES_PUBLIC_KEY_VERIFY_H_
 
+#include <vector>
+
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 
 namespace smcrypt {
+
+// VerifyInput is one signature of PublicKeyVerify::VerifyMany.
+struct VerifyInput {
+  absl::string_view signature;
+  absl::string_view data;
+};
 
 // PublicKeyVerify checks signatures with a public key held by the object.
 //
@@ -20,6 +29,17 @@ class PublicKeyVerify {
  public:
   virtual ~PublicKeyVerify() = default;
   virtual absl::Status Verify(absl::string_view signature, absl::string_view data) const = 0;
+
+  // VerifyMany checks every input with this key: one status per input, in order, each
+  // what Verify(signature, data) returns. Implementations may share work across the
+  // inputs (SM2: 8 verifications at a time in AVX-512 IFMA lanes once the key's comb
+  // table exists); this default calls Verify on each.
+  virtual std::vector<absl::Status> VerifyMany(absl::Span<const VerifyInput> inputs) const {
+    std::vector<absl::Status> out;
+    out.reserve(inputs.size());
+    for (const VerifyInput& in : inputs) out.push_back(Verify(in.signature, in.data));
+    return out;
+  }
 };
 
 }  // namespace smcrypt
