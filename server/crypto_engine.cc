@@ -614,10 +614,6 @@ CryptoEngine::CryptoEngine(const KeyStore* keys, EngineOptions options, EngineOb
       encrypter_cache_(options.public_key_cache_size),
       hybrid_encrypter_cache_(options.public_key_cache_size) {
   BuildKeyringPrimitives();
-  if (options_.coalesce_hash_window > absl::ZeroDuration()) {
-    coalescer_ = std::make_unique<HashCoalescer>(options_.coalesce_hash_window,
-                                                 kCoalescedHashBatch);
-  }
 }
 
 void CryptoEngine::BuildKeyringPrimitives() {
@@ -774,16 +770,6 @@ absl::StatusOr<std::string> CryptoEngine::Hash(Algorithm alg, absl::string_view 
   return (*h)->Finish();
 }
 
-bool CryptoEngine::CoalescesHash(Algorithm alg, size_t size) const {
-  return coalescer_ != nullptr && alg == Algorithm::kSm3 && size <= kMaxCoalescedHashSize;
-}
-
-void CryptoEngine::HashCoalesced(absl::string_view data,
-                                 std::function<void(std::string)> done) const {
-  Record(Algorithm::kSm3, Operation::kHash, data.size());
-  coalescer_->Add(data, std::move(done));
-}
-
 absl::StatusOr<std::unique_ptr<HashStream>> CryptoEngine::NewHashStream(Algorithm alg) const {
   if (!IsHashAlgorithm(alg)) return WrongAlgorithm(alg, "SM3 or SHA-256");
   absl::StatusOr<std::unique_ptr<smcrypt::Hash>> h = NewHash(alg);
@@ -938,42 +924,66 @@ absl::StatusOr<bool> CryptoEngine::Verify(Algorithm alg, const KeyInput& key,
   return v;
 }
 
+namespace {
+
+// Groups of batch items that one primitive serves: same algorithm, key (kind and value:
+// a key_id or the inline key bytes) and options; positions in order of first appearance.
+// The views point into the items, which outlive the groups.
+template <typename Item, typename KeyOf>
+std::vector<std::vector<size_t>> GroupItems(absl::Span<const Item> items, KeyOf key_of) {
+  using GroupKey = decltype(key_of(items[0]));
+  absl::flat_hash_map<GroupKey, size_t> group_of;
+  std::vector<std::vector<size_t>> groups;
+  for (size_t i = 0; i < items.size(); ++i) {
+    auto [pos, inserted] = group_of.try_emplace(key_of(items[i]), groups.size());
+    if (inserted) groups.emplace_back();
+    groups[pos->second].push_back(i);
+  }
+  return groups;
+}
+
+template <typename Item>
+auto SignatureGroupKey(const Item& it) {
+  return std::make_tuple(it.algorithm, it.key.kind, it.key.value,
+                         absl::string_view(it.options.user_id), it.options.encoding,
+                         it.options.prehashed, it.user_id_set);
+}
+
+absl::Status ManyMismatch(absl::string_view what, size_t got, size_t want) {
+  return absl::InternalError(absl::StrCat(what, " returned ", got, " results for ", want,
+                                          " inputs"));
+}
+
+}  // namespace
+
 std::vector<absl::StatusOr<std::string>> CryptoEngine::SignBatch(
     absl::Span<const SignItem> items) const {
   std::vector<absl::StatusOr<std::string>> out(items.size(),
                                                absl::InternalError("SignBatch item not run"));
-  // SM2 items are collected (their signers kept alive here) and signed together.
-  std::vector<std::shared_ptr<const PublicKeySign>> owners;
-  std::vector<const Sm2Sign*> sm2;
-  std::vector<absl::string_view> sm2_data;
-  std::vector<size_t> sm2_index;
-  for (size_t i = 0; i < items.size(); ++i) {
-    const SignItem& it = items[i];
+  // Items one signer serves are signed by its PublicKeySign::SignMany in one call (SM2:
+  // the IFMA lanes); the signer is resolved once per group, so its error is Sign's.
+  std::vector<absl::string_view> data;
+  for (const std::vector<size_t>& group :
+       GroupItems(items, [](const SignItem& it) { return SignatureGroupKey(it); })) {
+    const SignItem& first = items[group.front()];
     absl::StatusOr<std::shared_ptr<const PublicKeySign>> signer =
-        SignerFor(it.algorithm, it.key, it.options, it.user_id_set);
+        SignerFor(first.algorithm, first.key, first.options, first.user_id_set);
     if (!signer.ok()) {
-      out[i] = signer.status();
+      for (size_t i : group) out[i] = signer.status();
       continue;
     }
-    const auto* s = it.algorithm == Algorithm::kSm2
-                        ? dynamic_cast<const Sm2Sign*>(signer->get())
-                        : nullptr;
-    if (s != nullptr) {
-      owners.push_back(*signer);
-      sm2.push_back(s);
-      sm2_data.push_back(it.data);
-      sm2_index.push_back(i);
+    data.clear();
+    for (size_t i : group) data.push_back(items[i].data);
+    std::vector<absl::StatusOr<std::string>> sigs =
+        group.size() == 1 ? std::vector<absl::StatusOr<std::string>>{(*signer)->Sign(data[0])}
+                          : (*signer)->SignMany(data);
+    if (sigs.size() != group.size()) {  // a broken SignMany must not shift results
+      for (size_t i : group) out[i] = ManyMismatch("PublicKeySign::SignMany", sigs.size(), group.size());
       continue;
     }
-    out[i] = (*signer)->Sign(it.data);
-    if (out[i].ok()) Record(it.algorithm, Operation::kSign, it.data.size());
-  }
-  if (!sm2.empty()) {
-    std::vector<absl::StatusOr<std::string>> sigs(sm2.size());
-    Sm2Sign::SignMany(sm2, sm2_data, absl::MakeSpan(sigs));
-    for (size_t j = 0; j < sm2.size(); ++j) {
-      if (sigs[j].ok()) Record(Algorithm::kSm2, Operation::kSign, sm2_data[j].size());
-      out[sm2_index[j]] = std::move(sigs[j]);
+    for (size_t j = 0; j < group.size(); ++j) {
+      if (sigs[j].ok()) Record(first.algorithm, Operation::kSign, data[j].size());
+      out[group[j]] = std::move(sigs[j]);
     }
   }
   return out;
@@ -983,46 +993,34 @@ std::vector<absl::StatusOr<bool>> CryptoEngine::VerifyBatch(
     absl::Span<const VerifyItem> items) const {
   std::vector<absl::StatusOr<bool>> out(items.size(),
                                         absl::InternalError("VerifyBatch item not run"));
-  std::vector<std::shared_ptr<const PublicKeyVerify>> owners;
-  std::vector<const Sm2Verify*> sm2;
-  std::vector<absl::string_view> sm2_sigs, sm2_data;
-  std::vector<size_t> sm2_index;
-  for (size_t i = 0; i < items.size(); ++i) {
-    const VerifyItem& it = items[i];
+  std::vector<VerifyInput> inputs;
+  for (const std::vector<size_t>& group :
+       GroupItems(items, [](const VerifyItem& it) { return SignatureGroupKey(it); })) {
+    const VerifyItem& first = items[group.front()];
     absl::StatusOr<std::shared_ptr<const PublicKeyVerify>> verifier =
-        VerifierFor(it.algorithm, it.key, it.options, it.user_id_set);
+        VerifierFor(first.algorithm, first.key, first.options, first.user_id_set);
     if (!verifier.ok()) {
-      out[i] = verifier.status();
+      for (size_t i : group) out[i] = verifier.status();
       continue;
     }
-    const auto* v = it.algorithm == Algorithm::kSm2
-                        ? dynamic_cast<const Sm2Verify*>(verifier->get())
-                        : nullptr;
-    if (v != nullptr) {
-      owners.push_back(*verifier);
-      sm2.push_back(v);
-      sm2_sigs.push_back(it.signature);
-      sm2_data.push_back(it.data);
-      sm2_index.push_back(i);
+    inputs.clear();
+    for (size_t i : group) inputs.push_back({items[i].signature, items[i].data});
+    std::vector<absl::Status> res =
+        group.size() == 1
+            ? std::vector<absl::Status>{(*verifier)->Verify(inputs[0].signature, inputs[0].data)}
+            : (*verifier)->VerifyMany(inputs);
+    if (res.size() != group.size()) {
+      for (size_t i : group) {
+        out[i] = ManyMismatch("PublicKeyVerify::VerifyMany", res.size(), group.size());
+      }
       continue;
     }
-    absl::Status st = (*verifier)->Verify(it.signature, it.data);
-    if (CountsAsVerified(st)) {
-      Record(it.algorithm, Operation::kVerify, it.data.size());
-      out[i] = st.ok();
-    } else {
-      out[i] = st;
-    }
-  }
-  if (!sm2.empty()) {
-    std::vector<absl::Status> res(sm2.size());
-    Sm2Verify::VerifyMany(sm2, sm2_sigs, sm2_data, absl::MakeSpan(res));
-    for (size_t j = 0; j < sm2.size(); ++j) {
+    for (size_t j = 0; j < group.size(); ++j) {
       if (CountsAsVerified(res[j])) {
-        Record(Algorithm::kSm2, Operation::kVerify, sm2_data[j].size());
-        out[sm2_index[j]] = res[j].ok();
+        Record(first.algorithm, Operation::kVerify, inputs[j].data.size());
+        out[group[j]] = res[j].ok();
       } else {
-        out[sm2_index[j]] = res[j];
+        out[group[j]] = res[j];
       }
     }
   }
@@ -1291,9 +1289,8 @@ absl::StatusOr<std::unique_ptr<StreamDecryptor>> CryptoEngine::NewStreamDecrypto
 
 // ---- Public-key encryption ---------------------------------------------------------
 
-absl::StatusOr<std::string> CryptoEngine::PublicKeyEncrypt(Algorithm alg, const KeyInput& key,
-                                                           absl::string_view plaintext,
-                                                           Sm2CiphertextFormat format) const {
+absl::StatusOr<std::shared_ptr<const smcrypt::PublicKeyEncrypt>> CryptoEngine::EncrypterFor(
+    Algorithm alg, const KeyInput& key, Sm2CiphertextFormat format) const {
   if (!IsPublicKeyEncryptionAlgorithm(alg)) {
     return WrongAlgorithm(alg, "SM2, RSA-2048-OAEP or RSA-3072-OAEP");
   }
@@ -1301,19 +1298,63 @@ absl::StatusOr<std::string> CryptoEngine::PublicKeyEncrypt(Algorithm alg, const 
   if (!k.ok()) return k.status();
   PublicKeyEncryptionOptions options;
   options.sm2_format = format;
-  std::shared_ptr<const smcrypt::PublicKeyEncrypt> cached;
   if (key.kind == KeyInput::Kind::kKeyId) {
-    cached = FindPrimitive(keyring_encrypters_, alg, FormatVariant(format), key.value);
+    std::shared_ptr<const smcrypt::PublicKeyEncrypt> cached =
+        FindPrimitive(keyring_encrypters_, alg, FormatVariant(format), key.value);
+    if (cached != nullptr) return cached;
   }
   absl::StatusOr<std::shared_ptr<const smcrypt::PublicKeyEncrypt>> enc =
-      cached != nullptr
-          ? cached
-          : CachedPublic(encrypter_cache_, PublicCacheKey(alg, FormatVariant(format), *k),
-                         [&] { return NewPublicKeyEncrypt(alg, *k, options); });
+      CachedPublic(encrypter_cache_, PublicCacheKey(alg, FormatVariant(format), *k),
+                   [&] { return NewPublicKeyEncrypt(alg, *k, options); });
   if (!enc.ok()) return NameInlineKey(enc.status(), key);
+  return enc;
+}
+
+absl::StatusOr<std::string> CryptoEngine::PublicKeyEncrypt(Algorithm alg, const KeyInput& key,
+                                                           absl::string_view plaintext,
+                                                           Sm2CiphertextFormat format) const {
+  absl::StatusOr<std::shared_ptr<const smcrypt::PublicKeyEncrypt>> enc =
+      EncrypterFor(alg, key, format);
+  if (!enc.ok()) return enc.status();
   absl::StatusOr<std::string> ct = (*enc)->Encrypt(plaintext);
   if (ct.ok()) Record(alg, Operation::kEncrypt, plaintext.size());
   return ct;
+}
+
+std::vector<absl::StatusOr<std::string>> CryptoEngine::PublicKeyEncryptBatch(
+    absl::Span<const PublicKeyEncryptItem> items) const {
+  std::vector<absl::StatusOr<std::string>> out(
+      items.size(), absl::InternalError("PublicKeyEncryptBatch item not run"));
+  std::vector<absl::string_view> plaintexts;
+  for (const std::vector<size_t>& group :
+       GroupItems(items, [](const PublicKeyEncryptItem& it) {
+         return std::make_tuple(it.algorithm, it.key.kind, it.key.value, it.format);
+       })) {
+    const PublicKeyEncryptItem& first = items[group.front()];
+    absl::StatusOr<std::shared_ptr<const smcrypt::PublicKeyEncrypt>> enc =
+        EncrypterFor(first.algorithm, first.key, first.format);
+    if (!enc.ok()) {
+      for (size_t i : group) out[i] = enc.status();
+      continue;
+    }
+    plaintexts.clear();
+    for (size_t i : group) plaintexts.push_back(items[i].plaintext);
+    std::vector<absl::StatusOr<std::string>> cts =
+        group.size() == 1
+            ? std::vector<absl::StatusOr<std::string>>{(*enc)->Encrypt(plaintexts[0])}
+            : (*enc)->EncryptMany(plaintexts);
+    if (cts.size() != group.size()) {
+      for (size_t i : group) {
+        out[i] = ManyMismatch("PublicKeyEncrypt::EncryptMany", cts.size(), group.size());
+      }
+      continue;
+    }
+    for (size_t j = 0; j < group.size(); ++j) {
+      if (cts[j].ok()) Record(first.algorithm, Operation::kEncrypt, plaintexts[j].size());
+      out[group[j]] = std::move(cts[j]);
+    }
+  }
+  return out;
 }
 
 absl::StatusOr<std::string> CryptoEngine::PublicKeyDecrypt(Algorithm alg, const KeyInput& key,

@@ -31,7 +31,6 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
-#include "server/hash_coalescer.h"
 #include "server/key_store.h"
 #include "server/primitive_cache.h"
 #include "smcrypt/algorithm.h"
@@ -71,17 +70,11 @@ struct EngineOptions {
   // public_key_cache_size: entries of each LRU of primitives parsed from public keys
   // (verifiers, public-key encrypters, hybrid encrypters; primitive_cache.h). 0 disables.
   size_t public_key_cache_size = 1024;
-  // coalesce_hash_window: > 0 gathers concurrent SM3 hashes of at most
-  // kMaxCoalescedHashSize bytes into one Sm3Batch call, each waiting at most this long
-  // (hash_coalescer.h). Zero (the default) turns it off.
-  absl::Duration coalesce_hash_window = absl::ZeroDuration();
 };
 
-// kMaxCoalescedHashSize: the largest message HashCoalesced takes.
-inline constexpr size_t kMaxCoalescedHashSize = 4096;
-// kCoalescedHashBatch: the batch that runs without waiting out the window (the
-// mb16_avx512 lane count).
-inline constexpr size_t kCoalescedHashBatch = 16;
+// kMaxBatchedHashSize: the largest SM3 message of a unary Hash that is batched with
+// concurrent ones (dynamic_batcher.h); longer ones gain nothing from the SM3 lanes.
+inline constexpr size_t kMaxBatchedHashSize = 4096;
 
 // SymmetricParams: the parameters of Encrypt/Decrypt and their streams.
 struct SymmetricParams {
@@ -232,6 +225,15 @@ struct VerifyItem {
   bool user_id_set = false;
 };
 
+// PublicKeyEncryptItem: one PublicKeyEncryptBatch item, the arguments of
+// PublicKeyEncrypt.
+struct PublicKeyEncryptItem {
+  Algorithm algorithm;
+  KeyInput key;
+  absl::string_view plaintext;
+  Sm2CiphertextFormat format = Sm2CiphertextFormat::kC1C3C2;
+};
+
 // HybridEncryptItem: one HybridEncryptBatch item, the arguments of HybridEncrypt.
 struct HybridEncryptItem {
   Algorithm algorithm;
@@ -258,12 +260,6 @@ class CryptoEngine {
 
   absl::StatusOr<std::string> Hash(Algorithm alg, absl::string_view data) const;
   absl::StatusOr<std::unique_ptr<HashStream>> NewHashStream(Algorithm alg) const;
-  // CoalescesHash: whether a Hash of `alg` over `size` bytes goes through HashCoalesced
-  // (coalescing on, SM3, at most kMaxCoalescedHashSize bytes).
-  bool CoalescesHash(Algorithm alg, size_t size) const;
-  // HashCoalesced hashes `data` (valid until `done` runs) with SM3 in a batch with other
-  // concurrent calls and calls `done` with the digest. Only when CoalescesHash is true.
-  void HashCoalesced(absl::string_view data, std::function<void(std::string)> done) const;
   // HashBatch returns one result per item, in order; SM3 items go through Sm3Batch.
   std::vector<absl::StatusOr<std::string>> HashBatch(absl::Span<const HashItem> items) const;
 
@@ -285,10 +281,12 @@ class CryptoEngine {
                               absl::string_view signature, const SignatureOptions& options,
                               bool user_id_set) const;
   // SignBatch / VerifyBatch return one result per item, in order, each exactly as Sign /
-  // Verify would (an item's error leaves the others alone). SM2 items, whatever their
-  // keys and options, go through Sm2Sign::SignMany / Sm2Verify::VerifyMany: on AVX-512
-  // IFMA 8 signatures at a time in the ifma_avx512 lanes, one field inversion for the
-  // batch's k·G (crypto/sm2/sm2_batch.h); the other algorithms one by one.
+  // Verify would (an item's error leaves the others alone). Items with the same
+  // algorithm, key (a key_id, or the same inline key bytes) and options are resolved once
+  // and handed to that primitive's PublicKeySign::SignMany / PublicKeyVerify::VerifyMany
+  // in one call: for SM2 on AVX-512 IFMA, 8 at a time in the ifma_avx512 lanes with one
+  // field inversion for the batch (crypto/sm2/sm2_batch.h); a group of one calls Sign /
+  // Verify. The views must outlive the call.
   std::vector<absl::StatusOr<std::string>> SignBatch(absl::Span<const SignItem> items) const;
   std::vector<absl::StatusOr<bool>> VerifyBatch(absl::Span<const VerifyItem> items) const;
 
@@ -311,6 +309,12 @@ class CryptoEngine {
   absl::StatusOr<std::string> PublicKeyEncrypt(Algorithm alg, const KeyInput& key,
                                                absl::string_view plaintext,
                                                Sm2CiphertextFormat format) const;
+  // PublicKeyEncryptBatch returns one result per item, in order, each exactly as
+  // PublicKeyEncrypt would; items with the same algorithm, key and format go to that
+  // encrypter's PublicKeyEncrypt::EncryptMany in one call (SM2: ephemeral points in the
+  // IFMA lanes, Sm2EncryptManyCached).
+  std::vector<absl::StatusOr<std::string>> PublicKeyEncryptBatch(
+      absl::Span<const PublicKeyEncryptItem> items) const;
   absl::StatusOr<std::string> PublicKeyDecrypt(Algorithm alg, const KeyInput& key,
                                                absl::string_view ciphertext,
                                                Sm2CiphertextFormat format) const;
@@ -375,6 +379,10 @@ class CryptoEngine {
   absl::StatusOr<std::shared_ptr<const PublicKeyVerify>> VerifierFor(
       Algorithm alg, const KeyInput& key, const SignatureOptions& options,
       bool user_id_set) const;
+  // The public-key encrypter PublicKeyEncrypt uses (algorithm checked, key resolved,
+  // keyring primitive or a cached / freshly parsed one).
+  absl::StatusOr<std::shared_ptr<const smcrypt::PublicKeyEncrypt>> EncrypterFor(
+      Algorithm alg, const KeyInput& key, Sm2CiphertextFormat format) const;
   // The hybrid encrypter HybridEncrypt uses (algorithm checked, key resolved, keyring
   // primitive or a cached / freshly parsed one).
   absl::StatusOr<std::shared_ptr<const smcrypt::HybridEncrypt>> HybridEncrypterFor(
@@ -397,8 +405,6 @@ class CryptoEngine {
   mutable LruCache<PublicKeyVerify> verifier_cache_;
   mutable LruCache<smcrypt::PublicKeyEncrypt> encrypter_cache_;
   mutable LruCache<smcrypt::HybridEncrypt> hybrid_encrypter_cache_;
-  // coalescer_: null unless EngineOptions::coalesce_hash_window > 0.
-  std::unique_ptr<HashCoalescer> coalescer_;
 };
 
 // Algorithm groups served by each RPC.

@@ -22,7 +22,6 @@
 #include "gtest/gtest.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
-#include "server/hash_coalescer.h"
 #include "server/key_store.h"
 #include "server/primitive_cache.h"
 #include "server/worker_pool.h"
@@ -689,6 +688,63 @@ TEST_F(EngineTest, SignAndVerifyBatchEqualSingleOperations) {
   EXPECT_GE(trues, 35);
   EXPECT_TRUE(e.SignBatch({}).empty());
   EXPECT_TRUE(e.VerifyBatch({}).empty());
+}
+
+// PublicKeyEncryptBatch: SM2 items (keyring private and public keys, an inline key, all
+// three formats, repeated keys: EncryptMany) decrypt to their messages; bad items
+// (unknown key, wrong family, wrong algorithm, RSA-OAEP over its limit) get exactly what
+// PublicKeyEncrypt gives, in order, without disturbing the others.
+TEST_F(EngineTest, PublicKeyEncryptBatchEqualsSingleOperations) {
+  CryptoEngine e = Engine();
+  std::mt19937_64 rng(TestSeed());
+  absl::StatusOr<KeyPair> rsa = smcrypt::GenerateKeyPair(Algorithm::kRsa2048Oaep);
+  ASSERT_THAT(rsa, IsOk());
+  const Sm2CiphertextFormat formats[] = {Sm2CiphertextFormat::kC1C3C2,
+                                         Sm2CiphertextFormat::kC1C2C3, Sm2CiphertextFormat::kDer};
+  std::vector<std::string> data;
+  std::vector<PublicKeyEncryptItem> items;
+  data.reserve(60);
+  for (int i = 0; i < 60; ++i) {
+    const int kind = i % 10;
+    data.push_back(RandomBytes(rng, kind == 8 ? 300 : rng() % 200));
+    PublicKeyEncryptItem it{Algorithm::kSm2, KeyInput::Id("sm2"), data.back(), formats[i % 3]};
+    switch (kind) {
+      case 1: it.key = KeyInput::Id("sm2pub"); break;
+      case 2: it.key = KeyInput::Inline(sm2_public_); break;
+      case 3: it.key = KeyInput::Id("nope"); break;                        // unknown
+      case 4: it.key = KeyInput::Id("sm4"); break;                         // wrong family
+      case 5: it.algorithm = Algorithm::kSm4Gcm; break;                    // not public-key
+      case 6:
+      case 8:  // RSA-2048-OAEP takes at most 190 bytes: item 8's 300 fail alone
+        it.algorithm = Algorithm::kRsa2048Oaep;
+        it.key = KeyInput::Inline(rsa->public_key_der);
+        it.format = Sm2CiphertextFormat::kC1C3C2;
+        break;
+      default: break;
+    }
+    items.push_back(it);
+  }
+  std::vector<absl::StatusOr<std::string>> cts = e.PublicKeyEncryptBatch(items);
+  ASSERT_EQ(cts.size(), items.size());
+  int oks = 0;
+  for (size_t i = 0; i < items.size(); ++i) {
+    SCOPED_TRACE(::testing::Message() << "item " << i);
+    const PublicKeyEncryptItem& it = items[i];
+    absl::StatusOr<std::string> single = e.PublicKeyEncrypt(it.algorithm, it.key, it.plaintext, it.format);
+    ASSERT_EQ(cts[i].ok(), single.ok()) << cts[i].status() << " vs " << single.status();
+    if (!single.ok()) {
+      EXPECT_EQ(cts[i].status(), single.status());
+      continue;
+    }
+    ++oks;
+    const KeyInput priv = it.algorithm == Algorithm::kSm2
+                              ? KeyInput::Id("sm2")
+                              : KeyInput::Inline(SecretDataAsStringView(rsa->private_key_der));
+    EXPECT_THAT(e.PublicKeyDecrypt(it.algorithm, priv, *cts[i], it.format),
+                IsOkAndHolds(std::string(it.plaintext)));
+  }
+  EXPECT_EQ(oks, 36);
+  EXPECT_TRUE(e.PublicKeyEncryptBatch({}).empty());
 }
 
 // Streams of the block modes give exactly the one-shot ciphertext, whatever the split.
@@ -1410,85 +1466,6 @@ TEST(WorkerPoolTest, SubmitWaitsWhileTheQueueIsFull) {
   submitter.join();
   while (ran.load() != 4) absl::SleepFor(absl::Milliseconds(1));
   EXPECT_EQ(ran.load(), 4);
-}
-
-// ---- Hash coalescing (--coalesce_hash_window) -----------------------------------------
-
-std::string OpenSslSm3(absl::string_view data) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EXPECT_EQ(EVP_Digest(data.data(), data.size(), md, &len, EVP_sm3(), nullptr), 1);
-  return std::string(reinterpret_cast<char*>(md), len);
-}
-
-TEST(HashCoalescerTest, FullBatchRunsAtOnceAndTheWindowFlushesTheRest) {
-  HashCoalescer c(absl::Milliseconds(200), 16);  // long enough for 16 Adds on a busy machine
-  std::vector<std::string> messages, digests(19);
-  for (int i = 0; i < 19; ++i) messages.push_back(std::string(i * 37, static_cast<char>('a' + i)));
-  std::atomic<int> done{0};
-  for (int i = 0; i < 16; ++i) {
-    c.Add(messages[i], [&, i](std::string d) {
-      digests[i] = std::move(d);
-      done.fetch_add(1);
-    });
-  }
-  // The 16th Add filled the batch and ran it on this thread.
-  EXPECT_EQ(done.load(), 16);
-  EXPECT_EQ(c.batches(), 1u);
-  for (int i = 16; i < 19; ++i) {
-    c.Add(messages[i], [&, i](std::string d) {
-      digests[i] = std::move(d);
-      done.fetch_add(1);
-    });
-  }
-  while (done.load() != 19) absl::SleepFor(absl::Microseconds(100));
-  EXPECT_EQ(c.batches(), 2u);  // the three left over went together when the window ended
-  EXPECT_EQ(c.messages(), 19u);
-  for (int i = 0; i < 19; ++i) EXPECT_EQ(digests[i], OpenSslSm3(messages[i])) << i;
-}
-
-TEST(HashCoalescerTest, EngineCoalescingIsOffByDefault) {
-  std::unique_ptr<KeyStore> keys = KeyStore::Empty();
-  EXPECT_EQ(EngineOptions{}.coalesce_hash_window, absl::ZeroDuration());
-  CryptoEngine e(keys.get(), EngineOptions{}, nullptr);
-  EXPECT_FALSE(e.CoalescesHash(Algorithm::kSm3, 10));
-}
-
-TEST(HashCoalescerTest, ConcurrentCoalescedHashesEqualOneShotDigests) {
-  std::unique_ptr<KeyStore> keys = KeyStore::Empty();
-  EngineOptions o;
-  o.coalesce_hash_window = absl::Microseconds(200);
-  CryptoEngine e(keys.get(), o, nullptr);
-  EXPECT_TRUE(e.CoalescesHash(Algorithm::kSm3, kMaxCoalescedHashSize));
-  EXPECT_FALSE(e.CoalescesHash(Algorithm::kSm3, kMaxCoalescedHashSize + 1));
-  EXPECT_FALSE(e.CoalescesHash(Algorithm::kSha256, 10));
-  const uint64_t seed = TestSeed();
-  std::vector<std::thread> threads;
-  std::atomic<int> mismatches{0}, completed{0};
-  for (int t = 0; t < 8; ++t) {
-    threads.emplace_back([&, t] {
-      std::mt19937_64 rng(seed + t);
-      for (int i = 0; i < 50; ++i) {
-        std::string data(rng() % (kMaxCoalescedHashSize + 1), '\0');
-        for (char& ch : data) ch = static_cast<char>(rng());
-        absl::Notification got;
-        std::string digest;
-        e.HashCoalesced(data, [&](std::string d) {
-          digest = std::move(d);
-          got.Notify();
-        });
-        got.WaitForNotification();
-        absl::StatusOr<std::string> one_shot = e.Hash(Algorithm::kSm3, data);
-        if (!one_shot.ok() || *one_shot != digest || digest != OpenSslSm3(data)) {
-          mismatches.fetch_add(1);
-        }
-        completed.fetch_add(1);
-      }
-    });
-  }
-  for (std::thread& th : threads) th.join();
-  EXPECT_EQ(completed.load(), 400);
-  EXPECT_EQ(mismatches.load(), 0) << "seed " << seed;
 }
 
 }  // namespace
