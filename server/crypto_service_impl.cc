@@ -286,6 +286,58 @@ grpc::ServerUnaryReactor* Unary(const CryptoServiceImpl* svc, grpc::CallbackServ
   return reactor;
 }
 
+// ---- Dynamic batching (dynamic_batcher.h) ---------------------------------------------
+
+// QueuedCall is one admitted unary call waiting in, or taken from, a BatchQueue.
+template <typename Req, typename Resp>
+struct QueuedCall {
+  CallReactor* reactor;
+  grpc::CallbackServerContext* ctx;
+  const Req* request;
+  Resp* response;
+};
+
+// FinishQueued answers a call of a batch as Unary would: inline keys wiped, payload
+// freed, charge set to the response, status converted.
+template <typename Call>
+void FinishQueued(const Call& c, const absl::Status& s) {
+  const grpc::Status status = ToGrpcStatus(s);
+  WipeInlineKeys(*c.request);
+  FreePayload(c.request);
+  c.reactor->Hold(HeldBytes(*c.response));
+  c.reactor->Finish(status);
+}
+
+// Queued admits the call as Unary does, then adds it to `queue`.
+template <typename Req, typename Resp>
+grpc::ServerUnaryReactor* Queued(const CryptoServiceImpl* svc,
+                                 BatchQueue<QueuedCall<Req, Resp>>* queue,
+                                 grpc::CallbackServerContext* ctx, const Req* request,
+                                 Resp* response) {
+  auto* reactor = new CallReactor(svc, nullptr);
+  const uint64_t bytes = AdmissionBytes(*request);
+  absl::Status s = svc->Admit(ctx, bytes);
+  if (!s.ok()) {
+    WipeInlineKeys(*request);
+    FreePayload(request);
+    reactor->Finish(ToGrpcStatus(s));
+    return reactor;
+  }
+  reactor->Charged(bytes);
+  queue->Add(QueuedCall<Req, Resp>{reactor, ctx, request, response});
+  return reactor;
+}
+
+// A call whose client went away or whose deadline passed while it was queued is
+// answered without doing the work (gRPC has already ended it), as in Unary.
+absl::Status NotWanted() { return absl::CancelledError("the call ended while it was queued"); }
+
+using SignCall = QueuedCall<v1::SignRequest, v1::SignResponse>;
+using VerifyCall = QueuedCall<v1::VerifyRequest, v1::VerifyResponse>;
+using HashCall = QueuedCall<v1::HashRequest, v1::HashResponse>;
+using PublicKeyEncryptCall = QueuedCall<v1::PublicKeyEncryptRequest, v1::PublicKeyEncryptResponse>;
+using HybridEncryptCall = QueuedCall<v1::HybridEncryptRequest, v1::HybridEncryptResponse>;
+
 // WipeKeyPair wipes the private key of a GenerateKeyPair response once gRPC has sent it
 // (in OnDone, before gRPC frees the response). gRPC's own send buffers are freed
 // without wiping.
@@ -758,7 +810,16 @@ CryptoServiceImpl::CryptoServiceImpl(const CryptoEngine* engine, SelfTests* self
       inflight_(inflight),
       info_(std::move(info)),
       workers_(workers),
-      guards_(guards) {}
+      guards_(guards) {
+  if (info_.batching.enabled) {
+    BatchQueue<SignCall>::Submit submit;
+    if (workers_ != nullptr) submit = [this](std::function<void()> run) { Run(std::move(run)); };
+    // One run per worker thread, so a single busy operation keeps every worker busy.
+    const size_t runners = workers_ != nullptr ? workers_->num_threads() : 1;
+    queues_ = std::make_unique<BatchQueues>(this, info_.batching, runners, std::move(submit),
+                                            guards_.batches);
+  }
+}
 
 void CryptoServiceImpl::Run(std::function<void()> work) const {
   if (workers_ == nullptr) {
@@ -889,32 +950,289 @@ void CryptoServiceImpl::Audit(grpc::CallbackServerContext* ctx, absl::string_vie
   guards_.audit->Write(r);
 }
 
+// ---- Request conversions of the signature and encryption handlers ---------------------
+
+namespace {
+
+// kSignBatchChunk: SignBatch / VerifyBatch items per engine call (cancellation is
+// checked between calls).
+constexpr int kSignBatchChunk = 256;
+
+absl::StatusOr<SignItem> SignItemFrom(const v1::SignRequest& req) {
+  absl::StatusOr<Algorithm> alg = ToAlgorithm(req.algorithm());
+  if (!alg.ok()) return alg.status();
+  SignItem item{*alg, ToKey(req.key()), req.data(), {}, false};
+  absl::StatusOr<SignatureOptions> options = ToSignatureOptions(req.options(), &item.user_id_set);
+  if (!options.ok()) return options.status();
+  item.options = *options;
+  return item;
+}
+
+absl::StatusOr<VerifyItem> VerifyItemFrom(const v1::VerifyRequest& req) {
+  absl::StatusOr<Algorithm> alg = ToAlgorithm(req.algorithm());
+  if (!alg.ok()) return alg.status();
+  VerifyItem item{*alg, ToKey(req.key()), req.data(), req.signature(), {}, false};
+  absl::StatusOr<SignatureOptions> options = ToSignatureOptions(req.options(), &item.user_id_set);
+  if (!options.ok()) return options.status();
+  item.options = *options;
+  return item;
+}
+
+absl::StatusOr<std::string> SignOne(const CryptoEngine& engine, const v1::SignRequest& req) {
+  absl::StatusOr<Algorithm> alg = ToAlgorithm(req.algorithm());
+  if (!alg.ok()) return alg.status();
+  bool user_id_set = false;
+  absl::StatusOr<SignatureOptions> options = ToSignatureOptions(req.options(), &user_id_set);
+  if (!options.ok()) return options.status();
+  return engine.Sign(*alg, ToKey(req.key()), req.data(), *options, user_id_set);
+}
+
+absl::StatusOr<bool> VerifyOne(const CryptoEngine& engine, const v1::VerifyRequest& req) {
+  absl::StatusOr<Algorithm> alg = ToAlgorithm(req.algorithm());
+  if (!alg.ok()) return alg.status();
+  bool user_id_set = false;
+  absl::StatusOr<SignatureOptions> options = ToSignatureOptions(req.options(), &user_id_set);
+  if (!options.ok()) return options.status();
+  return engine.Verify(*alg, ToKey(req.key()), req.data(), req.signature(), *options,
+                       user_id_set);
+}
+
+absl::StatusOr<SymmetricCiphertext> EncryptOne(const CryptoEngine& engine,
+                                               const v1::EncryptRequest& req) {
+  absl::StatusOr<SymmetricParams> p = SymmetricFrom(
+      req, req.has_nonce() ? std::optional<absl::string_view>(req.nonce()) : std::nullopt,
+      req.tag_length());
+  if (!p.ok()) return p.status();
+  return engine.Encrypt(*p, req.plaintext());
+}
+
+}  // namespace
+
+// ---- Batched operations ------------------------------------------------------------------
+
+namespace {
+
+// Each Run*Batch checks every call as its unary handler does (cancellation, access
+// policy, parsing, in that handler's order), hands the calls that pass to the engine's
+// batch operation in one call, then answers each call with its own status (and audits it
+// where the unary handler does). The requests' views stay valid until the calls are
+// answered, after the engine call.
+
+void RunSignBatch(const CryptoServiceImpl& svc, absl::Span<SignCall> calls) {
+  std::vector<absl::Status> status(calls.size());
+  std::vector<char> audited(calls.size(), 0);
+  std::vector<SignItem> items;
+  std::vector<size_t> index;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const SignCall& c = calls[i];
+    if (c.ctx->IsCancelled()) {
+      status[i] = NotWanted();
+      continue;
+    }
+    status[i] = svc.Authorize(c.ctx, "Sign", AccessOperation::kSign, c.request->algorithm(),
+                              &c.request->key());
+    if (!status[i].ok()) continue;  // a denial is audited by Authorize
+    audited[i] = 1;
+    absl::StatusOr<SignItem> item = SignItemFrom(*c.request);
+    if (!item.ok()) {
+      status[i] = item.status();
+      continue;
+    }
+    index.push_back(i);
+    items.push_back(*std::move(item));
+  }
+  std::vector<absl::StatusOr<std::string>> sigs = svc.engine().SignBatch(items);
+  for (size_t j = 0; j < index.size(); ++j) {
+    const size_t i = index[j];
+    if (sigs[j].ok()) {
+      calls[i].response->set_signature(*std::move(sigs[j]));
+    } else {
+      status[i] = sigs[j].status();
+    }
+  }
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const SignCall& c = calls[i];
+    if (audited[i]) {
+      svc.Audit(c.ctx, "Sign", AccessOperation::kSign, c.request->algorithm(), &c.request->key(),
+                status[i].code());
+    }
+    FinishQueued(c, status[i]);
+  }
+}
+
+void RunVerifyBatch(const CryptoServiceImpl& svc, absl::Span<VerifyCall> calls) {
+  std::vector<absl::Status> status(calls.size());
+  std::vector<VerifyItem> items;
+  std::vector<size_t> index;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const VerifyCall& c = calls[i];
+    if (c.ctx->IsCancelled()) {
+      status[i] = NotWanted();
+      continue;
+    }
+    status[i] = svc.Authorize(c.ctx, "Verify", AccessOperation::kVerify,
+                              c.request->algorithm(), &c.request->key());
+    if (!status[i].ok()) continue;
+    absl::StatusOr<VerifyItem> item = VerifyItemFrom(*c.request);
+    if (!item.ok()) {
+      status[i] = item.status();
+      continue;
+    }
+    index.push_back(i);
+    items.push_back(*std::move(item));
+  }
+  std::vector<absl::StatusOr<bool>> valid = svc.engine().VerifyBatch(items);
+  for (size_t j = 0; j < index.size(); ++j) {
+    const size_t i = index[j];
+    if (valid[j].ok()) {
+      calls[i].response->set_valid(*valid[j]);
+    } else {
+      status[i] = valid[j].status();
+    }
+  }
+  for (size_t i = 0; i < calls.size(); ++i) FinishQueued(calls[i], status[i]);
+}
+
+void RunHashBatch(const CryptoServiceImpl& svc, absl::Span<HashCall> calls) {
+  std::vector<absl::Status> status(calls.size());
+  std::vector<HashItem> items;
+  std::vector<size_t> index;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const HashCall& c = calls[i];
+    if (c.ctx->IsCancelled()) {
+      status[i] = NotWanted();
+      continue;
+    }
+    status[i] = svc.Authorize(c.ctx, "Hash", AccessOperation::kHash, c.request->algorithm(),
+                              nullptr);
+    if (!status[i].ok()) continue;
+    index.push_back(i);
+    items.push_back({Algorithm::kSm3, c.request->data()});  // the queue takes SM3 only
+  }
+  std::vector<absl::StatusOr<std::string>> digests = svc.engine().HashBatch(items);
+  for (size_t j = 0; j < index.size(); ++j) {
+    const size_t i = index[j];
+    if (digests[j].ok()) {
+      calls[i].response->set_digest(*std::move(digests[j]));
+    } else {
+      status[i] = digests[j].status();
+    }
+  }
+  for (size_t i = 0; i < calls.size(); ++i) FinishQueued(calls[i], status[i]);
+}
+
+void RunPublicKeyEncryptBatch(const CryptoServiceImpl& svc,
+                              absl::Span<PublicKeyEncryptCall> calls) {
+  std::vector<absl::Status> status(calls.size());
+  std::vector<PublicKeyEncryptItem> items;
+  std::vector<size_t> index;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const PublicKeyEncryptCall& c = calls[i];
+    if (c.ctx->IsCancelled()) {
+      status[i] = NotWanted();
+      continue;
+    }
+    absl::StatusOr<Algorithm> alg = ToAlgorithm(c.request->algorithm());
+    if (!alg.ok()) {
+      status[i] = alg.status();
+      continue;
+    }
+    absl::StatusOr<Sm2CiphertextFormat> format = ToSm2Format(*alg, c.request->sm2_format());
+    if (!format.ok()) {
+      status[i] = format.status();
+      continue;
+    }
+    status[i] = svc.Authorize(c.ctx, "PublicKeyEncrypt", AccessOperation::kEncrypt,
+                              c.request->algorithm(), &c.request->key());
+    if (!status[i].ok()) continue;
+    index.push_back(i);
+    items.push_back({*alg, ToKey(c.request->key()), c.request->plaintext(), *format});
+  }
+  std::vector<absl::StatusOr<std::string>> cts = svc.engine().PublicKeyEncryptBatch(items);
+  for (size_t j = 0; j < index.size(); ++j) {
+    const size_t i = index[j];
+    if (cts[j].ok()) {
+      calls[i].response->set_ciphertext(*std::move(cts[j]));
+    } else {
+      status[i] = cts[j].status();
+    }
+  }
+  for (size_t i = 0; i < calls.size(); ++i) FinishQueued(calls[i], status[i]);
+}
+
+void RunHybridEncryptBatch(const CryptoServiceImpl& svc, absl::Span<HybridEncryptCall> calls) {
+  std::vector<absl::Status> status(calls.size());
+  std::vector<HybridEncryptItem> items;
+  std::vector<size_t> index;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const HybridEncryptCall& c = calls[i];
+    if (c.ctx->IsCancelled()) {
+      status[i] = NotWanted();
+      continue;
+    }
+    absl::StatusOr<Algorithm> alg = ToAlgorithm(c.request->algorithm());
+    if (!alg.ok()) {
+      status[i] = alg.status();
+      continue;
+    }
+    status[i] = svc.Authorize(c.ctx, "HybridEncrypt", AccessOperation::kEncrypt,
+                              c.request->algorithm(), &c.request->key());
+    if (!status[i].ok()) continue;
+    index.push_back(i);
+    items.push_back({*alg, ToKey(c.request->key()), c.request->plaintext(), c.request->info()});
+  }
+  std::vector<absl::StatusOr<std::string>> cts = svc.engine().HybridEncryptBatch(items);
+  for (size_t j = 0; j < index.size(); ++j) {
+    const size_t i = index[j];
+    if (cts[j].ok()) {
+      calls[i].response->set_ciphertext(*std::move(cts[j]));
+    } else {
+      status[i] = cts[j].status();
+    }
+  }
+  for (size_t i = 0; i < calls.size(); ++i) FinishQueued(calls[i], status[i]);
+}
+
+}  // namespace
+
+// The batched operations: SM2 signatures, verifications and encryptions, the SM HPKE
+// suite, and SM3 hashes of at most kMaxBatchedHashSize bytes; other algorithms run one
+// call at a time (their primitives share no work across messages).
+struct CryptoServiceImpl::BatchQueues {
+  BatchQueues(const CryptoServiceImpl* svc, const BatchSettings& settings, size_t runners,
+              BatchQueue<SignCall>::Submit submit, BatchObserver* observer)
+      : sign(BatchedOperation::kSign, settings, runners, submit,
+             [svc](absl::Span<SignCall> b) { RunSignBatch(*svc, b); }, observer),
+        verify(BatchedOperation::kVerify, settings, runners, submit,
+               [svc](absl::Span<VerifyCall> b) { RunVerifyBatch(*svc, b); }, observer),
+        hash(BatchedOperation::kHash, settings, runners, submit,
+             [svc](absl::Span<HashCall> b) { RunHashBatch(*svc, b); }, observer),
+        public_key_encrypt(
+            BatchedOperation::kPublicKeyEncrypt, settings, runners, submit,
+            [svc](absl::Span<PublicKeyEncryptCall> b) { RunPublicKeyEncryptBatch(*svc, b); },
+            observer),
+        hybrid_encrypt(
+            BatchedOperation::kHybridEncrypt, settings, runners, submit,
+            [svc](absl::Span<HybridEncryptCall> b) { RunHybridEncryptBatch(*svc, b); },
+            observer) {}
+
+  BatchQueue<SignCall> sign;
+  BatchQueue<VerifyCall> verify;
+  BatchQueue<HashCall> hash;
+  BatchQueue<PublicKeyEncryptCall> public_key_encrypt;
+  BatchQueue<HybridEncryptCall> hybrid_encrypt;
+};
+
+CryptoServiceImpl::~CryptoServiceImpl() = default;
+
 // ---- Hashing -------------------------------------------------------------------------
 
 grpc::ServerUnaryReactor* CryptoServiceImpl::Hash(grpc::CallbackServerContext* ctx,
                                                   const v1::HashRequest* request,
                                                   v1::HashResponse* response) {
-  absl::StatusOr<Algorithm> coalesce_alg = ToAlgorithm(request->algorithm());
-  if (coalesce_alg.ok() && engine_->CoalescesHash(*coalesce_alg, request->data().size())) {
-    // --coalesce_hash_window: hashed in a multi-buffer batch with concurrent requests.
-    auto* reactor = new CallReactor(this, nullptr);
-    const uint64_t bytes = AdmissionBytes(*request);
-    absl::Status s = Admit(ctx, bytes);
-    if (s.ok()) {
-      reactor->Charged(bytes);
-      s = Authorize(ctx, "Hash", AccessOperation::kHash, request->algorithm(), nullptr);
-    }
-    if (!s.ok()) {
-      reactor->Finish(ToGrpcStatus(s));
-      return reactor;
-    }
-    engine_->HashCoalesced(request->data(), [reactor, request, response](std::string digest) {
-      FreePayload(request);
-      response->set_digest(std::move(digest));
-      reactor->Hold(HeldBytes(*response));
-      reactor->Finish(grpc::Status::OK);
-    });
-    return reactor;
+  if (queues_ != nullptr && request->algorithm() == v1::SM3 &&
+      request->data().size() <= kMaxBatchedHashSize) {
+    return Queued(this, &queues_->hash, ctx, request, response);
   }
   return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
     absl::Status allowed =
@@ -1000,65 +1318,13 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::Hmac(grpc::CallbackServerContext* c
 
 // ---- Signatures ----------------------------------------------------------------------
 
-namespace {
-
-// kSignBatchChunk: SignBatch / VerifyBatch items per engine call (cancellation is
-// checked between calls).
-constexpr int kSignBatchChunk = 256;
-
-absl::StatusOr<SignItem> SignItemFrom(const v1::SignRequest& req) {
-  absl::StatusOr<Algorithm> alg = ToAlgorithm(req.algorithm());
-  if (!alg.ok()) return alg.status();
-  SignItem item{*alg, ToKey(req.key()), req.data(), {}, false};
-  absl::StatusOr<SignatureOptions> options = ToSignatureOptions(req.options(), &item.user_id_set);
-  if (!options.ok()) return options.status();
-  item.options = *options;
-  return item;
-}
-
-absl::StatusOr<VerifyItem> VerifyItemFrom(const v1::VerifyRequest& req) {
-  absl::StatusOr<Algorithm> alg = ToAlgorithm(req.algorithm());
-  if (!alg.ok()) return alg.status();
-  VerifyItem item{*alg, ToKey(req.key()), req.data(), req.signature(), {}, false};
-  absl::StatusOr<SignatureOptions> options = ToSignatureOptions(req.options(), &item.user_id_set);
-  if (!options.ok()) return options.status();
-  item.options = *options;
-  return item;
-}
-
-absl::StatusOr<std::string> SignOne(const CryptoEngine& engine, const v1::SignRequest& req) {
-  absl::StatusOr<Algorithm> alg = ToAlgorithm(req.algorithm());
-  if (!alg.ok()) return alg.status();
-  bool user_id_set = false;
-  absl::StatusOr<SignatureOptions> options = ToSignatureOptions(req.options(), &user_id_set);
-  if (!options.ok()) return options.status();
-  return engine.Sign(*alg, ToKey(req.key()), req.data(), *options, user_id_set);
-}
-
-absl::StatusOr<bool> VerifyOne(const CryptoEngine& engine, const v1::VerifyRequest& req) {
-  absl::StatusOr<Algorithm> alg = ToAlgorithm(req.algorithm());
-  if (!alg.ok()) return alg.status();
-  bool user_id_set = false;
-  absl::StatusOr<SignatureOptions> options = ToSignatureOptions(req.options(), &user_id_set);
-  if (!options.ok()) return options.status();
-  return engine.Verify(*alg, ToKey(req.key()), req.data(), req.signature(), *options,
-                       user_id_set);
-}
-
-absl::StatusOr<SymmetricCiphertext> EncryptOne(const CryptoEngine& engine,
-                                               const v1::EncryptRequest& req) {
-  absl::StatusOr<SymmetricParams> p = SymmetricFrom(
-      req, req.has_nonce() ? std::optional<absl::string_view>(req.nonce()) : std::nullopt,
-      req.tag_length());
-  if (!p.ok()) return p.status();
-  return engine.Encrypt(*p, req.plaintext());
-}
-
-}  // namespace
 
 grpc::ServerUnaryReactor* CryptoServiceImpl::Sign(grpc::CallbackServerContext* ctx,
                                                   const v1::SignRequest* request,
                                                   v1::SignResponse* response) {
+  if (queues_ != nullptr && request->algorithm() == v1::SM2) {
+    return Queued(this, &queues_->sign, ctx, request, response);
+  }
   return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
     absl::Status allowed = Authorize(ctx, "Sign", AccessOperation::kSign, request->algorithm(),
                                      &request->key());
@@ -1075,6 +1341,9 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::Sign(grpc::CallbackServerContext* c
 grpc::ServerUnaryReactor* CryptoServiceImpl::Verify(grpc::CallbackServerContext* ctx,
                                                     const v1::VerifyRequest* request,
                                                     v1::VerifyResponse* response) {
+  if (queues_ != nullptr && request->algorithm() == v1::SM2) {
+    return Queued(this, &queues_->verify, ctx, request, response);
+  }
   return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
     absl::Status allowed = Authorize(ctx, "Verify", AccessOperation::kVerify,
                                      request->algorithm(), &request->key());
@@ -1289,6 +1558,9 @@ CryptoServiceImpl::DecryptStream(grpc::CallbackServerContext* ctx) {
 grpc::ServerUnaryReactor* CryptoServiceImpl::PublicKeyEncrypt(
     grpc::CallbackServerContext* ctx, const v1::PublicKeyEncryptRequest* request,
     v1::PublicKeyEncryptResponse* response) {
+  if (queues_ != nullptr && request->algorithm() == v1::SM2) {
+    return Queued(this, &queues_->public_key_encrypt, ctx, request, response);
+  }
   return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
     absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
     if (!alg.ok()) return alg.status();
@@ -1331,6 +1603,9 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::PublicKeyDecrypt(
 grpc::ServerUnaryReactor* CryptoServiceImpl::HybridEncrypt(
     grpc::CallbackServerContext* ctx, const v1::HybridEncryptRequest* request,
     v1::HybridEncryptResponse* response) {
+  if (queues_ != nullptr && request->algorithm() == v1::HPKE_SM2_SM3_SM4GCM) {
+    return Queued(this, &queues_->hybrid_encrypt, ctx, request, response);
+  }
   return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
     absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
     if (!alg.ok()) return alg.status();
@@ -1514,6 +1789,18 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::GetServerInfo(
       response->add_algorithms(std::string(AlgorithmName(alg)));
     }
     response->set_keyring_size(static_cast<uint32_t>(engine_->keyring_size()));
+    response->set_max_inflight_bytes(info_.max_inflight_bytes);
+    v1::BatchingInfo* batching = response->mutable_batching();
+    batching->set_enabled(queues_ != nullptr);
+    batching->set_max_batch_size(static_cast<uint32_t>(info_.batching.max_batch));
+    batching->set_max_delay_micros(
+        static_cast<uint64_t>(absl::ToInt64Microseconds(info_.batching.max_delay)));
+    if (queues_ != nullptr) {
+      for (int i = 0; i < kNumBatchedOperations; ++i) {
+        const auto op = static_cast<BatchedOperation>(i);
+        batching->add_operations(absl::StrCat(BatchedMethod(op), "(", BatchedAlgorithm(op), ")"));
+      }
+    }
     return absl::OkStatus();
   });
 }

@@ -31,6 +31,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
@@ -39,6 +40,7 @@
 #include "server/access_policy.h"
 #include "server/audit_log.h"
 #include "server/crypto_engine.h"
+#include "server/dynamic_batcher.h"
 #include "server/self_test.h"
 #include "server/stream_reaper.h"
 #include "server/worker_pool.h"
@@ -57,6 +59,9 @@ struct ServiceInfo {
   // max_inflight_bytes: bytes charged to calls in flight (see "Memory" above) beyond
   // which new calls and stream messages are RESOURCE_EXHAUSTED; 0: no byte limit.
   uint64_t max_inflight_bytes = 0;
+  // batching: dynamic batching of unary Sign, Verify, PublicKeyEncrypt, HybridEncrypt and
+  // Hash (dynamic_batcher.h).
+  BatchSettings batching;
 };
 
 // ServiceGuards are the optional hardening pieces; null pointers turn each off. All must
@@ -65,6 +70,7 @@ struct ServiceGuards {
   const AccessPolicy* policy = nullptr;  // null: every request allowed
   const AuditLog* audit = nullptr;       // null: no audit lines
   StreamReaper* reaper = nullptr;        // null: streams never time out
+  BatchObserver* batches = nullptr;      // null: batch sizes and queue times not recorded
 };
 
 class CryptoServiceImpl final : public v1::CryptoService::CallbackService {
@@ -75,6 +81,7 @@ class CryptoServiceImpl final : public v1::CryptoService::CallbackService {
   CryptoServiceImpl(const CryptoEngine* engine, SelfTests* self_tests,
                     const std::atomic<int64_t>* inflight, ServiceInfo info,
                     WorkerPool* workers = nullptr, ServiceGuards guards = {});
+  ~CryptoServiceImpl() override;
 
   grpc::ServerUnaryReactor* Hash(grpc::CallbackServerContext* ctx,
       const v1::HashRequest* request, v1::HashResponse* response) override;
@@ -160,8 +167,12 @@ class CryptoServiceImpl final : public v1::CryptoService::CallbackService {
   const CryptoEngine& engine() const { return *engine_; }
   // Run runs `work` on the worker pool, or inline when there is none.
   void Run(std::function<void()> work) const;
+  // batch_queues: the batched operations' queues (null with batching off).
+  struct BatchQueues;
+  const BatchQueues* batch_queues() const { return queues_.get(); }
 
  private:
+  std::unique_ptr<BatchQueues> queues_;
   const CryptoEngine* engine_;
   SelfTests* self_tests_;
   const std::atomic<int64_t>* inflight_;

@@ -86,10 +86,18 @@ ABSL_FLAG(uint64_t, public_key_cache_size, 1024,
           "entries in each of the three LRU caches of parsed inline public keys (SM2, EC, "
           "RSA, HPKE recipients), keyed by algorithm, options and key bytes; 0 disables it. "
           "Inline private keys are never cached; keyring keys are parsed once at start");
+ABSL_FLAG(bool, batching, true,
+          "run concurrent unary Sign, Verify and PublicKeyEncrypt (SM2), HybridEncrypt "
+          "(HPKE-SM2-SM3-SM4GCM) and Hash (SM3, up to 4 KiB) calls that arrive while others "
+          "of their operation are queued or running together through the multi-buffer "
+          "paths; a lone call runs at once. --batching=false runs every call on its own");
+ABSL_FLAG(uint32_t, batch_max_size, 64, "calls per batch at most, 1 to 4096");
+ABSL_FLAG(absl::Duration, batch_max_delay, absl::ZeroDuration(),
+          "0 (default) to 10ms: how long a batch that is not full waits for more calls, "
+          "holding a worker thread; > 0 trades a lone call's latency for throughput");
 ABSL_FLAG(absl::Duration, coalesce_hash_window, absl::ZeroDuration(),
-          "0 (off) or up to 10ms: unary Hash(SM3) requests of at most 4 KiB wait up to "
-          "this long (or until 16 are pending) and are hashed together in one multi-buffer "
-          "SM3 batch; adds up to this much latency to a lone request");
+          "deprecated: sets --batch_max_delay when that is 0 (Hash(SM3) is batched with "
+          "the other operations)");
 ABSL_FLAG(std::string, cpu_disable, "",
           "comma list of CPU features to hide from dispatch (aesni, pclmul, avx, avx2, "
           "bmi2, adx, avx512, vaes, vpclmulqdq, gfni, ifma, sha), added to "
@@ -197,7 +205,14 @@ int main(int argc, char** argv) {
   options.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
   options.worker_threads = absl::GetFlag(FLAGS_worker_threads);
   options.public_key_cache_size = absl::GetFlag(FLAGS_public_key_cache_size);
-  options.coalesce_hash_window = absl::GetFlag(FLAGS_coalesce_hash_window);
+  options.batching.enabled = absl::GetFlag(FLAGS_batching);
+  options.batching.max_batch = absl::GetFlag(FLAGS_batch_max_size);
+  options.batching.max_delay = absl::GetFlag(FLAGS_batch_max_delay);
+  if (options.batching.max_delay == absl::ZeroDuration() &&
+      absl::GetFlag(FLAGS_coalesce_hash_window) != absl::ZeroDuration()) {
+    LogInfo("--coalesce_hash_window is deprecated: it sets --batch_max_delay");
+    options.batching.max_delay = absl::GetFlag(FLAGS_coalesce_hash_window);
+  }
   options.max_inflight_bytes = absl::GetFlag(FLAGS_max_inflight_bytes);
   options.stream_idle_timeout = absl::GetFlag(FLAGS_stream_idle_timeout);
   options.grpc_memory_quota = absl::GetFlag(FLAGS_grpc_memory_quota);

@@ -157,6 +157,13 @@ class MetricsInterceptorFactory final
 
 }  // namespace
 
+void Metrics::OnBatch(BatchedOperation op, size_t size, absl::Span<const double> queued_seconds) {
+  const int i = static_cast<int>(op);
+  if (i < 0 || i >= kNumBatchedOperations) return;
+  batch_size_[i]->Observe(static_cast<double>(size));
+  for (double s : queued_seconds) batch_queue_seconds_[i]->Observe(s);
+}
+
 bool ReadProcessStats(double* cpu_seconds, double* resident_bytes) {
   std::ifstream in("/proc/self/stat");
   std::string line;
@@ -227,6 +234,26 @@ std::unique_ptr<Metrics> Metrics::New() {
           &bytes.Add({{"algorithm", std::string(AlgorithmName(all[i]))},
                       {"operation", std::string(OperationName(op))}});
     }
+  }
+  auto& batch_size = prometheus::BuildHistogram()
+                         .Name("smcrypt_batch_size")
+                         .Help("Unary calls run together in one batch (dynamic batching).")
+                         .Register(r);
+  auto& batch_queue = prometheus::BuildHistogram()
+                          .Name("smcrypt_batch_queue_seconds")
+                          .Help("Time a batched unary call waited in its queue before its "
+                                "batch ran.")
+                          .Register(r);
+  const prometheus::Histogram::BucketBoundaries size_buckets = {1,  2,   4,   8,    16,  32,
+                                                                64, 128, 256, 1024, 4096};
+  const prometheus::Histogram::BucketBoundaries queue_buckets = {
+      1e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 1e-2, 0.1, 1};
+  for (int i = 0; i < kNumBatchedOperations; ++i) {
+    const auto op = static_cast<BatchedOperation>(i);
+    const prometheus::Labels labels = {{"grpc_method", BatchedMethod(op)},
+                                       {"algorithm", BatchedAlgorithm(op)}};
+    m->batch_size_[i] = &batch_size.Add(labels, size_buckets);
+    m->batch_queue_seconds_[i] = &batch_queue.Add(labels, queue_buckets);
   }
   m->kernel_family_ = &prometheus::BuildGauge()
                            .Name("smcrypt_kernel_info")

@@ -14,6 +14,8 @@
 //   smcrypt_inflight_requests
 //   smcrypt_inflight_bytes, smcrypt_inflight_bytes_peak                --max_inflight_bytes charge
 //   smcrypt_malloc_trims_total                                        memory_trimmer.h
+//   smcrypt_batch_size{grpc_method,algorithm}                         calls per batch, 1 … 4096
+//   smcrypt_batch_queue_seconds{grpc_method,algorithm}                time a call waited, 1 µs … 1 s
 //   process_cpu_seconds_total, process_resident_memory_bytes           from /proc/self
 //
 // The grpc_server_* metrics are recorded in one place, the server interceptor made by
@@ -39,12 +41,13 @@
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
 #include "server/crypto_engine.h"
+#include "server/dynamic_batcher.h"
 #include "server/status_util.h"
 #include "smcrypt/cpu.h"
 
 namespace smcrypt::server {
 
-class Metrics final : public EngineObserver {
+class Metrics final : public EngineObserver, public BatchObserver {
  public:
   // MethodMetrics are the label children of one RPC method.
   struct MethodMetrics {
@@ -66,6 +69,7 @@ class Metrics final : public EngineObserver {
   const MethodMetrics* ForMethod(absl::string_view full_method) const;
 
   void OnBytesProcessed(Algorithm alg, Operation op, uint64_t bytes) override;
+  void OnBatch(BatchedOperation op, size_t size, absl::Span<const double> queued_seconds) override;
   void SetSelfTestOk(bool ok) { selftest_ok_->Set(ok ? 1 : 0); }
   void SetKernels(const std::vector<KernelChoice>& kernels);
   prometheus::Gauge& inflight_gauge() { return *inflight_; }
@@ -96,6 +100,8 @@ class Metrics final : public EngineObserver {
   prometheus::Gauge* inflight_bytes_ = nullptr;
   prometheus::Gauge* inflight_bytes_peak_ = nullptr;
   prometheus::Counter* malloc_trims_ = nullptr;
+  std::array<prometheus::Histogram*, kNumBatchedOperations> batch_size_{};
+  std::array<prometheus::Histogram*, kNumBatchedOperations> batch_queue_seconds_{};
   std::atomic<int64_t> inflight_count_{0};
   std::shared_ptr<prometheus::Collectable> process_collector_;
 };

@@ -124,11 +124,15 @@ absl::Status Server::BuildAndStart(const ServerOptions& options) {
         "--worker_threads must be -1 (one per CPU), 0 (inline) or 1 to 1024, got ",
         options_.worker_threads));
   }
-  if (options_.coalesce_hash_window < absl::ZeroDuration() ||
-      options_.coalesce_hash_window > absl::Milliseconds(10)) {
+  if (options_.batching.max_delay < absl::ZeroDuration() ||
+      options_.batching.max_delay > absl::Milliseconds(10)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "--coalesce_hash_window must be 0 (off) to 10ms, got ",
-        absl::FormatDuration(options_.coalesce_hash_window)));
+        "--batch_max_delay must be 0 to 10ms, got ",
+        absl::FormatDuration(options_.batching.max_delay)));
+  }
+  if (options_.batching.max_batch < 1 || options_.batching.max_batch > 4096) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--batch_max_size must be 1 to 4096, got ", options_.batching.max_batch));
   }
   if (options_.shutdown_grace < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--shutdown_grace must not be negative");
@@ -196,13 +200,13 @@ absl::Status Server::BuildAndStart(const ServerOptions& options) {
   EngineOptions engine_options;
   engine_options.allow_inline_private_keys = options_.allow_inline_private_keys;
   engine_options.public_key_cache_size = options_.public_key_cache_size;
-  engine_options.coalesce_hash_window = options_.coalesce_hash_window;
   engine_ = std::make_unique<CryptoEngine>(keys_.get(), engine_options, metrics_.get());
   ServiceInfo info;
   info.version = SMCRYPT_VERSION;
   info.max_message_bytes = options_.max_message_bytes;
   info.max_inflight = options_.max_inflight;
   info.max_inflight_bytes = options_.max_inflight_bytes;
+  info.batching = options_.batching;
   if (options_.worker_threads != 0) {
     const size_t n = options_.worker_threads < 0 ? DefaultWorkerThreads()
                                                  : static_cast<size_t>(options_.worker_threads);
@@ -218,6 +222,7 @@ absl::Status Server::BuildAndStart(const ServerOptions& options) {
   guards.policy = policy_.get();
   guards.audit = audit_->enabled() ? audit_.get() : nullptr;
   guards.reaper = options_.stream_idle_timeout > absl::ZeroDuration() ? reaper_.get() : nullptr;
+  guards.batches = metrics_.get();
   LogInfo(workers_ == nullptr
               ? std::string("unary work runs on gRPC's callback threads (--worker_threads=0)")
               : absl::StrCat("unary work runs on ", workers_->num_threads(), " worker threads"));

@@ -56,8 +56,9 @@ struct ServerOptions {
   // public_key_cache_size: entries of the LRU of parsed inline public keys
   // (primitive_cache.h); 0 disables it.
   size_t public_key_cache_size = 1024;
-  // coalesce_hash_window: 0 (off) or up to 10 ms; see EngineOptions.
-  absl::Duration coalesce_hash_window = absl::ZeroDuration();
+  // batching: dynamic batching of unary calls (dynamic_batcher.h); max_batch 1 to
+  // 4096, max_delay 0 to 10 ms.
+  BatchSettings batching;
   // max_inflight_bytes: bytes charged to calls in flight (crypto_service_impl.h,
   // "Memory"); beyond it new calls and stream messages are RESOURCE_EXHAUSTED. 0: no
   // byte limit; else at least max_message_bytes.

@@ -8,7 +8,7 @@
 #         without the *_mask_* reruns of whole suites under CPU-feature masks (every
 #         suite already runs each back end this CPU has; the Release stage runs the masks)
 #   tsan  clang TSan of the core and the engine (no gRPC: Debian's is not instrumented):
-#         the multi-threaded tests (engine, its caches, worker pool, coalescer, shared
+#         the multi-threaded tests (engine, its caches, worker pool, batch queues, shared
 #         core and OpenSSL primitives); the rest of the unit suites are single-threaded
 # SMCRYPT_CI_SANITIZERS=0 skips both (quick local runs); CI runs them. Each stage prints
 # its wall time. ASAN_BUILD_DIR / TSAN_BUILD_DIR choose the folders.
@@ -64,5 +64,5 @@ stage "tsan tests"
 (cd "$TSAN_BUILD_DIR" &&
   TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
   ctest --output-on-failure --parallel "$(nproc)" -L unit -LE slow \
-    -R '(EngineConcurrencyTest|WorkerPoolTest|HashCoalescerTest|LruCacheTest|OpenSslConcurrencyTest)\.|EngineTest\..*Cache')
+    -R '(EngineConcurrencyTest|WorkerPoolTest|DynamicBatcherTest|LruCacheTest|OpenSslConcurrencyTest)\.|EngineTest\..*Cache')
 stage_done "tsan tests"

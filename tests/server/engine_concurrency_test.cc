@@ -3,7 +3,7 @@
 // share one CryptoEngine, its keyring primitives (parsed once at start), the LRU of
 // inline public keys (primitive_cache.h, sized below the key set so entries are evicted
 // while others are in use), the per-key SM2 tables (crypto/sm2/sm2_key_cache.*), the
-// hash coalescer and a WorkerPool, and each thread checks every result. Each test runs
+// batch paths and a WorkerPool, and each thread checks every result. Each test runs
 // in its own process (gtest_discover_tests), so the first use of the back-end dispatch
 // tables is itself concurrent.
 #include <atomic>
@@ -80,13 +80,12 @@ void RunThreads(Body body) {
   for (std::thread& th : threads) th.join();
 }
 
-TEST(EngineConcurrencyTest, SharedEngineKeyringCachesAndCoalescer) {
+TEST(EngineConcurrencyTest, SharedEngineKeyringCachesAndBatches) {
   Keyring ring;
   absl::StatusOr<std::unique_ptr<KeyStore>> keys = KeyStore::LoadFromDirectory(ring.dir());
   ASSERT_TRUE(keys.ok()) << keys.status();
   EngineOptions options;
   options.public_key_cache_size = 2;  // fewer than the inline keys below: evictions
-  options.coalesce_hash_window = absl::Microseconds(100);
   CryptoEngine engine(keys->get(), options, nullptr);
 
   // Inline SM2 public keys with their signatures over "msg" (verification goes through
@@ -110,8 +109,8 @@ TEST(EngineConcurrencyTest, SharedEngineKeyringCachesAndCoalescer) {
   std::atomic<int> failures{0};
   RunThreads([&](int t) {
     std::mt19937_64 rng(seed + t);
-    auto expect = [&](bool ok) {
-      if (!ok) failures.fetch_add(1);
+    auto expect = [&](bool ok, int line = __builtin_LINE()) {
+      if (!ok && failures.fetch_add(1) < 3) ADD_FAILURE_AT(__FILE__, line) << "thread " << t;
     };
     for (int i = 0; i < 12; ++i) {
       const std::string data = RandomBytes(rng, rng() % 300);
@@ -150,7 +149,7 @@ TEST(EngineConcurrencyTest, SharedEngineKeyringCachesAndCoalescer) {
             Algorithm::kSm2, KeyInput::Id("sm2"), *pk, Sm2CiphertextFormat::kC1C3C2);
         expect(back.ok() && *back == data + "x");
       }
-      // HPKE with the keyring key, HMAC, and the coalesced SM3 path.
+      // HPKE with the keyring key, HMAC, and the batch paths of unary batching.
       absl::StatusOr<std::string> sealed = engine.HybridEncrypt(
           Algorithm::kHpkeSm2Sm3Sm4Gcm, KeyInput::Id("sm2"), data, "info");
       expect(sealed.ok());
@@ -161,15 +160,26 @@ TEST(EngineConcurrencyTest, SharedEngineKeyringCachesAndCoalescer) {
       }
       absl::StatusOr<std::string> mac = engine.Hmac(Algorithm::kHmacSm3, KeyInput::Id("hmac"), data);
       expect(mac.ok());
-      absl::Notification hashed;
-      std::string digest;
-      engine.HashCoalesced(data, [&](std::string d) {
-        digest = std::move(d);
-        hashed.Notify();
-      });
-      hashed.WaitForNotification();
+      const std::string data_y = data + "y", data_z = data + "z";  // the items' views
+      const HashItem hash_items[] = {{Algorithm::kSm3, data}, {Algorithm::kSm3, data_y}};
+      std::vector<absl::StatusOr<std::string>> digests = engine.HashBatch(hash_items);
       const auto want = Sm3Digest(data);
-      expect(digest == std::string(want.begin(), want.end()));
+      const auto want_y = Sm3Digest(data_y);
+      expect(digests.size() == 2 && digests[0].ok() && digests[1].ok() &&
+             *digests[0] == std::string(want.begin(), want.end()) &&
+             *digests[1] == std::string(want_y.begin(), want_y.end()));
+      const PublicKeyEncryptItem pke_items[] = {
+          {Algorithm::kSm2, KeyInput::Id("sm2"), data, Sm2CiphertextFormat::kC1C3C2},
+          {Algorithm::kSm2, KeyInput::Id("sm2"), data_z, Sm2CiphertextFormat::kC1C2C3}};
+      std::vector<absl::StatusOr<std::string>> cts = engine.PublicKeyEncryptBatch(pke_items);
+      expect(cts.size() == 2 && cts[0].ok() && cts[1].ok());
+      if (cts.size() == 2 && cts[0].ok() && cts[1].ok()) {
+        absl::StatusOr<std::string> b0 = engine.PublicKeyDecrypt(
+            Algorithm::kSm2, KeyInput::Id("sm2"), *cts[0], Sm2CiphertextFormat::kC1C3C2);
+        absl::StatusOr<std::string> b1 = engine.PublicKeyDecrypt(
+            Algorithm::kSm2, KeyInput::Id("sm2"), *cts[1], Sm2CiphertextFormat::kC1C2C3);
+        expect(b0.ok() && *b0 == data && b1.ok() && *b1 == data_z);
+      }
     }
   });
   EXPECT_EQ(failures.load(), 0) << "seed " << seed;
