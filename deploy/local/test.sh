@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# test.sh — installs what is missing, builds smcrypt (Release, Ninja) and runs every test
-# label but `slow`. This is the README's test command and what .ci/run calls.
+# test.sh — installs what is missing, checks proto/ with buf (lint-proto.sh: buf lint;
+# breaking-proto.sh: buf breaking against the last tag, the merge base with main or HEAD~1),
+# builds smcrypt (Release, Ninja) and runs every test label but `slow`. This is the
+# README's test command and what .ci/run calls.
 #
 # Then the sanitizer stages (DESIGN.md "Tests and CI"), each in its own build folder:
 #   asan  clang ASan+UBSan (-O1 -g, UB aborts) of everything, fuzzers included:
@@ -21,6 +23,7 @@ stage_done() { echo "test.sh: == $1 took $((SECONDS - stage_start)) s"; }
 
 deploy/local/install-deps.sh
 deploy/local/lint-proto.sh
+deploy/local/breaking-proto.sh
 BUILD_DIR=${BUILD_DIR:-build}
 stage "release build"
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release
