@@ -26,7 +26,8 @@ if ! command -v git >/dev/null 2>&1; then
   [ -z "$against" ] || { echo "breaking-proto: git is missing" >&2; exit 1; }
   skip "git is not installed"
 fi
-if ! git rev-parse --git-dir >/dev/null 2>&1; then
+# (A copy without .git inside some other repository is not a checkout of smcrypt either.)
+if [ "$(git rev-parse --show-toplevel 2>/dev/null)" != "$(pwd -P)" ]; then
   [ -z "$against" ] || { echo "breaking-proto: not a git checkout" >&2; exit 1; }
   skip "$(pwd) is not a git checkout (no history)"
 fi
