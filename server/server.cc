@@ -226,6 +226,11 @@ absl::Status Server::BuildAndStart(const ServerOptions& options) {
   LogInfo(workers_ == nullptr
               ? std::string("unary work runs on gRPC's callback threads (--worker_threads=0)")
               : absl::StrCat("unary work runs on ", workers_->num_threads(), " worker threads"));
+  LogInfo(options_.batching.enabled
+              ? absl::StrCat("dynamic batching: on, at most ", options_.batching.max_batch,
+                             " calls per batch, waiting at most ",
+                             absl::FormatDuration(options_.batching.max_delay), " for more")
+              : std::string("dynamic batching: off (--batching=false)"));
   service_ = std::make_unique<CryptoServiceImpl>(engine_.get(), self_tests_.get(),
                                                  &metrics_->inflight(), info, workers_.get(),
                                                  guards);
