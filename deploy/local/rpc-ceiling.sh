@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# rpc-ceiling.sh — smcryptd's per-call cost against the gRPC ceiling (bench/rpc_ceiling):
+# builds smcryptd and smcrypt-rpc-ceiling (Release, Ninja, in build/), makes a temporary
+# keyring (an SM2 key pair "signing", an SM4 key "data"), starts the bare gRPC echo server
+# and smcryptd on free loopback ports (smcryptd with --keys_dir and --audit_log=none,
+# otherwise its defaults), runs the client and prints its markdown table; everything it
+# started is stopped and the keyring removed on exit.
+#
+# Usage: deploy/local/rpc-ceiling.sh [--build DIR] [--smcryptd PATH] [--audit_log FILE]
+#                                    [--out DIR] [--label TEXT] [-- client flags...]
+#   --build DIR      use the binaries already built in DIR (no build)
+#   --smcryptd PATH  measure this smcryptd instead (e.g. a baseline commit's build)
+#   --audit_log FILE smcryptd writes its audit log there (to see what it costs Sign)
+#   --out DIR        where table.md and report.json go (default: DIR/rpc-ceiling)
+#   --label TEXT     the report's name for what is measured (default: the smcryptd path)
+# Other arguments go to the client, e.g. --rpcs=Hash,Sign --in_flight=1,64 --rounds=5
+# --big_in_flight=20000 --big_channels=64 (smcrypt-rpc-ceiling --help lists them).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+build_dir=""
+smcryptd=""
+audit_log="none"
+out_dir=""
+label=""
+client_args=()
+while (($#)); do
+  case "$1" in
+    --build) build_dir=$2; shift 2 ;;
+    --build=*) build_dir=${1#*=}; shift ;;
+    --smcryptd) smcryptd=$2; shift 2 ;;
+    --smcryptd=*) smcryptd=${1#*=}; shift ;;
+    --audit_log) audit_log=$2; shift 2 ;;
+    --audit_log=*) audit_log=${1#*=}; shift ;;
+    --out) out_dir=$2; shift 2 ;;
+    --out=*) out_dir=${1#*=}; shift ;;
+    --label) label=$2; shift 2 ;;
+    --label=*) label=${1#*=}; shift ;;
+    --) shift; client_args+=("$@"); break ;;
+    *) client_args+=("$1"); shift ;;
+  esac
+done
+
+if [[ -z "$build_dir" ]]; then
+  build_dir=build
+  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$build_dir" --parallel "$(nproc)" --target smcryptd smcrypt-rpc-ceiling
+fi
+client="$build_dir/bench/rpc_ceiling/smcrypt-rpc-ceiling"
+smcryptd=${smcryptd:-$build_dir/server/smcryptd}
+out_dir=${out_dir:-$build_dir/rpc-ceiling}
+label=${label:-$smcryptd}
+for f in "$client" "$smcryptd"; do
+  [[ -x "$f" ]] || { echo "rpc-ceiling: $f is not built" >&2; exit 1; }
+done
+
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do
+    if kill -0 "$p" 2>/dev/null; then
+      kill -TERM "$p"
+      wait "$p" || true
+    fi
+  done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+keys="$tmp/keys"
+mkdir -p "$keys"
+openssl genpkey -algorithm SM2 -out "$keys/signing.pem" 2>/dev/null
+{ echo "-----BEGIN SM4 KEY-----"; head -c 16 /dev/urandom | base64; echo "-----END SM4 KEY-----"; } \
+  >"$keys/data.pem"
+chmod 700 "$keys"
+chmod 600 "$keys"/*.pem
+
+# wait_port LOG PATTERN: prints the port once the process logs "PATTERN 127.0.0.1:PORT".
+wait_port() {
+  local log=$1 pattern=$2 pid=$3 port=""
+  for _ in $(seq 1 600); do
+    port=$(sed -n "s/.*$pattern 127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p" "$log" | head -n 1)
+    [[ -n "$port" ]] && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if [[ -z "$port" ]]; then
+    echo "rpc-ceiling: $(basename "$log" .log) did not start; its log:" >&2
+    cat "$log" >&2
+    return 1
+  fi
+  echo "$port"
+}
+
+"$client" --serve_echo=127.0.0.1:0 2>"$tmp/echo.log" &
+pids+=($!)
+echo_port=$(wait_port "$tmp/echo.log" "echo listening on" "${pids[-1]}")
+"$smcryptd" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 --keys_dir="$keys" \
+  --audit_log="$audit_log" >"$tmp/smcryptd.log" 2>&1 &
+pids+=($!)
+port=$(wait_port "$tmp/smcryptd.log" "listening on" "${pids[-1]}")
+echo "rpc-ceiling: echo on 127.0.0.1:$echo_port, $smcryptd on 127.0.0.1:$port" \
+     "(--audit_log=$audit_log)" >&2
+
+mkdir -p "$out_dir"
+start=$SECONDS
+"$client" --target="127.0.0.1:$port" --echo="127.0.0.1:$echo_port" --label="$label" \
+  --markdown="$out_dir/table.md" --json="$out_dir/report.json" "${client_args[@]}" >/dev/null
+cat "$out_dir/table.md"
+echo "rpc-ceiling: $((SECONDS - start)) s; table.md and report.json in $out_dir/" >&2
