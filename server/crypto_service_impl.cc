@@ -4,12 +4,12 @@
 #include <chrono>
 #include <deque>
 #include <optional>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "grpc/grpc_security_constants.h"
+#include "server/proto_convert.h"
 #include "server/status_util.h"
 #include "smcrypt/cpu.h"
 #include "smcrypt/pem.h"
@@ -17,133 +17,6 @@
 
 namespace smcrypt::server {
 namespace {
-
-// ---- proto → engine ------------------------------------------------------------------
-
-absl::StatusOr<Algorithm> ToAlgorithm(v1::Algorithm alg) {
-  if (alg == v1::ALGORITHM_UNSPECIFIED) {
-    return absl::InvalidArgumentError("algorithm is required");
-  }
-  // Proto values 1..26 follow Algorithm's declaration order (crypto.proto, algorithm.h).
-  absl::Span<const Algorithm> all = AllAlgorithms();
-  const int v = static_cast<int>(alg);
-  if (v < 1 || v > static_cast<int>(all.size())) {
-    return absl::InvalidArgumentError(absl::StrCat("unknown algorithm value ", v));
-  }
-  return all[v - 1];
-}
-
-KeyInput ToKey(const v1::KeyRef& key) {
-  switch (key.ref_case()) {
-    case v1::KeyRef::kKeyId:
-      return KeyInput::Id(key.key_id());
-    case v1::KeyRef::kInlineKey:
-      return KeyInput::Inline(key.inline_key());
-    default:
-      return KeyInput{};
-  }
-}
-
-// WipeInlineKeys zeroes the inline key bytes a request carries (KeyRef.inline_key, in
-// the request, its params or its batch items) once the call has used them, so they do
-// not linger in freed heap memory. The request is gRPC's own non-const object, handed
-// to the handler as const; nothing reads it after the handler. (The bytes also passed
-// through gRPC's receive buffers, which gRPC frees without wiping.)
-void WipeKeyRef(const v1::KeyRef& key) {
-  if (key.ref_case() != v1::KeyRef::kInlineKey) return;
-  std::string* bytes = const_cast<v1::KeyRef&>(key).mutable_inline_key();
-  SecureZero(bytes->data(), bytes->size());
-}
-
-template <typename Req>
-void WipeInlineKeys(const Req& req) {
-  if constexpr (requires { req.key(); }) {
-    if constexpr (std::is_same_v<std::decay_t<decltype(req.key())>, v1::KeyRef>) {
-      WipeKeyRef(req.key());
-    }
-  }
-  if constexpr (requires { req.params().key(); }) {
-    if (req.has_params()) WipeKeyRef(req.params().key());
-  }
-  if constexpr (requires { req.items(0).key(); }) {
-    for (const auto& item : req.items()) WipeKeyRef(item.key());
-  }
-}
-
-absl::StatusOr<SignatureOptions> ToSignatureOptions(const v1::SignatureOptions& in,
-                                                    bool* user_id_set) {
-  SignatureOptions out;
-  *user_id_set = in.has_user_id();
-  if (in.has_user_id()) out.user_id = in.user_id();
-  switch (in.encoding()) {
-    case v1::SIGNATURE_ENCODING_UNSPECIFIED:
-    case v1::SIGNATURE_ENCODING_DER:
-      out.encoding = SignatureEncoding::kDer;
-      break;
-    case v1::SIGNATURE_ENCODING_RAW:
-      out.encoding = SignatureEncoding::kRaw;
-      break;
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown options.encoding value ", static_cast<int>(in.encoding())));
-  }
-  out.prehashed = in.prehashed();
-  return out;
-}
-
-absl::StatusOr<std::optional<Padding>> ToPadding(v1::Padding p) {
-  switch (p) {
-    case v1::PADDING_UNSPECIFIED: return std::optional<Padding>();
-    case v1::PADDING_PKCS7: return std::optional<Padding>(Padding::kPkcs7);
-    case v1::PADDING_NONE: return std::optional<Padding>(Padding::kNone);
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown padding value ", static_cast<int>(p)));
-  }
-}
-
-absl::StatusOr<Sm2CiphertextFormat> ToSm2Format(Algorithm alg, v1::Sm2CiphertextFormat f) {
-  if (alg != Algorithm::kSm2 && f != v1::SM2_CIPHERTEXT_FORMAT_UNSPECIFIED) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("sm2_format is for SM2 only, not ", AlgorithmName(alg)));
-  }
-  switch (f) {
-    case v1::SM2_CIPHERTEXT_FORMAT_UNSPECIFIED:
-    case v1::SM2_CIPHERTEXT_FORMAT_C1C3C2:
-      return Sm2CiphertextFormat::kC1C3C2;
-    case v1::SM2_CIPHERTEXT_FORMAT_C1C2C3:
-      return Sm2CiphertextFormat::kC1C2C3;
-    case v1::SM2_CIPHERTEXT_FORMAT_DER:
-      return Sm2CiphertextFormat::kDer;
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown sm2_format value ", static_cast<int>(f)));
-  }
-}
-
-// SymmetricFrom fills engine parameters from the common fields of a request. The
-// views point into `req`, which must outlive the result.
-template <typename Req>
-absl::StatusOr<SymmetricParams> SymmetricFrom(const Req& req, std::optional<absl::string_view> nonce,
-                                              uint32_t tag_length) {
-  SymmetricParams p;
-  absl::StatusOr<Algorithm> alg = ToAlgorithm(req.algorithm());
-  if (!alg.ok()) return alg.status();
-  p.algorithm = *alg;
-  p.key = ToKey(req.key());
-  p.nonce = nonce;
-  p.aad = req.aad();
-  p.tag_length = tag_length;
-  absl::StatusOr<std::optional<Padding>> padding = ToPadding(req.padding());
-  if (!padding.ok()) return padding.status();
-  p.padding = *padding;
-  return p;
-}
-
-void SetItemStatus(const absl::Status& s, v1::Status* out) {
-  out->set_code(static_cast<int>(s.code()));
-  out->set_message(std::string(TruncateMessage(s.message(), kMaxStatusMessageSize)));
-}
 
 absl::Status CheckBatchSize(size_t n) {
   if (n > CryptoEngine::kMaxBatchItems) {
@@ -602,17 +475,6 @@ class DecryptStreamReactor final
   std::unique_ptr<StreamDecryptor> dec_;
 };
 
-absl::StatusOr<HybridStreamParams> HybridFrom(const v1::HybridStreamParams& in) {
-  HybridStreamParams p;
-  absl::StatusOr<Algorithm> alg = ToAlgorithm(in.algorithm());
-  if (!alg.ok()) return alg.status();
-  p.algorithm = *alg;
-  p.key = ToKey(in.key());
-  p.info = in.info();
-  p.aad = in.aad();
-  return p;
-}
-
 // HybridEncryptStreamReactor: header ‖ enc first, then one sealed chunk per non-empty
 // plaintext message, then the final chunk at half-close (crypto.proto, stream format).
 class HybridEncryptStreamReactor final
@@ -897,24 +759,6 @@ ClientIdentity IdentityOf(const grpc::CallbackServerContext& ctx) {
   return id;
 }
 
-namespace {
-
-AccessKey ToAccessKey(const v1::KeyRef* key) {
-  if (key == nullptr) return AccessKey::None();
-  switch (key->ref_case()) {
-    case v1::KeyRef::kKeyId: return AccessKey::Id(key->key_id());
-    case v1::KeyRef::kInlineKey: return AccessKey::Inline();
-    default: return AccessKey::None();
-  }
-}
-
-absl::string_view AlgorithmLabel(v1::Algorithm alg) {
-  absl::StatusOr<Algorithm> a = ToAlgorithm(alg);
-  return a.ok() ? AlgorithmName(*a) : absl::string_view();
-}
-
-}  // namespace
-
 absl::Status CryptoServiceImpl::Authorize(grpc::CallbackServerContext* ctx,
                                           absl::string_view method, AccessOperation op,
                                           v1::Algorithm alg, const v1::KeyRef* key) const {
@@ -957,26 +801,6 @@ namespace {
 // kSignBatchChunk: SignBatch / VerifyBatch items per engine call (cancellation is
 // checked between calls).
 constexpr int kSignBatchChunk = 256;
-
-absl::StatusOr<SignItem> SignItemFrom(const v1::SignRequest& req) {
-  absl::StatusOr<Algorithm> alg = ToAlgorithm(req.algorithm());
-  if (!alg.ok()) return alg.status();
-  SignItem item{*alg, ToKey(req.key()), req.data(), {}, false};
-  absl::StatusOr<SignatureOptions> options = ToSignatureOptions(req.options(), &item.user_id_set);
-  if (!options.ok()) return options.status();
-  item.options = *options;
-  return item;
-}
-
-absl::StatusOr<VerifyItem> VerifyItemFrom(const v1::VerifyRequest& req) {
-  absl::StatusOr<Algorithm> alg = ToAlgorithm(req.algorithm());
-  if (!alg.ok()) return alg.status();
-  VerifyItem item{*alg, ToKey(req.key()), req.data(), req.signature(), {}, false};
-  absl::StatusOr<SignatureOptions> options = ToSignatureOptions(req.options(), &item.user_id_set);
-  if (!options.ok()) return options.status();
-  item.options = *options;
-  return item;
-}
 
 absl::StatusOr<std::string> SignOne(const CryptoEngine& engine, const v1::SignRequest& req) {
   absl::StatusOr<Algorithm> alg = ToAlgorithm(req.algorithm());
