@@ -4,11 +4,14 @@
 #include <chrono>
 #include <deque>
 #include <optional>
+#include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "grpc/grpc_security_constants.h"
+#include "server/method_spec.h"
 #include "server/proto_convert.h"
 #include "server/status_util.h"
 #include "smcrypt/cpu.h"
@@ -43,35 +46,37 @@ absl::Status StillWanted(grpc::CallbackServerContext* ctx) {
 // on top of the request's size, so --max_inflight_bytes bounds batches too.
 constexpr uint64_t kBatchItemAdmissionBytes = 1024;
 
+// ResponseBytes bounds a response's serialized size before the work, as spec.response
+// says: about the request's size (ciphertexts, plaintexts, per-item results; tags,
+// nonces and framing are under kCallAdmissionBytes), or what the request asks for.
 template <typename Req>
-uint64_t BatchItems(const Req&) {
-  return 0;
-}
-uint64_t BatchItems(const v1::HashBatchRequest& r) { return r.items_size(); }
-uint64_t BatchItems(const v1::SignBatchRequest& r) { return r.items_size(); }
-uint64_t BatchItems(const v1::VerifyBatchRequest& r) { return r.items_size(); }
-uint64_t BatchItems(const v1::EncryptBatchRequest& r) { return r.items_size(); }
-uint64_t BatchItems(const v1::HybridEncryptBatchRequest& r) { return r.items_size(); }
-
-// ResponseEstimate bounds a response's serialized size before the work: about the
-// request's size (ciphertexts, plaintexts, per-item results; tags, nonces and framing are
-// under kCallAdmissionBytes), or what the request asks for.
-template <typename Req>
-uint64_t ResponseEstimate(const Req& r) {
+uint64_t ResponseBytes(const MethodSpec& spec, const Req& r) {
+  switch (spec.response) {
+    case ResponseEstimate::kRandomLength:
+      if constexpr (requires { r.length(); }) {
+        return std::min<uint64_t>(r.length(), CryptoEngine::kMaxRandomBytes) + 16;
+      }
+      break;
+    case ResponseEstimate::kKeyPair:
+    case ResponseEstimate::kServerInfo:
+      return 16 << 10;
+    case ResponseEstimate::kRequestPlus4KiB:
+      return r.ByteSizeLong() + 4096;
+    case ResponseEstimate::kRequestSize:
+    case ResponseEstimate::kStream:
+      break;
+  }
   return r.ByteSizeLong();
 }
-uint64_t ResponseEstimate(const v1::GenerateRandomRequest& r) {
-  return std::min<uint64_t>(r.length(), CryptoEngine::kMaxRandomBytes) + 16;
-}
-// Key pairs (RSA-4096 in DER and PEM) and the server information are a few KiB.
-uint64_t ResponseEstimate(const v1::GenerateKeyPairRequest&) { return 16 << 10; }
-uint64_t ResponseEstimate(const v1::GetPublicKeyRequest& r) { return r.ByteSizeLong() + 4096; }
-uint64_t ResponseEstimate(const v1::GetServerInfoRequest&) { return 16 << 10; }
 
 // AdmissionBytes is what a unary call reserves (crypto_service_impl.h, "Memory").
 template <typename Req>
-uint64_t AdmissionBytes(const Req& r) {
-  return r.ByteSizeLong() + BatchItems(r) * kBatchItemAdmissionBytes + 2 * ResponseEstimate(r) +
+uint64_t AdmissionBytes(const MethodSpec& spec, const Req& r) {
+  uint64_t items = 0;
+  if constexpr (requires { r.items_size(); }) {
+    if (spec.charge_items) items = r.items_size();
+  }
+  return r.ByteSizeLong() + items * kBatchItemAdmissionBytes + 2 * ResponseBytes(spec, r) +
          kCallAdmissionBytes;
 }
 
@@ -133,11 +138,11 @@ class CallReactor final : public grpc::ServerUnaryReactor {
 // `fn` has run; its inline keys are wiped and its payload freed before the answer.
 // `on_done` (optional) runs in the reactor's OnDone.
 template <typename Req, typename Resp, typename Fn>
-grpc::ServerUnaryReactor* Unary(const CryptoServiceImpl* svc, grpc::CallbackServerContext* ctx,
-                                const Req* request, Resp* response, Fn fn,
-                                std::function<void()> on_done = nullptr) {
+grpc::ServerUnaryReactor* Unary(const CryptoServiceImpl* svc, const MethodSpec& spec,
+                                grpc::CallbackServerContext* ctx, const Req* request,
+                                Resp* response, Fn fn, std::function<void()> on_done = nullptr) {
   auto* reactor = new CallReactor(svc, std::move(on_done));
-  const uint64_t bytes = AdmissionBytes(*request);
+  const uint64_t bytes = AdmissionBytes(spec, *request);
   absl::Status s = svc->Admit(ctx, bytes);
   if (!s.ok()) {
     WipeInlineKeys(*request);
@@ -159,11 +164,108 @@ grpc::ServerUnaryReactor* Unary(const CryptoServiceImpl* svc, grpc::CallbackServ
   return reactor;
 }
 
+// ---- The call guard: policy, parsing and audit as the MethodSpec says -------------------
+
+// AlgorithmOf / KeyOf: the algorithm and key a request (a batch item, stream params)
+// names, as the access policy and audit lines see them; UNSPECIFIED / null when it has
+// no such field.
+template <typename Req>
+v1::Algorithm AlgorithmOf(const Req& r) {
+  if constexpr (requires { r.algorithm(); }) {
+    return r.algorithm();
+  } else {
+    return v1::ALGORITHM_UNSPECIFIED;
+  }
+}
+
+template <typename Req>
+const v1::KeyRef* KeyOf(const Req& r) {
+  if constexpr (requires { r.key(); }) {
+    return &r.key();  // a KeyRef: anything else does not compile
+  } else {
+    return nullptr;
+  }
+}
+
+// Checked is what the checks of one request (a unary call, a queued call, a batch item or
+// a stream's params) left: its engine input, or the status that answers it. `audit`: it
+// passed the policy check of an audited method, so its final status is to be audited.
+template <typename In>
+struct Checked {
+  absl::StatusOr<In> input;
+  bool audit = false;
+};
+
+// InputOf is the engine input a parse function makes of a request: `parse(req)` returns
+// absl::StatusOr<InputOf<Parse, Req>>.
+template <typename Parse, typename Req>
+using InputOf = typename std::invoke_result_t<const Parse&, const Req&>::value_type;
+
+// Check parses `req` with `parse` and, when spec.scope is `level`, checks it against the
+// access policy before or after parsing as spec.order says. The order decides which
+// status a request with both a bad field and a denied key gets, and whether a request
+// that does not parse is checked (and its denial audited) at all: it is the table's
+// (method_spec.h), never the handler's. A denial is audited by Authorize.
+template <typename Req, typename Parse>
+Checked<InputOf<Parse, Req>> Check(const CryptoServiceImpl& svc, const MethodSpec& spec,
+                                   grpc::CallbackServerContext* ctx, const Req& req,
+                                   PolicyScope level, const Parse& parse) {
+  if (spec.scope != level) return {parse(req), false};
+  absl::StatusOr<InputOf<Parse, Req>> input;
+  if (spec.order == CheckOrder::kParseFirst) {
+    input = parse(req);
+    if (!input.ok()) return {std::move(input), false};
+  }
+  absl::Status allowed = svc.Authorize(ctx, spec.method, spec.op, AlgorithmOf(req), KeyOf(req));
+  if (!allowed.ok()) return {std::move(allowed), false};
+  if (spec.order == CheckOrder::kPolicyFirst) input = parse(req);
+  return {std::move(input), spec.audited};
+}
+
+// AuditDone writes the audit line of a request that Check allowed for an audited method.
+template <typename Req>
+void AuditDone(const CryptoServiceImpl& svc, const MethodSpec& spec,
+               grpc::CallbackServerContext* ctx, const Req& req, absl::StatusCode code) {
+  svc.Audit(ctx, spec.method, spec.op, AlgorithmOf(req), KeyOf(req), code);
+}
+
+// Parse functions shared by several handlers. kAlgorithmOnly: the request's algorithm;
+// kNothingToParse: requests without fields to check before the work.
+constexpr auto kAlgorithmOnly = [](const auto& r) { return ToAlgorithm(r.algorithm()); };
+constexpr auto kNothingToParse = [](const auto&) {
+  return absl::StatusOr<std::monostate>(std::monostate{});
+};
+
+// Guarded is the call guard of the unary handlers. Unary admits the call, charging
+// AdmissionBytes(spec); on the worker, Check parses and authorizes the request as `spec`
+// says, work(input) → absl::Status does the engine call and fills the response, an
+// audited method audits the final status (parse errors after the policy check included),
+// and Unary converts the status. `spec` is a row of the table (static); `parse` and
+// `work` capture nothing from the handler's stack (see Unary).
+template <typename Req, typename Resp, typename Parse, typename Work>
+grpc::ServerUnaryReactor* Guarded(const CryptoServiceImpl* svc, const MethodSpec& spec,
+                                  grpc::CallbackServerContext* ctx, const Req* request,
+                                  Resp* response, Parse parse, Work work,
+                                  std::function<void()> on_done = nullptr) {
+  return Unary(
+      svc, spec, ctx, request, response,
+      [svc, spec = &spec, ctx, request, parse = std::move(parse),
+       work = std::move(work)]() -> absl::Status {
+        Checked<InputOf<Parse, Req>> c = Check(*svc, *spec, ctx, *request, PolicyScope::kCall,
+                                               parse);
+        absl::Status s = c.input.ok() ? work(*c.input) : c.input.status();
+        if (c.audit) AuditDone(*svc, *spec, ctx, *request, s.code());
+        return s;
+      },
+      std::move(on_done));
+}
+
 // ---- Dynamic batching (dynamic_batcher.h) ---------------------------------------------
 
 // QueuedCall is one admitted unary call waiting in, or taken from, a BatchQueue.
 template <typename Req, typename Resp>
 struct QueuedCall {
+  using Request = Req;
   CallReactor* reactor;
   grpc::CallbackServerContext* ctx;
   const Req* request;
@@ -183,12 +285,12 @@ void FinishQueued(const Call& c, const absl::Status& s) {
 
 // Queued admits the call as Unary does, then adds it to `queue`.
 template <typename Req, typename Resp>
-grpc::ServerUnaryReactor* Queued(const CryptoServiceImpl* svc,
+grpc::ServerUnaryReactor* Queued(const CryptoServiceImpl* svc, const MethodSpec& spec,
                                  BatchQueue<QueuedCall<Req, Resp>>* queue,
                                  grpc::CallbackServerContext* ctx, const Req* request,
                                  Resp* response) {
   auto* reactor = new CallReactor(svc, nullptr);
-  const uint64_t bytes = AdmissionBytes(*request);
+  const uint64_t bytes = AdmissionBytes(spec, *request);
   absl::Status s = svc->Admit(ctx, bytes);
   if (!s.ok()) {
     WipeInlineKeys(*request);
@@ -307,9 +409,9 @@ class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
   virtual absl::Status OnMessage(const Req& req, bool first, std::deque<Resp>* out) = 0;
   virtual absl::Status OnEnd(std::deque<Resp>* out) = 0;
   // AuditAs makes the stream write an audit line when it ends (private-key streams).
-  void AuditAs(absl::string_view method, AccessOperation op, const v1::HybridStreamParams& p) {
-    audit_method_ = method;
-    audit_op_ = op;
+  void AuditAs(const MethodSpec& spec, const v1::HybridStreamParams& p) {
+    audit_method_ = spec.method;
+    audit_op_ = spec.op;
     audit_alg_ = p.algorithm();
     // Only the key's kind and key_id are kept, never inline bytes.
     if (p.key().ref_case() == v1::KeyRef::kKeyId) audit_key_.set_key_id(p.key().key_id());
@@ -384,14 +486,16 @@ class EncryptStreamReactor final
       if (!req.has_params()) {
         return absl::InvalidArgumentError("the first EncryptStream message must carry params");
       }
-      const v1::EncryptStreamParams& params = req.params();
-      absl::Status allowed = svc().Authorize(ctx(), "EncryptStream", AccessOperation::kEncrypt,
-                                             params.algorithm(), &params.key());
-      if (!allowed.ok()) return allowed;
-      absl::StatusOr<SymmetricParams> p = SymmetricFrom(
-          params,
-          params.has_nonce() ? std::optional<absl::string_view>(params.nonce()) : std::nullopt,
-          params.tag_length());
+      absl::StatusOr<SymmetricParams> p =
+          Check(svc(), rpc::kEncryptStream, ctx(), req.params(), PolicyScope::kCall,
+                [](const v1::EncryptStreamParams& params) {
+                  return SymmetricFrom(params,
+                                       params.has_nonce()
+                                           ? std::optional<absl::string_view>(params.nonce())
+                                           : std::nullopt,
+                                       params.tag_length());
+                })
+              .input;
       if (!p.ok()) return p.status();
       absl::StatusOr<std::unique_ptr<StreamEncryptor>> enc = engine().NewStreamEncryptor(*p);
       if (!enc.ok()) return enc.status();
@@ -440,11 +544,12 @@ class DecryptStreamReactor final
       if (!req.has_params()) {
         return absl::InvalidArgumentError("the first DecryptStream message must carry params");
       }
-      absl::Status allowed = svc().Authorize(ctx(), "DecryptStream", AccessOperation::kDecrypt,
-                                             req.params().algorithm(), &req.params().key());
-      if (!allowed.ok()) return allowed;
       absl::StatusOr<SymmetricParams> p =
-          SymmetricFrom(req.params(), absl::string_view(req.params().nonce()), 0);
+          Check(svc(), rpc::kDecryptStream, ctx(), req.params(), PolicyScope::kCall,
+                [](const v1::DecryptStreamParams& params) {
+                  return SymmetricFrom(params, absl::string_view(params.nonce()), 0);
+                })
+              .input;
       if (!p.ok()) return p.status();
       absl::StatusOr<std::unique_ptr<StreamDecryptor>> dec = engine().NewStreamDecryptor(*p);
       if (!dec.ok()) return dec.status();
@@ -490,11 +595,10 @@ class HybridEncryptStreamReactor final
         return absl::InvalidArgumentError(
             "the first HybridEncryptStream message must carry params");
       }
-      absl::Status allowed =
-          svc().Authorize(ctx(), "HybridEncryptStream", AccessOperation::kEncrypt,
-                          req.params().algorithm(), &req.params().key());
-      if (!allowed.ok()) return allowed;
-      absl::StatusOr<HybridStreamParams> p = HybridFrom(req.params());
+      absl::StatusOr<HybridStreamParams> p =
+          Check(svc(), rpc::kHybridEncryptStream, ctx(), req.params(), PolicyScope::kCall,
+                HybridFrom)
+              .input;
       if (!p.ok()) return p.status();
       absl::StatusOr<std::unique_ptr<HybridStreamEncryptor>> enc =
           engine().NewHybridStreamEncryptor(*p);
@@ -540,16 +644,14 @@ class HybridDecryptStreamReactor final
         return absl::InvalidArgumentError(
             "the first HybridDecryptStream message must carry params");
       }
-      absl::Status allowed =
-          svc().Authorize(ctx(), "HybridDecryptStream", AccessOperation::kDecrypt,
-                          req.params().algorithm(), &req.params().key());
-      if (!allowed.ok()) return allowed;
-      // Opening with the private key: audited with the stream's final status.
-      AuditAs("HybridDecryptStream", AccessOperation::kDecrypt, req.params());
-      absl::StatusOr<HybridStreamParams> p = HybridFrom(req.params());
-      if (!p.ok()) return p.status();
+      Checked<HybridStreamParams> p = Check(svc(), rpc::kHybridDecryptStream, ctx(),
+                                            req.params(), PolicyScope::kCall, HybridFrom);
+      // Opening with the private key: audited with the stream's final status (parse
+      // errors included).
+      if (p.audit) AuditAs(rpc::kHybridDecryptStream, req.params());
+      if (!p.input.ok()) return p.input.status();
       absl::StatusOr<std::unique_ptr<HybridStreamDecryptor>> dec =
-          engine().NewHybridStreamDecryptor(*p);
+          engine().NewHybridStreamDecryptor(*p.input);
       if (!dec.ok()) return dec.status();
       dec_ = *std::move(dec);
     } else if (req.has_params()) {
@@ -607,13 +709,8 @@ class HashStreamReactor final : public grpc::ServerReadReactor<v1::HashStreamReq
       return;
     }
     if (hash_ == nullptr) {
-      absl::Status allowed = svc_->Authorize(ctx_, "HashStream", AccessOperation::kHash,
-                                             req_.algorithm(), nullptr);
-      if (!allowed.ok()) {
-        Finish(ToGrpcStatus(allowed));
-        return;
-      }
-      absl::StatusOr<Algorithm> alg = ToAlgorithm(req_.algorithm());
+      absl::StatusOr<Algorithm> alg =
+          Check(*svc_, rpc::kHashStream, ctx_, req_, PolicyScope::kCall, kAlgorithmOnly).input;
       absl::StatusOr<std::unique_ptr<HashStream>> h =
           alg.ok() ? svc_->engine().NewHashStream(*alg)
                    : absl::StatusOr<std::unique_ptr<HashStream>>(alg.status());
@@ -794,227 +891,112 @@ void CryptoServiceImpl::Audit(grpc::CallbackServerContext* ctx, absl::string_vie
   guards_.audit->Write(r);
 }
 
-// ---- Request conversions of the signature and encryption handlers ---------------------
+// ---- Batched operations ------------------------------------------------------------------
 
 namespace {
+
+// CheckAndRun is the body of every batched path (the batch queues' runs and the batch
+// RPCs' chunks): check(i) → Checked<In> for each i in [0, n), one engine(inputs) call for
+// the inputs that passed, then answer(i, result, audit) in order, where `result` is item
+// i's engine result or the status its check left. The inputs' views stay valid until the
+// items are answered.
+template <typename In, typename CheckFn, typename Engine, typename Answer>
+void CheckAndRun(size_t n, const CheckFn& check, const Engine& engine, const Answer& answer) {
+  constexpr size_t kNotRun = ~size_t{0};
+  std::vector<Checked<In>> checked;
+  checked.reserve(n);
+  std::vector<In> inputs;
+  std::vector<size_t> index(n, kNotRun);  // item → position in inputs
+  for (size_t i = 0; i < n; ++i) {
+    checked.push_back(check(i));
+    if (checked[i].input.ok()) {
+      index[i] = inputs.size();
+      inputs.push_back(*std::move(checked[i].input));
+    }
+  }
+  auto results = engine(inputs);
+  using Result = typename decltype(results)::value_type;
+  for (size_t i = 0; i < n; ++i) {
+    Result r = index[i] == kNotRun ? Result(checked[i].input.status())
+                                   : std::move(results[index[i]]);
+    answer(i, std::move(r), checked[i].audit);
+  }
+}
+
+// RunQueued answers a run of queued calls as their unary handler would: each call still
+// wanted is checked with the handler's MethodSpec (Check: cancellation, access policy,
+// parsing, in that spec's order), the calls that pass go to the engine's batch operation
+// in one call, and each call is answered with its own status, write(response, value)
+// filling the response of a success; an audited method audits each allowed call.
+template <typename Call, typename Parse, typename Engine, typename Write>
+void RunQueued(const CryptoServiceImpl& svc, const MethodSpec& spec, absl::Span<Call> calls,
+               const Parse& parse, const Engine& engine, const Write& write) {
+  using In = InputOf<Parse, typename Call::Request>;
+  CheckAndRun<In>(
+      calls.size(),
+      [&](size_t i) -> Checked<In> {
+        const Call& c = calls[i];
+        if (c.ctx->IsCancelled()) return {NotWanted(), false};
+        return Check(svc, spec, c.ctx, *c.request, PolicyScope::kCall, parse);
+      },
+      engine,
+      [&](size_t i, auto result, bool audit) {
+        const Call& c = calls[i];
+        if (result.ok()) write(c.response, *std::move(result));
+        if (audit) AuditDone(svc, spec, c.ctx, *c.request, result.status().code());
+        FinishQueued(c, result.status());
+      });
+}
+
+void RunSignBatch(const CryptoServiceImpl& svc, absl::Span<SignCall> calls) {
+  RunQueued(
+      svc, rpc::kSign, calls, SignItemFrom,
+      [&](absl::Span<const SignItem> items) { return svc.engine().SignBatch(items); },
+      [](v1::SignResponse* r, std::string sig) { r->set_signature(std::move(sig)); });
+}
+
+void RunVerifyBatch(const CryptoServiceImpl& svc, absl::Span<VerifyCall> calls) {
+  RunQueued(
+      svc, rpc::kVerify, calls, VerifyItemFrom,
+      [&](absl::Span<const VerifyItem> items) { return svc.engine().VerifyBatch(items); },
+      [](v1::VerifyResponse* r, bool valid) { r->set_valid(valid); });
+}
+
+void RunHashBatch(const CryptoServiceImpl& svc, absl::Span<HashCall> calls) {
+  // The queue takes SM3 only, so every item is {kSm3, data}.
+  RunQueued(
+      svc, rpc::kHash, calls, HashItemFrom,
+      [&](absl::Span<const HashItem> items) { return svc.engine().HashBatch(items); },
+      [](v1::HashResponse* r, std::string digest) { r->set_digest(std::move(digest)); });
+}
+
+void RunPublicKeyEncryptBatch(const CryptoServiceImpl& svc,
+                              absl::Span<PublicKeyEncryptCall> calls) {
+  RunQueued(
+      svc, rpc::kPublicKeyEncrypt, calls, PublicKeyEncryptItemFrom,
+      [&](absl::Span<const PublicKeyEncryptItem> items) {
+        return svc.engine().PublicKeyEncryptBatch(items);
+      },
+      [](v1::PublicKeyEncryptResponse* r, std::string ct) { r->set_ciphertext(std::move(ct)); });
+}
+
+void RunHybridEncryptBatch(const CryptoServiceImpl& svc, absl::Span<HybridEncryptCall> calls) {
+  RunQueued(
+      svc, rpc::kHybridEncrypt, calls, HybridEncryptItemFrom,
+      [&](absl::Span<const HybridEncryptItem> items) {
+        return svc.engine().HybridEncryptBatch(items);
+      },
+      [](v1::HybridEncryptResponse* r, std::string ct) { r->set_ciphertext(std::move(ct)); });
+}
 
 // kSignBatchChunk: SignBatch / VerifyBatch items per engine call (cancellation is
 // checked between calls).
 constexpr int kSignBatchChunk = 256;
 
-absl::StatusOr<std::string> SignOne(const CryptoEngine& engine, const v1::SignRequest& req) {
-  absl::StatusOr<Algorithm> alg = ToAlgorithm(req.algorithm());
-  if (!alg.ok()) return alg.status();
-  bool user_id_set = false;
-  absl::StatusOr<SignatureOptions> options = ToSignatureOptions(req.options(), &user_id_set);
-  if (!options.ok()) return options.status();
-  return engine.Sign(*alg, ToKey(req.key()), req.data(), *options, user_id_set);
-}
-
-absl::StatusOr<bool> VerifyOne(const CryptoEngine& engine, const v1::VerifyRequest& req) {
-  absl::StatusOr<Algorithm> alg = ToAlgorithm(req.algorithm());
-  if (!alg.ok()) return alg.status();
-  bool user_id_set = false;
-  absl::StatusOr<SignatureOptions> options = ToSignatureOptions(req.options(), &user_id_set);
-  if (!options.ok()) return options.status();
-  return engine.Verify(*alg, ToKey(req.key()), req.data(), req.signature(), *options,
-                       user_id_set);
-}
-
-absl::StatusOr<SymmetricCiphertext> EncryptOne(const CryptoEngine& engine,
-                                               const v1::EncryptRequest& req) {
-  absl::StatusOr<SymmetricParams> p = SymmetricFrom(
+absl::StatusOr<SymmetricParams> EncryptParamsFrom(const v1::EncryptRequest& req) {
+  return SymmetricFrom(
       req, req.has_nonce() ? std::optional<absl::string_view>(req.nonce()) : std::nullopt,
       req.tag_length());
-  if (!p.ok()) return p.status();
-  return engine.Encrypt(*p, req.plaintext());
-}
-
-}  // namespace
-
-// ---- Batched operations ------------------------------------------------------------------
-
-namespace {
-
-// Each Run*Batch checks every call as its unary handler does (cancellation, access
-// policy, parsing, in that handler's order), hands the calls that pass to the engine's
-// batch operation in one call, then answers each call with its own status (and audits it
-// where the unary handler does). The requests' views stay valid until the calls are
-// answered, after the engine call.
-
-void RunSignBatch(const CryptoServiceImpl& svc, absl::Span<SignCall> calls) {
-  std::vector<absl::Status> status(calls.size());
-  std::vector<char> audited(calls.size(), 0);
-  std::vector<SignItem> items;
-  std::vector<size_t> index;
-  for (size_t i = 0; i < calls.size(); ++i) {
-    const SignCall& c = calls[i];
-    if (c.ctx->IsCancelled()) {
-      status[i] = NotWanted();
-      continue;
-    }
-    status[i] = svc.Authorize(c.ctx, "Sign", AccessOperation::kSign, c.request->algorithm(),
-                              &c.request->key());
-    if (!status[i].ok()) continue;  // a denial is audited by Authorize
-    audited[i] = 1;
-    absl::StatusOr<SignItem> item = SignItemFrom(*c.request);
-    if (!item.ok()) {
-      status[i] = item.status();
-      continue;
-    }
-    index.push_back(i);
-    items.push_back(*std::move(item));
-  }
-  std::vector<absl::StatusOr<std::string>> sigs = svc.engine().SignBatch(items);
-  for (size_t j = 0; j < index.size(); ++j) {
-    const size_t i = index[j];
-    if (sigs[j].ok()) {
-      calls[i].response->set_signature(*std::move(sigs[j]));
-    } else {
-      status[i] = sigs[j].status();
-    }
-  }
-  for (size_t i = 0; i < calls.size(); ++i) {
-    const SignCall& c = calls[i];
-    if (audited[i]) {
-      svc.Audit(c.ctx, "Sign", AccessOperation::kSign, c.request->algorithm(), &c.request->key(),
-                status[i].code());
-    }
-    FinishQueued(c, status[i]);
-  }
-}
-
-void RunVerifyBatch(const CryptoServiceImpl& svc, absl::Span<VerifyCall> calls) {
-  std::vector<absl::Status> status(calls.size());
-  std::vector<VerifyItem> items;
-  std::vector<size_t> index;
-  for (size_t i = 0; i < calls.size(); ++i) {
-    const VerifyCall& c = calls[i];
-    if (c.ctx->IsCancelled()) {
-      status[i] = NotWanted();
-      continue;
-    }
-    status[i] = svc.Authorize(c.ctx, "Verify", AccessOperation::kVerify,
-                              c.request->algorithm(), &c.request->key());
-    if (!status[i].ok()) continue;
-    absl::StatusOr<VerifyItem> item = VerifyItemFrom(*c.request);
-    if (!item.ok()) {
-      status[i] = item.status();
-      continue;
-    }
-    index.push_back(i);
-    items.push_back(*std::move(item));
-  }
-  std::vector<absl::StatusOr<bool>> valid = svc.engine().VerifyBatch(items);
-  for (size_t j = 0; j < index.size(); ++j) {
-    const size_t i = index[j];
-    if (valid[j].ok()) {
-      calls[i].response->set_valid(*valid[j]);
-    } else {
-      status[i] = valid[j].status();
-    }
-  }
-  for (size_t i = 0; i < calls.size(); ++i) FinishQueued(calls[i], status[i]);
-}
-
-void RunHashBatch(const CryptoServiceImpl& svc, absl::Span<HashCall> calls) {
-  std::vector<absl::Status> status(calls.size());
-  std::vector<HashItem> items;
-  std::vector<size_t> index;
-  for (size_t i = 0; i < calls.size(); ++i) {
-    const HashCall& c = calls[i];
-    if (c.ctx->IsCancelled()) {
-      status[i] = NotWanted();
-      continue;
-    }
-    status[i] = svc.Authorize(c.ctx, "Hash", AccessOperation::kHash, c.request->algorithm(),
-                              nullptr);
-    if (!status[i].ok()) continue;
-    index.push_back(i);
-    items.push_back({Algorithm::kSm3, c.request->data()});  // the queue takes SM3 only
-  }
-  std::vector<absl::StatusOr<std::string>> digests = svc.engine().HashBatch(items);
-  for (size_t j = 0; j < index.size(); ++j) {
-    const size_t i = index[j];
-    if (digests[j].ok()) {
-      calls[i].response->set_digest(*std::move(digests[j]));
-    } else {
-      status[i] = digests[j].status();
-    }
-  }
-  for (size_t i = 0; i < calls.size(); ++i) FinishQueued(calls[i], status[i]);
-}
-
-void RunPublicKeyEncryptBatch(const CryptoServiceImpl& svc,
-                              absl::Span<PublicKeyEncryptCall> calls) {
-  std::vector<absl::Status> status(calls.size());
-  std::vector<PublicKeyEncryptItem> items;
-  std::vector<size_t> index;
-  for (size_t i = 0; i < calls.size(); ++i) {
-    const PublicKeyEncryptCall& c = calls[i];
-    if (c.ctx->IsCancelled()) {
-      status[i] = NotWanted();
-      continue;
-    }
-    absl::StatusOr<Algorithm> alg = ToAlgorithm(c.request->algorithm());
-    if (!alg.ok()) {
-      status[i] = alg.status();
-      continue;
-    }
-    absl::StatusOr<Sm2CiphertextFormat> format = ToSm2Format(*alg, c.request->sm2_format());
-    if (!format.ok()) {
-      status[i] = format.status();
-      continue;
-    }
-    status[i] = svc.Authorize(c.ctx, "PublicKeyEncrypt", AccessOperation::kEncrypt,
-                              c.request->algorithm(), &c.request->key());
-    if (!status[i].ok()) continue;
-    index.push_back(i);
-    items.push_back({*alg, ToKey(c.request->key()), c.request->plaintext(), *format});
-  }
-  std::vector<absl::StatusOr<std::string>> cts = svc.engine().PublicKeyEncryptBatch(items);
-  for (size_t j = 0; j < index.size(); ++j) {
-    const size_t i = index[j];
-    if (cts[j].ok()) {
-      calls[i].response->set_ciphertext(*std::move(cts[j]));
-    } else {
-      status[i] = cts[j].status();
-    }
-  }
-  for (size_t i = 0; i < calls.size(); ++i) FinishQueued(calls[i], status[i]);
-}
-
-void RunHybridEncryptBatch(const CryptoServiceImpl& svc, absl::Span<HybridEncryptCall> calls) {
-  std::vector<absl::Status> status(calls.size());
-  std::vector<HybridEncryptItem> items;
-  std::vector<size_t> index;
-  for (size_t i = 0; i < calls.size(); ++i) {
-    const HybridEncryptCall& c = calls[i];
-    if (c.ctx->IsCancelled()) {
-      status[i] = NotWanted();
-      continue;
-    }
-    absl::StatusOr<Algorithm> alg = ToAlgorithm(c.request->algorithm());
-    if (!alg.ok()) {
-      status[i] = alg.status();
-      continue;
-    }
-    status[i] = svc.Authorize(c.ctx, "HybridEncrypt", AccessOperation::kEncrypt,
-                              c.request->algorithm(), &c.request->key());
-    if (!status[i].ok()) continue;
-    index.push_back(i);
-    items.push_back({*alg, ToKey(c.request->key()), c.request->plaintext(), c.request->info()});
-  }
-  std::vector<absl::StatusOr<std::string>> cts = svc.engine().HybridEncryptBatch(items);
-  for (size_t j = 0; j < index.size(); ++j) {
-    const size_t i = index[j];
-    if (cts[j].ok()) {
-      calls[i].response->set_ciphertext(*std::move(cts[j]));
-    } else {
-      status[i] = cts[j].status();
-    }
-  }
-  for (size_t i = 0; i < calls.size(); ++i) FinishQueued(calls[i], status[i]);
 }
 
 }  // namespace
@@ -1056,19 +1038,16 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::Hash(grpc::CallbackServerContext* c
                                                   v1::HashResponse* response) {
   if (queues_ != nullptr && request->algorithm() == v1::SM3 &&
       request->data().size() <= kMaxBatchedHashSize) {
-    return Queued(this, &queues_->hash, ctx, request, response);
+    return Queued(this, rpc::kHash, &queues_->hash, ctx, request, response);
   }
-  return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
-    absl::Status allowed =
-        Authorize(ctx, "Hash", AccessOperation::kHash, request->algorithm(), nullptr);
-    if (!allowed.ok()) return allowed;
-    absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
-    if (!alg.ok()) return alg.status();
-    absl::StatusOr<std::string> digest = engine_->Hash(*alg, request->data());
-    if (!digest.ok()) return digest.status();
-    response->set_digest(*std::move(digest));
-    return absl::OkStatus();
-  });
+  return Guarded(
+      this, rpc::kHash, ctx, request, response, HashItemFrom,
+      [this, response](const HashItem& item) -> absl::Status {
+        absl::StatusOr<std::string> digest = engine_->Hash(item.algorithm, item.data);
+        if (!digest.ok()) return digest.status();
+        response->set_digest(*std::move(digest));
+        return absl::OkStatus();
+      });
 }
 
 grpc::ServerReadReactor<v1::HashStreamRequest>* CryptoServiceImpl::HashStream(
@@ -1079,10 +1058,10 @@ grpc::ServerReadReactor<v1::HashStreamRequest>* CryptoServiceImpl::HashStream(
 grpc::ServerUnaryReactor* CryptoServiceImpl::HashBatch(grpc::CallbackServerContext* ctx,
                                                        const v1::HashBatchRequest* request,
                                                        v1::HashBatchResponse* response) {
-  return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, rpc::kHashBatch, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
     absl::Status s = CheckBatchSize(request->items_size());
     if (!s.ok()) return s;
-    s = Authorize(ctx, "HashBatch", AccessOperation::kHash, v1::ALGORITHM_UNSPECIFIED, nullptr);
+    s = Authorize(ctx, rpc::kHashBatch.method, rpc::kHashBatch.op, v1::ALGORITHM_UNSPECIFIED, nullptr);
     if (!s.ok()) return s;
     // Items with a bad algorithm get their status here; the others go to the engine.
     std::vector<HashItem> items;
@@ -1114,75 +1093,66 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::HashBatch(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* CryptoServiceImpl::Hmac(grpc::CallbackServerContext* ctx,
                                                   const v1::HmacRequest* request,
                                                   v1::HmacResponse* response) {
-  return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
-    absl::Status allowed = Authorize(ctx, "Hmac", AccessOperation::kMac, request->algorithm(),
-                                     &request->key());
-    if (!allowed.ok()) return allowed;
-    // An HMAC uses a secret key on the caller's behalf: audited like a signature.
-    absl::Status s = [&]() -> absl::Status {
-      absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
-      if (!alg.ok()) return alg.status();
-      const KeyInput key = ToKey(request->key());
-      if (request->has_expected_mac()) {
-        absl::StatusOr<bool> valid =
-            engine_->VerifyHmac(*alg, key, request->data(), request->expected_mac());
-        if (!valid.ok()) return valid.status();
-        response->set_valid(*valid);
+  // An HMAC uses a secret key on the caller's behalf: audited like a signature.
+  return Guarded(
+      this, rpc::kHmac, ctx, request, response, kAlgorithmOnly,
+      [this, request, response](Algorithm alg) -> absl::Status {
+        const KeyInput key = ToKey(request->key());
+        if (request->has_expected_mac()) {
+          absl::StatusOr<bool> valid =
+              engine_->VerifyHmac(alg, key, request->data(), request->expected_mac());
+          if (!valid.ok()) return valid.status();
+          response->set_valid(*valid);
+          return absl::OkStatus();
+        }
+        absl::StatusOr<std::string> mac = engine_->Hmac(alg, key, request->data());
+        if (!mac.ok()) return mac.status();
+        response->set_mac(*std::move(mac));
         return absl::OkStatus();
-      }
-      absl::StatusOr<std::string> mac = engine_->Hmac(*alg, key, request->data());
-      if (!mac.ok()) return mac.status();
-      response->set_mac(*std::move(mac));
-      return absl::OkStatus();
-    }();
-    Audit(ctx, "Hmac", AccessOperation::kMac, request->algorithm(), &request->key(), s.code());
-    return s;
-  });
+      });
 }
 
 // ---- Signatures ----------------------------------------------------------------------
-
 
 grpc::ServerUnaryReactor* CryptoServiceImpl::Sign(grpc::CallbackServerContext* ctx,
                                                   const v1::SignRequest* request,
                                                   v1::SignResponse* response) {
   if (queues_ != nullptr && request->algorithm() == v1::SM2) {
-    return Queued(this, &queues_->sign, ctx, request, response);
+    return Queued(this, rpc::kSign, &queues_->sign, ctx, request, response);
   }
-  return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
-    absl::Status allowed = Authorize(ctx, "Sign", AccessOperation::kSign, request->algorithm(),
-                                     &request->key());
-    if (!allowed.ok()) return allowed;
-    absl::StatusOr<std::string> sig = SignOne(*engine_, *request);
-    Audit(ctx, "Sign", AccessOperation::kSign, request->algorithm(), &request->key(),
-          sig.status().code());
-    if (!sig.ok()) return sig.status();
-    response->set_signature(*std::move(sig));
-    return absl::OkStatus();
-  });
+  return Guarded(
+      this, rpc::kSign, ctx, request, response, SignItemFrom,
+      [this, response](const SignItem& item) -> absl::Status {
+        absl::StatusOr<std::string> sig = engine_->Sign(
+            item.algorithm, item.key, item.data, item.options, item.user_id_set);
+        if (!sig.ok()) return sig.status();
+        response->set_signature(*std::move(sig));
+        return absl::OkStatus();
+      });
 }
 
 grpc::ServerUnaryReactor* CryptoServiceImpl::Verify(grpc::CallbackServerContext* ctx,
                                                     const v1::VerifyRequest* request,
                                                     v1::VerifyResponse* response) {
   if (queues_ != nullptr && request->algorithm() == v1::SM2) {
-    return Queued(this, &queues_->verify, ctx, request, response);
+    return Queued(this, rpc::kVerify, &queues_->verify, ctx, request, response);
   }
-  return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
-    absl::Status allowed = Authorize(ctx, "Verify", AccessOperation::kVerify,
-                                     request->algorithm(), &request->key());
-    if (!allowed.ok()) return allowed;
-    absl::StatusOr<bool> valid = VerifyOne(*engine_, *request);
-    if (!valid.ok()) return valid.status();
-    response->set_valid(*valid);
-    return absl::OkStatus();
-  });
+  return Guarded(
+      this, rpc::kVerify, ctx, request, response, VerifyItemFrom,
+      [this, response](const VerifyItem& item) -> absl::Status {
+        absl::StatusOr<bool> valid =
+            engine_->Verify(item.algorithm, item.key, item.data, item.signature,
+                            item.options, item.user_id_set);
+        if (!valid.ok()) return valid.status();
+        response->set_valid(*valid);
+        return absl::OkStatus();
+      });
 }
 
 grpc::ServerUnaryReactor* CryptoServiceImpl::SignBatch(grpc::CallbackServerContext* ctx,
                                                        const v1::SignBatchRequest* request,
                                                        v1::SignBatchResponse* response) {
-  return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, rpc::kSignBatch, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
     absl::Status s = CheckBatchSize(request->items_size());
     if (!s.ok()) return s;
     // Chunks of kSignBatchChunk items go to the engine together (its SM2 items share the
@@ -1200,7 +1170,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::SignBatch(grpc::CallbackServerConte
         const v1::SignRequest& item = request->items(i);
         absl::StatusOr<SignItem> parsed = SignItemFrom(item);
         absl::Status allowed =
-            Authorize(ctx, "SignBatch", AccessOperation::kSign, item.algorithm(), &item.key());
+            Authorize(ctx, rpc::kSignBatch.method, rpc::kSignBatch.op, item.algorithm(), &item.key());
         allowed_item[i - begin] = allowed.ok();
         if (!allowed.ok()) {
           pre[i - begin] = allowed;
@@ -1218,7 +1188,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::SignBatch(grpc::CallbackServerConte
         absl::StatusOr<std::string> sig =
             k < 0 ? absl::StatusOr<std::string>(pre[i - begin]) : std::move(sigs[k]);
         if (allowed_item[i - begin]) {  // denials are audited by Authorize
-          Audit(ctx, "SignBatch", AccessOperation::kSign, item.algorithm(), &item.key(),
+          Audit(ctx, rpc::kSignBatch.method, rpc::kSignBatch.op, item.algorithm(), &item.key(),
                 sig.status().code());
         }
         v1::SignBatchResult* r = response->add_results();
@@ -1233,7 +1203,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::SignBatch(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* CryptoServiceImpl::VerifyBatch(grpc::CallbackServerContext* ctx,
                                                          const v1::VerifyBatchRequest* request,
                                                          v1::VerifyBatchResponse* response) {
-  return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, rpc::kVerifyBatch, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
     absl::Status s = CheckBatchSize(request->items_size());
     if (!s.ok()) return s;
     const int n = request->items_size();
@@ -1246,7 +1216,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::VerifyBatch(grpc::CallbackServerCon
       std::vector<int> index(end - begin, -1);
       for (int i = begin; i < end; ++i) {
         const v1::VerifyRequest& item = request->items(i);
-        absl::Status allowed = Authorize(ctx, "VerifyBatch", AccessOperation::kVerify,
+        absl::Status allowed = Authorize(ctx, rpc::kVerifyBatch.method, rpc::kVerifyBatch.op,
                                          item.algorithm(), &item.key());
         absl::StatusOr<VerifyItem> parsed = VerifyItemFrom(item);
         if (!allowed.ok()) {
@@ -1277,40 +1247,40 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::VerifyBatch(grpc::CallbackServerCon
 grpc::ServerUnaryReactor* CryptoServiceImpl::Encrypt(grpc::CallbackServerContext* ctx,
                                                      const v1::EncryptRequest* request,
                                                      v1::EncryptResponse* response) {
-  return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
-    absl::Status allowed = Authorize(ctx, "Encrypt", AccessOperation::kEncrypt,
-                                     request->algorithm(), &request->key());
-    if (!allowed.ok()) return allowed;
-    absl::StatusOr<SymmetricCiphertext> ct = EncryptOne(*engine_, *request);
-    if (!ct.ok()) return ct.status();
-    response->set_nonce(std::move(ct->nonce));
-    response->set_ciphertext(std::move(ct->ciphertext));
-    response->set_tag(std::move(ct->tag));
-    return absl::OkStatus();
-  });
+  return Guarded(
+      this, rpc::kEncrypt, ctx, request, response, EncryptParamsFrom,
+      [this, request, response](const SymmetricParams& p) -> absl::Status {
+        absl::StatusOr<SymmetricCiphertext> ct =
+            engine_->Encrypt(p, request->plaintext());
+        if (!ct.ok()) return ct.status();
+        response->set_nonce(std::move(ct->nonce));
+        response->set_ciphertext(std::move(ct->ciphertext));
+        response->set_tag(std::move(ct->tag));
+        return absl::OkStatus();
+      });
 }
 
 grpc::ServerUnaryReactor* CryptoServiceImpl::Decrypt(grpc::CallbackServerContext* ctx,
                                                      const v1::DecryptRequest* request,
                                                      v1::DecryptResponse* response) {
-  return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
-    absl::Status allowed = Authorize(ctx, "Decrypt", AccessOperation::kDecrypt,
-                                     request->algorithm(), &request->key());
-    if (!allowed.ok()) return allowed;
-    absl::StatusOr<SymmetricParams> p =
-        SymmetricFrom(*request, absl::string_view(request->nonce()), 0);
-    if (!p.ok()) return p.status();
-    absl::StatusOr<std::string> pt = engine_->Decrypt(*p, request->ciphertext(), request->tag());
-    if (!pt.ok()) return pt.status();
-    response->set_plaintext(*std::move(pt));
-    return absl::OkStatus();
-  });
+  return Guarded(
+      this, rpc::kDecrypt, ctx, request, response,
+      [](const v1::DecryptRequest& r) {
+        return SymmetricFrom(r, absl::string_view(r.nonce()), 0);
+      },
+      [this, request, response](const SymmetricParams& p) -> absl::Status {
+        absl::StatusOr<std::string> pt =
+            engine_->Decrypt(p, request->ciphertext(), request->tag());
+        if (!pt.ok()) return pt.status();
+        response->set_plaintext(*std::move(pt));
+        return absl::OkStatus();
+      });
 }
 
 grpc::ServerUnaryReactor* CryptoServiceImpl::EncryptBatch(grpc::CallbackServerContext* ctx,
                                                           const v1::EncryptBatchRequest* request,
                                                           v1::EncryptBatchResponse* response) {
-  return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, rpc::kEncryptBatch, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
     absl::Status s = CheckBatchSize(request->items_size());
     if (!s.ok()) return s;
     // Chunks of kEncryptBatchChunk items go to the engine together (SM4-CBC items of a
@@ -1331,7 +1301,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::EncryptBatch(grpc::CallbackServerCo
             item, item.has_nonce() ? std::optional<absl::string_view>(item.nonce()) : std::nullopt,
             item.tag_length()));
         if (parsed.back().ok()) {
-          absl::Status allowed = Authorize(ctx, "EncryptBatch", AccessOperation::kEncrypt,
+          absl::Status allowed = Authorize(ctx, rpc::kEncryptBatch.method, rpc::kEncryptBatch.op,
                                            item.algorithm(), &item.key());
           if (!allowed.ok()) parsed.back() = allowed;
         }
@@ -1383,71 +1353,63 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::PublicKeyEncrypt(
     grpc::CallbackServerContext* ctx, const v1::PublicKeyEncryptRequest* request,
     v1::PublicKeyEncryptResponse* response) {
   if (queues_ != nullptr && request->algorithm() == v1::SM2) {
-    return Queued(this, &queues_->public_key_encrypt, ctx, request, response);
+    return Queued(this, rpc::kPublicKeyEncrypt, &queues_->public_key_encrypt, ctx, request,
+                  response);
   }
-  return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
-    absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
-    if (!alg.ok()) return alg.status();
-    absl::StatusOr<Sm2CiphertextFormat> format = ToSm2Format(*alg, request->sm2_format());
-    if (!format.ok()) return format.status();
-    absl::Status allowed = Authorize(ctx, "PublicKeyEncrypt", AccessOperation::kEncrypt,
-                                     request->algorithm(), &request->key());
-    if (!allowed.ok()) return allowed;
-    absl::StatusOr<std::string> ct =
-        engine_->PublicKeyEncrypt(*alg, ToKey(request->key()), request->plaintext(), *format);
-    if (!ct.ok()) return ct.status();
-    response->set_ciphertext(*std::move(ct));
-    return absl::OkStatus();
-  });
+  return Guarded(
+      this, rpc::kPublicKeyEncrypt, ctx, request, response, PublicKeyEncryptItemFrom,
+      [this, response](const PublicKeyEncryptItem& item) -> absl::Status {
+        absl::StatusOr<std::string> ct = engine_->PublicKeyEncrypt(
+            item.algorithm, item.key, item.plaintext, item.format);
+        if (!ct.ok()) return ct.status();
+        response->set_ciphertext(*std::move(ct));
+        return absl::OkStatus();
+      });
 }
 
 grpc::ServerUnaryReactor* CryptoServiceImpl::PublicKeyDecrypt(
     grpc::CallbackServerContext* ctx, const v1::PublicKeyDecryptRequest* request,
     v1::PublicKeyDecryptResponse* response) {
-  return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
-    absl::Status allowed = Authorize(ctx, "PublicKeyDecrypt", AccessOperation::kDecrypt,
-                                     request->algorithm(), &request->key());
-    if (!allowed.ok()) return allowed;
-    absl::StatusOr<std::string> pt = [&]() -> absl::StatusOr<std::string> {
-      absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
-      if (!alg.ok()) return alg.status();
-      absl::StatusOr<Sm2CiphertextFormat> format = ToSm2Format(*alg, request->sm2_format());
-      if (!format.ok()) return format.status();
-      return engine_->PublicKeyDecrypt(*alg, ToKey(request->key()), request->ciphertext(),
-                                       *format);
-    }();
-    Audit(ctx, "PublicKeyDecrypt", AccessOperation::kDecrypt, request->algorithm(),
-          &request->key(), pt.status().code());
-    if (!pt.ok()) return pt.status();
-    response->set_plaintext(*std::move(pt));
-    return absl::OkStatus();
-  });
+  using AlgorithmAndFormat = std::pair<Algorithm, Sm2CiphertextFormat>;
+  return Guarded(
+      this, rpc::kPublicKeyDecrypt, ctx, request, response,
+      [](const v1::PublicKeyDecryptRequest& r) -> absl::StatusOr<AlgorithmAndFormat> {
+        absl::StatusOr<Algorithm> alg = ToAlgorithm(r.algorithm());
+        if (!alg.ok()) return alg.status();
+        absl::StatusOr<Sm2CiphertextFormat> format = ToSm2Format(*alg, r.sm2_format());
+        if (!format.ok()) return format.status();
+        return AlgorithmAndFormat{*alg, *format};
+      },
+      [this, request, response](const AlgorithmAndFormat& p) -> absl::Status {
+        absl::StatusOr<std::string> pt = engine_->PublicKeyDecrypt(
+            p.first, ToKey(request->key()), request->ciphertext(), p.second);
+        if (!pt.ok()) return pt.status();
+        response->set_plaintext(*std::move(pt));
+        return absl::OkStatus();
+      });
 }
 
 grpc::ServerUnaryReactor* CryptoServiceImpl::HybridEncrypt(
     grpc::CallbackServerContext* ctx, const v1::HybridEncryptRequest* request,
     v1::HybridEncryptResponse* response) {
   if (queues_ != nullptr && request->algorithm() == v1::HPKE_SM2_SM3_SM4GCM) {
-    return Queued(this, &queues_->hybrid_encrypt, ctx, request, response);
+    return Queued(this, rpc::kHybridEncrypt, &queues_->hybrid_encrypt, ctx, request, response);
   }
-  return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
-    absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
-    if (!alg.ok()) return alg.status();
-    absl::Status allowed = Authorize(ctx, "HybridEncrypt", AccessOperation::kEncrypt,
-                                     request->algorithm(), &request->key());
-    if (!allowed.ok()) return allowed;
-    absl::StatusOr<std::string> ct = engine_->HybridEncrypt(*alg, ToKey(request->key()),
-                                                            request->plaintext(), request->info());
-    if (!ct.ok()) return ct.status();
-    response->set_ciphertext(*std::move(ct));
-    return absl::OkStatus();
-  });
+  return Guarded(
+      this, rpc::kHybridEncrypt, ctx, request, response, HybridEncryptItemFrom,
+      [this, response](const HybridEncryptItem& item) -> absl::Status {
+        absl::StatusOr<std::string> ct = engine_->HybridEncrypt(
+            item.algorithm, item.key, item.plaintext, item.info);
+        if (!ct.ok()) return ct.status();
+        response->set_ciphertext(*std::move(ct));
+        return absl::OkStatus();
+      });
 }
 
 grpc::ServerUnaryReactor* CryptoServiceImpl::HybridEncryptBatch(
     grpc::CallbackServerContext* ctx, const v1::HybridEncryptBatchRequest* request,
     v1::HybridEncryptBatchResponse* response) {
-  return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
+  return Unary(this, rpc::kHybridEncryptBatch, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
     absl::Status s = CheckBatchSize(request->items_size());
     if (!s.ok()) return s;
     // Chunks of kHybridBatchChunk items go to the engine together (its items to one
@@ -1469,7 +1431,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::HybridEncryptBatch(
           pre[i - begin] = alg.status();
           continue;
         }
-        absl::Status allowed = Authorize(ctx, "HybridEncryptBatch", AccessOperation::kEncrypt,
+        absl::Status allowed = Authorize(ctx, rpc::kHybridEncryptBatch.method, rpc::kHybridEncryptBatch.op,
                                          item.algorithm(), &item.key());
         if (!allowed.ok()) {
           pre[i - begin] = allowed;
@@ -1495,21 +1457,15 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::HybridEncryptBatch(
 grpc::ServerUnaryReactor* CryptoServiceImpl::HybridDecrypt(
     grpc::CallbackServerContext* ctx, const v1::HybridDecryptRequest* request,
     v1::HybridDecryptResponse* response) {
-  return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
-    absl::Status allowed = Authorize(ctx, "HybridDecrypt", AccessOperation::kDecrypt,
-                                     request->algorithm(), &request->key());
-    if (!allowed.ok()) return allowed;
-    absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
-    absl::StatusOr<std::string> pt =
-        alg.ok() ? engine_->HybridDecrypt(*alg, ToKey(request->key()), request->ciphertext(),
-                                          request->info())
-                 : absl::StatusOr<std::string>(alg.status());
-    Audit(ctx, "HybridDecrypt", AccessOperation::kDecrypt, request->algorithm(),
-          &request->key(), pt.status().code());
-    if (!pt.ok()) return pt.status();
-    response->set_plaintext(*std::move(pt));
-    return absl::OkStatus();
-  });
+  return Guarded(
+      this, rpc::kHybridDecrypt, ctx, request, response, kAlgorithmOnly,
+      [this, request, response](Algorithm alg) -> absl::Status {
+        absl::StatusOr<std::string> pt = engine_->HybridDecrypt(
+            alg, ToKey(request->key()), request->ciphertext(), request->info());
+        if (!pt.ok()) return pt.status();
+        response->set_plaintext(*std::move(pt));
+        return absl::OkStatus();
+      });
 }
 
 grpc::ServerBidiReactor<v1::HybridEncryptStreamRequest, v1::HybridEncryptStreamResponse>*
@@ -1531,102 +1487,97 @@ CryptoServiceImpl::HybridDecryptStream(grpc::CallbackServerContext* ctx) {
 grpc::ServerUnaryReactor* CryptoServiceImpl::GenerateKeyPair(
     grpc::CallbackServerContext* ctx, const v1::GenerateKeyPairRequest* request,
     v1::GenerateKeyPairResponse* response) {
-  return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
-    absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
-    if (!alg.ok()) return alg.status();
-    absl::Status allowed = Authorize(ctx, "GenerateKeyPair", AccessOperation::kKeygen,
-                                     request->algorithm(), nullptr);
-    if (!allowed.ok()) return allowed;
-    absl::StatusOr<GeneratedKeyPair> kp =
-        engine_->GenerateKeyPair(*alg, request->omit_private_key());
-    if (!kp.ok()) return kp.status();
-    if (!kp->private_key_der.empty()) {
-      const absl::string_view der = SecretDataAsStringView(kp->private_key_der);
-      response->set_private_key_der(std::string(der));
-      response->set_private_key_pem(PemEncode("PRIVATE KEY", der));
-    }
-    response->set_public_key_pem(PemEncode("PUBLIC KEY", kp->public_key_der));
-    response->set_public_key_der(std::move(kp->public_key_der));
-    response->set_private_key_withheld(kp->private_key_withheld);
-    return absl::OkStatus();
-  }, [response] { WipeKeyPair(response); });
+  return Guarded(
+      this, rpc::kGenerateKeyPair, ctx, request, response, kAlgorithmOnly,
+      [this, request, response](Algorithm alg) -> absl::Status {
+        absl::StatusOr<GeneratedKeyPair> kp =
+            engine_->GenerateKeyPair(alg, request->omit_private_key());
+        if (!kp.ok()) return kp.status();
+        if (!kp->private_key_der.empty()) {
+          const absl::string_view der = SecretDataAsStringView(kp->private_key_der);
+          response->set_private_key_der(std::string(der));
+          response->set_private_key_pem(PemEncode("PRIVATE KEY", der));
+        }
+        response->set_public_key_pem(PemEncode("PUBLIC KEY", kp->public_key_der));
+        response->set_public_key_der(std::move(kp->public_key_der));
+        response->set_private_key_withheld(kp->private_key_withheld);
+        return absl::OkStatus();
+      },
+      [response] { WipeKeyPair(response); });
 }
 
 grpc::ServerUnaryReactor* CryptoServiceImpl::GetPublicKey(grpc::CallbackServerContext* ctx,
                                                           const v1::GetPublicKeyRequest* request,
                                                           v1::GetPublicKeyResponse* response) {
-  return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
-    absl::StatusOr<Algorithm> alg = ToAlgorithm(request->algorithm());
-    if (!alg.ok()) return alg.status();
-    absl::Status allowed = Authorize(ctx, "GetPublicKey", AccessOperation::kPublicKey,
-                                     request->algorithm(), &request->key());
-    if (!allowed.ok()) return allowed;
-    absl::StatusOr<std::string> der = engine_->GetPublicKey(*alg, ToKey(request->key()));
-    if (!der.ok()) return der.status();
-    response->set_public_key_pem(PemEncode("PUBLIC KEY", *der));
-    response->set_public_key_der(*std::move(der));
-    return absl::OkStatus();
-  });
+  return Guarded(
+      this, rpc::kGetPublicKey, ctx, request, response, kAlgorithmOnly,
+      [this, request, response](Algorithm alg) -> absl::Status {
+        absl::StatusOr<std::string> der =
+            engine_->GetPublicKey(alg, ToKey(request->key()));
+        if (!der.ok()) return der.status();
+        response->set_public_key_pem(PemEncode("PUBLIC KEY", *der));
+        response->set_public_key_der(*std::move(der));
+        return absl::OkStatus();
+      });
 }
 
 grpc::ServerUnaryReactor* CryptoServiceImpl::GenerateRandom(
     grpc::CallbackServerContext* ctx, const v1::GenerateRandomRequest* request,
     v1::GenerateRandomResponse* response) {
-  return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
-    absl::Status allowed = Authorize(ctx, "GenerateRandom", AccessOperation::kRandom,
-                                     v1::ALGORITHM_UNSPECIFIED, nullptr);
-    if (!allowed.ok()) return allowed;
-    absl::StatusOr<std::string> data = engine_->GenerateRandom(request->length());
-    if (!data.ok()) return data.status();
-    response->set_data(*std::move(data));
-    return absl::OkStatus();
-  });
+  return Guarded(
+      this, rpc::kGenerateRandom, ctx, request, response, kNothingToParse,
+      [this, request, response](std::monostate) -> absl::Status {
+        absl::StatusOr<std::string> data = engine_->GenerateRandom(request->length());
+        if (!data.ok()) return data.status();
+        response->set_data(*std::move(data));
+        return absl::OkStatus();
+      });
 }
 
 grpc::ServerUnaryReactor* CryptoServiceImpl::GetServerInfo(
     grpc::CallbackServerContext* ctx, const v1::GetServerInfoRequest* request,
     v1::GetServerInfoResponse* response) {
-  return Unary(this, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
-    absl::Status allowed = Authorize(ctx, "GetServerInfo", AccessOperation::kInfo,
-                                     v1::ALGORITHM_UNSPECIFIED, nullptr);
-    if (!allowed.ok()) return allowed;
-    if (request->run_self_tests()) self_tests_->Run();
-    response->set_version(info_.version);
-    response->set_cpu_features_detected(FormatCpuFeatureList(DetectCpuFeatures()));
-    response->set_cpu_features_active(FormatCpuFeatureList(GetCpuFeatures()));
-    for (const KernelChoice& k : ActiveKernels()) {
-      v1::KernelInfo* ki = response->add_kernels();
-      ki->set_algorithm(k.algorithm);
-      ki->set_kernel(k.kernel);
-    }
-    response->set_max_message_bytes(info_.max_message_bytes);
-    response->set_max_inflight(static_cast<uint64_t>(info_.max_inflight));
-    response->set_inline_private_keys(engine_->allow_inline_private_keys() ? "allow" : "deny");
-    for (const SelfTestResult& r : self_tests_->results()) {
-      v1::SelfTestResult* out = response->add_self_tests();
-      out->set_name(r.name);
-      out->set_passed(r.passed);
-      out->set_message(r.message);
-    }
-    response->set_self_tests_passed(self_tests_->all_passed());
-    for (Algorithm alg : AllAlgorithms()) {
-      response->add_algorithms(std::string(AlgorithmName(alg)));
-    }
-    response->set_keyring_size(static_cast<uint32_t>(engine_->keyring_size()));
-    response->set_max_inflight_bytes(info_.max_inflight_bytes);
-    v1::BatchingInfo* batching = response->mutable_batching();
-    batching->set_enabled(queues_ != nullptr);
-    batching->set_max_batch_size(static_cast<uint32_t>(info_.batching.max_batch));
-    batching->set_max_delay_micros(
-        static_cast<uint64_t>(absl::ToInt64Microseconds(info_.batching.max_delay)));
-    if (queues_ != nullptr) {
-      for (int i = 0; i < kNumBatchedOperations; ++i) {
-        const auto op = static_cast<BatchedOperation>(i);
-        batching->add_operations(absl::StrCat(BatchedMethod(op), "(", BatchedAlgorithm(op), ")"));
-      }
-    }
-    return absl::OkStatus();
-  });
+  return Guarded(
+      this, rpc::kGetServerInfo, ctx, request, response, kNothingToParse,
+      [this, request, response](std::monostate) -> absl::Status {
+        if (request->run_self_tests()) self_tests_->Run();
+        response->set_version(info_.version);
+        response->set_cpu_features_detected(FormatCpuFeatureList(DetectCpuFeatures()));
+        response->set_cpu_features_active(FormatCpuFeatureList(GetCpuFeatures()));
+        for (const KernelChoice& k : ActiveKernels()) {
+          v1::KernelInfo* ki = response->add_kernels();
+          ki->set_algorithm(k.algorithm);
+          ki->set_kernel(k.kernel);
+        }
+        response->set_max_message_bytes(info_.max_message_bytes);
+        response->set_max_inflight(static_cast<uint64_t>(info_.max_inflight));
+        response->set_inline_private_keys(engine_->allow_inline_private_keys() ? "allow" : "deny");
+        for (const SelfTestResult& r : self_tests_->results()) {
+          v1::SelfTestResult* out = response->add_self_tests();
+          out->set_name(r.name);
+          out->set_passed(r.passed);
+          out->set_message(r.message);
+        }
+        response->set_self_tests_passed(self_tests_->all_passed());
+        for (Algorithm alg : AllAlgorithms()) {
+          response->add_algorithms(std::string(AlgorithmName(alg)));
+        }
+        response->set_keyring_size(static_cast<uint32_t>(engine_->keyring_size()));
+        response->set_max_inflight_bytes(info_.max_inflight_bytes);
+        v1::BatchingInfo* batching = response->mutable_batching();
+        batching->set_enabled(queues_ != nullptr);
+        batching->set_max_batch_size(static_cast<uint32_t>(info_.batching.max_batch));
+        batching->set_max_delay_micros(
+            static_cast<uint64_t>(absl::ToInt64Microseconds(info_.batching.max_delay)));
+        if (queues_ != nullptr) {
+          for (int i = 0; i < kNumBatchedOperations; ++i) {
+            const auto op = static_cast<BatchedOperation>(i);
+            batching->add_operations(
+                absl::StrCat(BatchedMethod(op), "(", BatchedAlgorithm(op), ")"));
+          }
+        }
+        return absl::OkStatus();
+      });
 }
 
 }  // namespace smcrypt::server

@@ -4,7 +4,10 @@
 // calls CryptoEngine, and converts the absl::Status with ToGrpcStatus. Admission
 // (--max_inflight) and the deadline check happen in one helper, Admit(); metrics are
 // recorded by the server interceptor (metrics.h), not here. Streaming RPCs are small
-// reactors in crypto_service_impl.cc.
+// reactors in crypto_service_impl.cc. What each RPC is checked, audited and charged for
+// is its row of the MethodSpec table (method_spec.h); the unary handlers go through one
+// call guard that admits the call, checks the policy and parses in that row's order,
+// audits, and converts the status. Request conversions are in proto_convert.h.
 //
 // Unary calls are admitted on the gRPC thread and their work runs on a WorkerPool
 // (worker_pool.h, --worker_threads) that finishes the reactor; without a pool the work

@@ -115,6 +115,27 @@ absl::StatusOr<VerifyItem> VerifyItemFrom(const v1::VerifyRequest& req) {
   return item;
 }
 
+absl::StatusOr<HashItem> HashItemFrom(const v1::HashRequest& req) {
+  absl::StatusOr<Algorithm> alg = ToAlgorithm(req.algorithm());
+  if (!alg.ok()) return alg.status();
+  return HashItem{*alg, req.data()};
+}
+
+absl::StatusOr<PublicKeyEncryptItem> PublicKeyEncryptItemFrom(
+    const v1::PublicKeyEncryptRequest& req) {
+  absl::StatusOr<Algorithm> alg = ToAlgorithm(req.algorithm());
+  if (!alg.ok()) return alg.status();
+  absl::StatusOr<Sm2CiphertextFormat> format = ToSm2Format(*alg, req.sm2_format());
+  if (!format.ok()) return format.status();
+  return PublicKeyEncryptItem{*alg, ToKey(req.key()), req.plaintext(), *format};
+}
+
+absl::StatusOr<HybridEncryptItem> HybridEncryptItemFrom(const v1::HybridEncryptRequest& req) {
+  absl::StatusOr<Algorithm> alg = ToAlgorithm(req.algorithm());
+  if (!alg.ok()) return alg.status();
+  return HybridEncryptItem{*alg, ToKey(req.key()), req.plaintext(), req.info()};
+}
+
 void SetItemStatus(const absl::Status& s, v1::Status* out) {
   out->set_code(static_cast<int>(s.code()));
   out->set_message(std::string(TruncateMessage(s.message(), kMaxStatusMessageSize)));

@@ -78,6 +78,14 @@ absl::StatusOr<HybridStreamParams> HybridFrom(const v1::HybridStreamParams& in);
 absl::StatusOr<SignItem> SignItemFrom(const v1::SignRequest& req);
 absl::StatusOr<VerifyItem> VerifyItemFrom(const v1::VerifyRequest& req);
 
+// HashItemFrom, PublicKeyEncryptItemFrom and HybridEncryptItemFrom convert one Hash,
+// PublicKeyEncrypt or HybridEncrypt request (a call, a queued call or a batch item) for
+// the engine. Errors: ToAlgorithm's, then (PublicKeyEncrypt) ToSm2Format's.
+absl::StatusOr<HashItem> HashItemFrom(const v1::HashRequest& req);
+absl::StatusOr<PublicKeyEncryptItem> PublicKeyEncryptItemFrom(
+    const v1::PublicKeyEncryptRequest& req);
+absl::StatusOr<HybridEncryptItem> HybridEncryptItemFrom(const v1::HybridEncryptRequest& req);
+
 // SetItemStatus writes a batch item's status: the canonical code and the message cut to
 // kMaxStatusMessageSize bytes (status_util.h), as ToGrpcStatus does for a call.
 void SetItemStatus(const absl::Status& s, v1::Status* out);
