@@ -230,10 +230,16 @@ void AuditDone(const CryptoServiceImpl& svc, const MethodSpec& spec,
 }
 
 // Parse functions shared by several handlers. kAlgorithmOnly: the request's algorithm;
-// kNothingToParse: requests without fields to check before the work.
+// kNothingToParse: requests without fields to check before the work; kBatchSize: a batch
+// RPC's item count (its items are parsed one by one, in RunBatch).
 constexpr auto kAlgorithmOnly = [](const auto& r) { return ToAlgorithm(r.algorithm()); };
 constexpr auto kNothingToParse = [](const auto&) {
   return absl::StatusOr<std::monostate>(std::monostate{});
+};
+constexpr auto kBatchSize = [](const auto& r) -> absl::StatusOr<std::monostate> {
+  absl::Status s = CheckBatchSize(r.items_size());
+  if (!s.ok()) return s;
+  return std::monostate{};
 };
 
 // Guarded is the call guard of the unary handlers. Unary admits the call, charging
@@ -989,9 +995,53 @@ void RunHybridEncryptBatch(const CryptoServiceImpl& svc, absl::Span<HybridEncryp
       [](v1::HybridEncryptResponse* r, std::string ct) { r->set_ciphertext(std::move(ct)); });
 }
 
-// kSignBatchChunk: SignBatch / VerifyBatch items per engine call (cancellation is
-// checked between calls).
-constexpr int kSignBatchChunk = 256;
+// kBatchChunk: SignBatch, VerifyBatch, EncryptBatch and HybridEncryptBatch items per
+// engine call (its SM2 items share the multi-buffer path, SM4-CBC items the multi-buffer
+// lanes, HPKE items to one recipient key HybridEncrypt::EncryptMany); cancellation is
+// checked between calls. kWholeBatch: HashBatch's items go to the engine at once.
+constexpr int kBatchChunk = 256;
+constexpr int kWholeBatch = 0;
+
+// RunBatch answers a batch RPC's items in request order, `chunk` items per engine call
+// (kWholeBatch: all at once, with no cancellation check). Before each chunk, StillWanted
+// stops a batch whose deadline passed or whose client cancelled. Each item is checked
+// with the batch's spec at PolicyScope::kEachItem (parsed, and for a per-item method
+// authorized, in spec.order), the items that pass go to `engine` together, and
+// write(result) adds each item's result; an audited method audits each allowed item's
+// final status.
+template <typename Item, typename Parse, typename Engine, typename Write>
+absl::Status RunBatch(const CryptoServiceImpl& svc, const MethodSpec& spec,
+                      grpc::CallbackServerContext* ctx,
+                      const google::protobuf::RepeatedPtrField<Item>& items, int chunk,
+                      const Parse& parse, const Engine& engine, const Write& write) {
+  using In = InputOf<Parse, Item>;
+  const int n = items.size();
+  const int step = chunk == kWholeBatch ? n : chunk;
+  for (int begin = 0; begin < n; begin += step) {
+    if (chunk != kWholeBatch) {
+      absl::Status s = StillWanted(ctx);
+      if (!s.ok()) return s;
+    }
+    const int end = std::min(n, begin + step);
+    CheckAndRun<In>(
+        end - begin,
+        [&](size_t i) {
+          return Check(svc, spec, ctx, items[begin + i], PolicyScope::kEachItem, parse);
+        },
+        engine,
+        [&](size_t i, auto result, bool audit) {
+          if (audit) AuditDone(svc, spec, ctx, items[begin + i], result.status().code());
+          write(std::move(result));
+        });
+  }
+  return absl::OkStatus();
+}
+
+// SymmetricInput: an Encrypt item's parameters and plaintext.
+struct SymmetricInput {
+  SymmetricParams params;
+  absl::string_view plaintext;
+};
 
 absl::StatusOr<SymmetricParams> EncryptParamsFrom(const v1::EncryptRequest& req) {
   return SymmetricFrom(
@@ -1003,22 +1053,23 @@ absl::StatusOr<SymmetricParams> EncryptParamsFrom(const v1::EncryptRequest& req)
 
 // The batched operations: SM2 signatures, verifications and encryptions, the SM HPKE
 // suite, and SM3 hashes of at most kMaxBatchedHashSize bytes; other algorithms run one
-// call at a time (their primitives share no work across messages).
+// call at a time (their primitives share no work across messages). Each queue's
+// BatchedOperation (its metrics label) is the queue column of its method's row.
 struct CryptoServiceImpl::BatchQueues {
   BatchQueues(const CryptoServiceImpl* svc, const BatchSettings& settings, size_t runners,
               BatchQueue<SignCall>::Submit submit, BatchObserver* observer)
-      : sign(BatchedOperation::kSign, settings, runners, submit,
+      : sign(*rpc::kSign.queue, settings, runners, submit,
              [svc](absl::Span<SignCall> b) { RunSignBatch(*svc, b); }, observer),
-        verify(BatchedOperation::kVerify, settings, runners, submit,
+        verify(*rpc::kVerify.queue, settings, runners, submit,
                [svc](absl::Span<VerifyCall> b) { RunVerifyBatch(*svc, b); }, observer),
-        hash(BatchedOperation::kHash, settings, runners, submit,
+        hash(*rpc::kHash.queue, settings, runners, submit,
              [svc](absl::Span<HashCall> b) { RunHashBatch(*svc, b); }, observer),
         public_key_encrypt(
-            BatchedOperation::kPublicKeyEncrypt, settings, runners, submit,
+            *rpc::kPublicKeyEncrypt.queue, settings, runners, submit,
             [svc](absl::Span<PublicKeyEncryptCall> b) { RunPublicKeyEncryptBatch(*svc, b); },
             observer),
         hybrid_encrypt(
-            BatchedOperation::kHybridEncrypt, settings, runners, submit,
+            *rpc::kHybridEncrypt.queue, settings, runners, submit,
             [svc](absl::Span<HybridEncryptCall> b) { RunHybridEncryptBatch(*svc, b); },
             observer) {}
 
@@ -1058,36 +1109,22 @@ grpc::ServerReadReactor<v1::HashStreamRequest>* CryptoServiceImpl::HashStream(
 grpc::ServerUnaryReactor* CryptoServiceImpl::HashBatch(grpc::CallbackServerContext* ctx,
                                                        const v1::HashBatchRequest* request,
                                                        v1::HashBatchResponse* response) {
-  return Unary(this, rpc::kHashBatch, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
-    absl::Status s = CheckBatchSize(request->items_size());
-    if (!s.ok()) return s;
-    s = Authorize(ctx, rpc::kHashBatch.method, rpc::kHashBatch.op, v1::ALGORITHM_UNSPECIFIED, nullptr);
-    if (!s.ok()) return s;
-    // Items with a bad algorithm get their status here; the others go to the engine.
-    std::vector<HashItem> items;
-    std::vector<int> index;
-    std::vector<absl::Status> bad(request->items_size());
-    for (int i = 0; i < request->items_size(); ++i) {
-      absl::StatusOr<Algorithm> alg = ToAlgorithm(request->items(i).algorithm());
-      if (!alg.ok()) {
-        bad[i] = alg.status();
-        continue;
-      }
-      items.push_back({*alg, request->items(i).data()});
-      index.push_back(i);
-    }
-    std::vector<absl::StatusOr<std::string>> results = engine_->HashBatch(items);
-    for (int i = 0; i < request->items_size(); ++i) response->add_results();
-    for (int i = 0; i < request->items_size(); ++i) {
-      if (!bad[i].ok()) SetItemStatus(bad[i], response->mutable_results(i)->mutable_status());
-    }
-    for (size_t j = 0; j < results.size(); ++j) {
-      v1::HashBatchResult* r = response->mutable_results(index[j]);
-      SetItemStatus(results[j].status(), r->mutable_status());
-      if (results[j].ok()) r->set_digest(*std::move(results[j]));
-    }
-    return absl::OkStatus();
-  });
+  // One policy check for the batch, after its size; items with a bad algorithm get their
+  // status, the others go to the engine in one call.
+  return Guarded(
+      this, rpc::kHashBatch, ctx, request, response, kBatchSize,
+      [this, ctx, request, response](std::monostate) {
+        return RunBatch(
+            *this, rpc::kHashBatch, ctx, request->items(), kWholeBatch, HashItemFrom,
+            [this](absl::Span<const HashItem> items) {
+              return engine_->HashBatch(items);
+            },
+            [response](absl::StatusOr<std::string> digest) {
+              v1::HashBatchResult* r = response->add_results();
+              SetItemStatus(digest.status(), r->mutable_status());
+              if (digest.ok()) r->set_digest(*std::move(digest));
+            });
+      });
 }
 
 grpc::ServerUnaryReactor* CryptoServiceImpl::Hmac(grpc::CallbackServerContext* ctx,
@@ -1152,94 +1189,42 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::Verify(grpc::CallbackServerContext*
 grpc::ServerUnaryReactor* CryptoServiceImpl::SignBatch(grpc::CallbackServerContext* ctx,
                                                        const v1::SignBatchRequest* request,
                                                        v1::SignBatchResponse* response) {
-  return Unary(this, rpc::kSignBatch, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
-    absl::Status s = CheckBatchSize(request->items_size());
-    if (!s.ok()) return s;
-    // Chunks of kSignBatchChunk items go to the engine together (its SM2 items share the
-    // multi-buffer path); cancellation is checked between chunks.
-    const int n = request->items_size();
-    for (int begin = 0; begin < n; begin += kSignBatchChunk) {
-      s = StillWanted(ctx);
-      if (!s.ok()) return s;
-      const int end = std::min(n, begin + kSignBatchChunk);
-      std::vector<absl::Status> pre(end - begin);  // parse or policy error, else OK
-      std::vector<char> allowed_item(end - begin, 0);
-      std::vector<SignItem> items;
-      std::vector<int> index(end - begin, -1);
-      for (int i = begin; i < end; ++i) {
-        const v1::SignRequest& item = request->items(i);
-        absl::StatusOr<SignItem> parsed = SignItemFrom(item);
-        absl::Status allowed =
-            Authorize(ctx, rpc::kSignBatch.method, rpc::kSignBatch.op, item.algorithm(), &item.key());
-        allowed_item[i - begin] = allowed.ok();
-        if (!allowed.ok()) {
-          pre[i - begin] = allowed;
-        } else if (!parsed.ok()) {
-          pre[i - begin] = parsed.status();
-        } else {
-          index[i - begin] = static_cast<int>(items.size());
-          items.push_back(*parsed);
-        }
-      }
-      std::vector<absl::StatusOr<std::string>> sigs = engine_->SignBatch(items);
-      for (int i = begin; i < end; ++i) {
-        const v1::SignRequest& item = request->items(i);
-        const int k = index[i - begin];
-        absl::StatusOr<std::string> sig =
-            k < 0 ? absl::StatusOr<std::string>(pre[i - begin]) : std::move(sigs[k]);
-        if (allowed_item[i - begin]) {  // denials are audited by Authorize
-          Audit(ctx, rpc::kSignBatch.method, rpc::kSignBatch.op, item.algorithm(), &item.key(),
-                sig.status().code());
-        }
-        v1::SignBatchResult* r = response->add_results();
-        SetItemStatus(sig.status(), r->mutable_status());
-        if (sig.ok()) r->set_signature(*std::move(sig));
-      }
-    }
-    return absl::OkStatus();
-  });
+  // Each item: policy, then parsing (a denial wins); allowed items are audited.
+  return Guarded(
+      this, rpc::kSignBatch, ctx, request, response, kBatchSize,
+      [this, ctx, request, response](std::monostate) {
+        return RunBatch(
+            *this, rpc::kSignBatch, ctx, request->items(), kBatchChunk, SignItemFrom,
+            [this](absl::Span<const SignItem> items) {
+              return engine_->SignBatch(items);
+            },
+            [response](absl::StatusOr<std::string> sig) {
+              v1::SignBatchResult* r = response->add_results();
+              SetItemStatus(sig.status(), r->mutable_status());
+              if (sig.ok()) r->set_signature(*std::move(sig));
+            });
+      });
 }
 
 grpc::ServerUnaryReactor* CryptoServiceImpl::VerifyBatch(grpc::CallbackServerContext* ctx,
                                                          const v1::VerifyBatchRequest* request,
                                                          v1::VerifyBatchResponse* response) {
-  return Unary(this, rpc::kVerifyBatch, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
-    absl::Status s = CheckBatchSize(request->items_size());
-    if (!s.ok()) return s;
-    const int n = request->items_size();
-    for (int begin = 0; begin < n; begin += kSignBatchChunk) {
-      s = StillWanted(ctx);
-      if (!s.ok()) return s;
-      const int end = std::min(n, begin + kSignBatchChunk);
-      std::vector<absl::Status> pre(end - begin);
-      std::vector<VerifyItem> items;
-      std::vector<int> index(end - begin, -1);
-      for (int i = begin; i < end; ++i) {
-        const v1::VerifyRequest& item = request->items(i);
-        absl::Status allowed = Authorize(ctx, rpc::kVerifyBatch.method, rpc::kVerifyBatch.op,
-                                         item.algorithm(), &item.key());
-        absl::StatusOr<VerifyItem> parsed = VerifyItemFrom(item);
-        if (!allowed.ok()) {
-          pre[i - begin] = allowed;
-        } else if (!parsed.ok()) {
-          pre[i - begin] = parsed.status();
-        } else {
-          index[i - begin] = static_cast<int>(items.size());
-          items.push_back(*parsed);
-        }
-      }
-      std::vector<absl::StatusOr<bool>> valid = engine_->VerifyBatch(items);
-      for (int i = begin; i < end; ++i) {
-        const int k = index[i - begin];
-        absl::StatusOr<bool> v =
-            k < 0 ? absl::StatusOr<bool>(pre[i - begin]) : std::move(valid[k]);
-        v1::VerifyBatchResult* r = response->add_results();
-        SetItemStatus(v.status(), r->mutable_status());
-        if (v.ok()) r->set_valid(*v);
-      }
-    }
-    return absl::OkStatus();
-  });
+  // Each item: policy, then parsing (a denial wins).
+  return Guarded(
+      this, rpc::kVerifyBatch, ctx, request, response, kBatchSize,
+      [this, ctx, request, response](std::monostate) {
+        return RunBatch(
+            *this, rpc::kVerifyBatch, ctx, request->items(), kBatchChunk,
+            VerifyItemFrom,
+            [this](absl::Span<const VerifyItem> items) {
+              return engine_->VerifyBatch(items);
+            },
+            [response](absl::StatusOr<bool> valid) {
+              v1::VerifyBatchResult* r = response->add_results();
+              SetItemStatus(valid.status(), r->mutable_status());
+              if (valid.ok()) r->set_valid(*valid);
+            });
+      });
 }
 
 // ---- Symmetric encryption ------------------------------------------------------------
@@ -1280,57 +1265,38 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::Decrypt(grpc::CallbackServerContext
 grpc::ServerUnaryReactor* CryptoServiceImpl::EncryptBatch(grpc::CallbackServerContext* ctx,
                                                           const v1::EncryptBatchRequest* request,
                                                           v1::EncryptBatchResponse* response) {
-  return Unary(this, rpc::kEncryptBatch, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
-    absl::Status s = CheckBatchSize(request->items_size());
-    if (!s.ok()) return s;
-    // Chunks of kEncryptBatchChunk items go to the engine together (SM4-CBC items of a
-    // chunk share the multi-buffer lanes); cancellation is checked between chunks.
-    constexpr int kEncryptBatchChunk = 256;
-    const int n = request->items_size();
-    for (int begin = 0; begin < n; begin += kEncryptBatchChunk) {
-      s = StillWanted(ctx);
-      if (!s.ok()) return s;
-      const int end = std::min(n, begin + kEncryptBatchChunk);
-      std::vector<absl::StatusOr<SymmetricParams>> parsed;
-      std::vector<SymmetricParams> params;
-      std::vector<absl::string_view> plaintexts;
-      std::vector<int> index;  // item → position in params, or -1 after a parse error
-      for (int i = begin; i < end; ++i) {
-        const v1::EncryptRequest& item = request->items(i);
-        parsed.push_back(SymmetricFrom(
-            item, item.has_nonce() ? std::optional<absl::string_view>(item.nonce()) : std::nullopt,
-            item.tag_length()));
-        if (parsed.back().ok()) {
-          absl::Status allowed = Authorize(ctx, rpc::kEncryptBatch.method, rpc::kEncryptBatch.op,
-                                           item.algorithm(), &item.key());
-          if (!allowed.ok()) parsed.back() = allowed;
-        }
-        if (parsed.back().ok()) {
-          index.push_back(static_cast<int>(params.size()));
-          params.push_back(*parsed.back());
-          plaintexts.push_back(item.plaintext());
-        } else {
-          index.push_back(-1);
-        }
-      }
-      std::vector<absl::StatusOr<SymmetricCiphertext>> cts =
-          engine_->EncryptBatch(params, plaintexts);
-      for (int i = begin; i < end; ++i) {
-        const int k = index[i - begin];
-        absl::StatusOr<SymmetricCiphertext> ct =
-            k < 0 ? absl::StatusOr<SymmetricCiphertext>(parsed[i - begin].status())
-                  : std::move(cts[k]);
-        v1::EncryptBatchResult* r = response->add_results();
-        SetItemStatus(ct.status(), r->mutable_status());
-        if (ct.ok()) {
-          r->set_nonce(std::move(ct->nonce));
-          r->set_ciphertext(std::move(ct->ciphertext));
-          r->set_tag(std::move(ct->tag));
-        }
-      }
-    }
-    return absl::OkStatus();
-  });
+  // Each item: parsing, then policy (a parse error wins; such an item is not checked).
+  return Guarded(
+      this, rpc::kEncryptBatch, ctx, request, response, kBatchSize,
+      [this, ctx, request, response](std::monostate) {
+        return RunBatch(
+            *this, rpc::kEncryptBatch, ctx, request->items(), kBatchChunk,
+            [](const v1::EncryptRequest& item) -> absl::StatusOr<SymmetricInput> {
+              absl::StatusOr<SymmetricParams> p = EncryptParamsFrom(item);
+              if (!p.ok()) return p.status();
+              return SymmetricInput{*std::move(p), item.plaintext()};
+            },
+            [this](absl::Span<const SymmetricInput> inputs) {
+              std::vector<SymmetricParams> params;
+              std::vector<absl::string_view> plaintexts;
+              params.reserve(inputs.size());
+              plaintexts.reserve(inputs.size());
+              for (const SymmetricInput& in : inputs) {
+                params.push_back(in.params);
+                plaintexts.push_back(in.plaintext);
+              }
+              return engine_->EncryptBatch(params, plaintexts);
+            },
+            [response](absl::StatusOr<SymmetricCiphertext> ct) {
+              v1::EncryptBatchResult* r = response->add_results();
+              SetItemStatus(ct.status(), r->mutable_status());
+              if (ct.ok()) {
+                r->set_nonce(std::move(ct->nonce));
+                r->set_ciphertext(std::move(ct->ciphertext));
+                r->set_tag(std::move(ct->tag));
+              }
+            });
+      });
 }
 
 grpc::ServerBidiReactor<v1::EncryptStreamRequest, v1::EncryptStreamResponse>*
@@ -1409,49 +1375,22 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::HybridEncrypt(
 grpc::ServerUnaryReactor* CryptoServiceImpl::HybridEncryptBatch(
     grpc::CallbackServerContext* ctx, const v1::HybridEncryptBatchRequest* request,
     v1::HybridEncryptBatchResponse* response) {
-  return Unary(this, rpc::kHybridEncryptBatch, ctx, request, response, [this, ctx, request, response]() -> absl::Status {
-    absl::Status s = CheckBatchSize(request->items_size());
-    if (!s.ok()) return s;
-    // Chunks of kHybridBatchChunk items go to the engine together (its items to one
-    // recipient key share HybridEncrypt::EncryptMany); cancellation is checked between
-    // chunks. Each item is checked as HybridEncrypt checks it: algorithm, then policy.
-    constexpr int kHybridBatchChunk = 256;
-    const int n = request->items_size();
-    for (int begin = 0; begin < n; begin += kHybridBatchChunk) {
-      s = StillWanted(ctx);
-      if (!s.ok()) return s;
-      const int end = std::min(n, begin + kHybridBatchChunk);
-      std::vector<absl::Status> pre(end - begin);  // parse or policy error, else OK
-      std::vector<HybridEncryptItem> items;
-      std::vector<int> index(end - begin, -1);     // item → position in items, or -1
-      for (int i = begin; i < end; ++i) {
-        const v1::HybridEncryptRequest& item = request->items(i);
-        absl::StatusOr<Algorithm> alg = ToAlgorithm(item.algorithm());
-        if (!alg.ok()) {
-          pre[i - begin] = alg.status();
-          continue;
-        }
-        absl::Status allowed = Authorize(ctx, rpc::kHybridEncryptBatch.method, rpc::kHybridEncryptBatch.op,
-                                         item.algorithm(), &item.key());
-        if (!allowed.ok()) {
-          pre[i - begin] = allowed;
-          continue;
-        }
-        index[i - begin] = static_cast<int>(items.size());
-        items.push_back({*alg, ToKey(item.key()), item.plaintext(), item.info()});
-      }
-      std::vector<absl::StatusOr<std::string>> cts = engine_->HybridEncryptBatch(items);
-      for (int i = begin; i < end; ++i) {
-        const int k = index[i - begin];
-        absl::StatusOr<std::string> ct =
-            k < 0 ? absl::StatusOr<std::string>(pre[i - begin]) : std::move(cts[k]);
-        v1::HybridEncryptBatchResult* r = response->add_results();
-        SetItemStatus(ct.status(), r->mutable_status());
-        if (ct.ok()) r->set_ciphertext(*std::move(ct));
-      }
-    }
-    return absl::OkStatus();
-  });
+  // Each item as HybridEncrypt checks it: algorithm, then policy.
+  return Guarded(
+      this, rpc::kHybridEncryptBatch, ctx, request, response, kBatchSize,
+      [this, ctx, request, response](std::monostate) {
+        return RunBatch(
+            *this, rpc::kHybridEncryptBatch, ctx, request->items(), kBatchChunk,
+            HybridEncryptItemFrom,
+            [this](absl::Span<const HybridEncryptItem> items) {
+              return engine_->HybridEncryptBatch(items);
+            },
+            [response](absl::StatusOr<std::string> ct) {
+              v1::HybridEncryptBatchResult* r = response->add_results();
+              SetItemStatus(ct.status(), r->mutable_status());
+              if (ct.ok()) r->set_ciphertext(*std::move(ct));
+            });
+      });
 }
 
 grpc::ServerUnaryReactor* CryptoServiceImpl::HybridDecrypt(
