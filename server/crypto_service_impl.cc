@@ -134,7 +134,7 @@ class CallReactor final : public grpc::ServerUnaryReactor {
 // Unary admits the call, then runs `fn` on the worker pool (CryptoServiceImpl::Run) and
 // finishes a CallReactor with its status. `fn` must capture nothing from the handler's
 // stack (the handler returns before it runs): ctx, request and response live until the
-// reactor is done. The call's charge is AdmissionBytes from admission, HeldBytes once
+// reactor is done. The call's charge is AdmissionBytes(spec) from admission, HeldBytes once
 // `fn` has run; its inline keys are wiped and its payload freed before the answer.
 // `on_done` (optional) runs in the reactor's OnDone.
 template <typename Req, typename Resp, typename Fn>
