@@ -28,7 +28,7 @@ enum class CheckOrder {
 // PolicyScope: what Authorize is called for.
 enum class PolicyScope {
   kCall,     // once per call, with the request's algorithm and key (when it has them)
-  kEachItem, // a batch RPC: once per item, with the item's algorithm and key
+  kEachItem,  // a batch RPC: once per item, with the item's algorithm and key
 };
 
 // ResponseEstimate: the response size a unary call reserves at admission, before the
@@ -43,7 +43,7 @@ enum class ResponseEstimate {
 };
 
 struct MethodSpec {
-  // method: the RPC's name in policy denials and audit lines.
+  // method: the RPC's name in its audit lines (denials included).
   absl::string_view method;
   AccessOperation op;
   CheckOrder order;
