@@ -1062,7 +1062,9 @@ struct CryptoServiceImpl::BatchQueues {
              [svc](absl::Span<SignCall> b) { RunSignBatch(*svc, b); }, observer),
         verify(*rpc::kVerify.queue, settings, runners, submit,
                [svc](absl::Span<VerifyCall> b) { RunVerifyBatch(*svc, b); }, observer),
-        hash(*rpc::kHash.queue, settings, runners, submit,
+        // A hash of at most kMaxBatchedHashSize bytes costs less than handing it to a
+        // worker: its batches run on the gRPC thread that received the call.
+        hash(*rpc::kHash.queue, settings, std::max<size_t>(runners, 2), nullptr,
              [svc](absl::Span<HashCall> b) { RunHashBatch(*svc, b); }, observer),
         public_key_encrypt(
             *rpc::kPublicKeyEncrypt.queue, settings, runners, submit,
