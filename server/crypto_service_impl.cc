@@ -1082,7 +1082,17 @@ struct CryptoServiceImpl::BatchQueues {
   BatchQueue<HybridEncryptCall> hybrid_encrypt;
 };
 
-CryptoServiceImpl::~CryptoServiceImpl() = default;
+// The worker pool outlives the service and still runs queued tasks when the service is
+// destroyed (server.h): a batch run may still be queued after its last call was answered,
+// so the queues are drained of runs first.
+CryptoServiceImpl::~CryptoServiceImpl() {
+  if (queues_ == nullptr) return;
+  queues_->sign.WaitIdle();
+  queues_->verify.WaitIdle();
+  queues_->hash.WaitIdle();
+  queues_->public_key_encrypt.WaitIdle();
+  queues_->hybrid_encrypt.WaitIdle();
+}
 
 // ---- Hashing -------------------------------------------------------------------------
 

@@ -9,8 +9,9 @@
 // algorithm, key and options) go through its multi-buffer path (IFMA lanes, SM3 lanes).
 // So a lone request is never delayed, and under load the batch grows with the queue, as
 // a dynamic batcher with no queue delay (Triton's max_queue_delay 0). With `max_delay`
-// > 0 a run whose batch is not full waits up to that long from its oldest request for
-// more (throughput first; it holds its thread while it waits).
+// > 0 a run on an executor whose batch is not full waits up to that long from its oldest
+// request for more (throughput first; it holds its worker while it waits); an inline run
+// never waits.
 //
 // A run executes on the `submit` executor (the worker pool, or the calling thread).
 // After each batch a run with requests left hands itself back to the executor, so work
@@ -106,6 +107,15 @@ class BatchQueue {
     }
   }
 
+  // WaitIdle returns once no run is queued or running (every request added has been
+  // handed to `run`). The destructor of a queue's owner calls it while the executor still
+  // runs, so that no run touches the queue after it is gone.
+  void WaitIdle() const {
+    absl::MutexLock lock(&mu_);
+    auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return runners_ == 0; };
+    mu_.Await(absl::Condition(&idle));
+  }
+
   // runs and items count the batches run and the requests they held.
   uint64_t runs() const {
     absl::MutexLock lock(&mu_);
@@ -133,7 +143,9 @@ class BatchQueue {
     std::vector<double> queued;
     {
       absl::MutexLock lock(&mu_);
-      if (settings_.max_delay > absl::ZeroDuration() && !pending_.empty() &&
+      // Only on an executor: an inline run holds the caller's thread (a gRPC transport
+      // thread), which must not wait for calls it would itself have to read.
+      if (submit_ != nullptr && settings_.max_delay > absl::ZeroDuration() && !pending_.empty() &&
           pending_.size() < settings_.max_batch) {
         auto full = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
           return pending_.size() >= settings_.max_batch;

@@ -213,8 +213,12 @@ absl::Status Server::BuildAndStart(const ServerOptions& options) {
     // Admission (--max_inflight, --max_inflight_bytes) bounds the calls handed to the
     // pool, so its queue holds every admitted call and Submit never blocks a gRPC
     // thread: excess work is RESOURCE_EXHAUSTED at admission, not held in the transport.
+    // Batched calls wait in their BatchQueue, not here; each queue adds at most one run
+    // per worker, and a run hands itself back to the pool from a worker thread, so the
+    // room for those runs keeps a full pool from blocking its own workers.
     const size_t queue = std::max(n * kQueuedPerWorker,
-                                  static_cast<size_t>(options_.max_inflight) + 1);
+                                  static_cast<size_t>(options_.max_inflight) + 1) +
+                         kNumBatchedOperations * n;
     workers_ = std::make_unique<WorkerPool>(n, queue);
   }
   reaper_ = std::make_unique<StreamReaper>(options_.stream_idle_timeout);
