@@ -60,7 +60,7 @@ TSAN_BUILD_DIR=${TSAN_BUILD_DIR:-build-tsan}
 stage "tsan build (core and engine)"
 cmake -S . -B "$TSAN_BUILD_DIR" "${sanitizer_flags[@]}" \
   -DSMCRYPT_SANITIZE=thread -DSMCRYPT_BUILD_SERVICE=OFF -DSMCRYPT_BUILD_ENGINE=ON
-tsan_tests=(server_engine_concurrency_test server_engine_test openssl_test)
+tsan_tests=(server_engine_concurrency_test server_engine_test server_dynamic_batcher_test openssl_test)
 cmake --build "$TSAN_BUILD_DIR" --parallel "$(nproc)" --target "${tsan_tests[@]}"
 stage_done "tsan build (core and engine)"
 stage "tsan tests"
