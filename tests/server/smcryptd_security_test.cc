@@ -1,4 +1,4 @@
-// Security tests against the real smcryptd (label integration; issue 11 items 5 and 6):
+// Security tests against the real smcryptd (label integration):
 //   - key material never appears in the server's log (stderr, audit lines included) nor
 //     in any error message returned, across bad requests of every kind that involve keys
 //     (wrong family or algorithm, bad key bytes, truncated PEM, decryption failures, in

@@ -1,4 +1,4 @@
-// Soak test against the real smcryptd (label slow, not in CI; issue 11 item 7).
+// Soak test against the real smcryptd (label slow, not in CI).
 //
 // Four client threads drive a fixed mix of RPCs — Hash, HashBatch, HashStream, Hmac, Sign,
 // Verify, SignBatch, VerifyBatch, Encrypt, Decrypt, EncryptBatch, EncryptStream,

@@ -1,6 +1,6 @@
 // Integration tests: the real smcryptd binary on a loopback port, called through the
 // generated stub (DESIGN.md "Tests and CI": label integration). Results are checked
-// against OpenSSL; every status of issue 3 point 3 is asserted; /metrics is scraped;
+// against OpenSSL; error statuses and their messages are asserted; /metrics is scraped;
 // health, TLS and mTLS (certificates made here with the openssl CLI), and SIGTERM with
 // an RPC in flight.
 #include <arpa/inet.h>
