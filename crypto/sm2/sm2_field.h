@@ -73,9 +73,9 @@ struct Sm2Kernels {
 // The portable back end (unsigned __int128 products), defined in sm2_field_generic.cc.
 extern const Sm2Kernels kSm2KernelsGeneric;
 #if defined(__x86_64__)
-// MULX/ADCX/ADOX back end (BMI2 + ADX), defined in sm2_field_mulx.cc.
+// MULX/ADCX/ADOX back end (BMI2 + ADX), defined in sm2_field_mulx_adx.cc.
 extern const Sm2Kernels kSm2KernelsMulxAdx;
-// The same with AVX2 masked table selects (BMI2 + ADX + AVX2), sm2_field_mulx.cc.
+// The same with AVX2 masked table selects (BMI2 + ADX + AVX2), sm2_field_mulx_adx_avx2.cc.
 extern const Sm2Kernels kSm2KernelsMulxAdxAvx2;
 #endif
 
