@@ -1,20 +1,20 @@
-// sm2_batch.cc — SM2 signing and verification of many items at once: lanes of 8 on the
-// IFMA back end (sm2_ifma.cc), the single-operation cores otherwise.
+// sm2_batch.cc — SM2 signing, verification and ephemeral Diffie–Hellman of many items at
+// once: lanes of 8 on the IFMA kernels (sm2_ifma.cc) when Sm2BatchUsesIfma()
+// (sm2_dispatch.cc), the single-operation cores otherwise.
 //
-// Constant-time review (signing): the nonces, k·G and everything derived from them are
+// Constant time (signing, ephemeral DH): nonces, k·G and everything derived from them are
 // handled as in Sm2SignDigestCore (sm2_sign.cc): k·G by the constant-time 8-lane comb;
 // the batch's Z coordinates are inverted together by Montgomery's trick with the
 // constant-time field operations and ONE constant-time safegcd inversion (a Z of 0, which
 // k ∈ [1, n − 1] cannot give, is replaced by 1 with a mask so it cannot zero the other
-// items' inverses); r and s by the masked arithmetic mod n. The branches are on public
-// facts only: an item's digest size and nonce range (reported as errors), the lane count,
-// and the rejection conditions of §6.1, after which that item is signed again on the
-// single path with a fresh k (as the single path itself does). Verification is variable
-// time (public data).
+// items' inverses); r and s by the masked arithmetic mod n. Branches are on public facts
+// only: an item's digest size and nonce range (reported as errors), the lane count, and
+// the rejection conditions of §6.1, after which that item is signed again on the single
+// path with a fresh k (as the single path itself does). Verification is variable time
+// (public data).
 #include "crypto/sm2/sm2_batch.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <vector>
 
@@ -32,8 +32,6 @@
 namespace smcrypt::internal {
 namespace {
 
-std::atomic<bool> g_ifma_enabled{true};
-
 absl::Status SignatureInvalid() { return absl::UnauthenticatedError("signature invalid"); }
 
 // One signing item that takes a lane.
@@ -44,14 +42,6 @@ struct SignLane {
 };
 
 }  // namespace
-
-bool Sm2BatchUsesIfma() {
-  return g_ifma_enabled.load(std::memory_order_acquire) && Sm2IfmaSupported();
-}
-
-void Sm2SetBatchIfmaForTesting(bool enabled) {
-  g_ifma_enabled.store(enabled, std::memory_order_release);
-}
 
 void Sm2SignDigestBatchCore(absl::Span<const Sm2PrivateKey* const> keys,
                             absl::Span<const absl::string_view> digests, Sm2NonceSource next_k,

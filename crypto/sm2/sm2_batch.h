@@ -1,7 +1,7 @@
 // sm2_batch.h — SM2 signing and verification of many items at once (multi-buffer), and
 // the 8-lane AVX-512 IFMA back end `ifma_avx512` behind it.
 //
-// Internal header (crypto core, service engine, tests, bench). Not part of the public API.
+// Internal header (crypto core, tests, bench). Not part of the public API.
 //
 // ifma_avx512: each zmm register holds one 52-bit limb of 8 independent field elements
 // (8 lanes × 5 limbs, radix 2^52), multiplied with VPMADD52LUQ/VPMADD52HUQ. Field
@@ -31,7 +31,14 @@
 #include "absl/types/span.h"
 #include "crypto/sm2/sm2_field.h"
 #include "crypto/sm2/sm2_internal.h"
+#include "smcrypt/cpu.h"
 #include "smcrypt/sm2.h"
+
+// SMCRYPT_SM2_HAVE_IFMA is defined when this build compiles the ifma_avx512 kernels
+// (sm2_ifma.cc); without it they are empty stubs and Sm2IfmaSupported() is false.
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define SMCRYPT_SM2_HAVE_IFMA 1
+#endif
 
 namespace smcrypt {
 
@@ -50,8 +57,13 @@ inline constexpr size_t kSm2IfmaMinLanes = 4;
 // Montgomery form with R' = 2^260, fully reduced.
 inline constexpr int kSm2IfmaPointWords = 10;
 
+// CPU features the IFMA kernels need: AVX-512 (F, BW, VL, DQ) and IFMA.
+inline constexpr uint32_t kSm2IfmaRequiredFeatures = kCpuAvx512 | kCpuIfma;
+
+// The IFMA choice, made in sm2_dispatch.cc with the field back end's:
+//
 // Sm2IfmaSupported reports whether this build has the IFMA kernels and GetCpuFeatures()
-// has AVX-512 (F, BW, VL, DQ) and IFMA.
+// has kSm2IfmaRequiredFeatures (so SMCRYPT_CPU_DISABLE=ifma or avx512 turns it off).
 bool Sm2IfmaSupported();
 
 // Sm2BatchUsesIfma reports whether the batch functions below take the IFMA path now:

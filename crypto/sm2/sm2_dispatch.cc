@@ -1,8 +1,13 @@
-// sm2_dispatch.cc — chooses the SM2 back end once, in priority order, and holds the
-// test/bench override (Sm2SetKernelsForTesting).
+// sm2_dispatch.cc — every SM2 back-end choice, each made from GetCpuFeatures() (so
+// SMCRYPT_CPU_DISABLE and --cpu_disable apply):
+//   field back end  Sm2ActiveKernels(): the first entry of kSm2Backends whose features
+//                   the CPU has, chosen once; tests and benchmarks may override it.
+//   IFMA lanes      Sm2IfmaSupported() / Sm2BatchUsesIfma(): whether the batch paths of
+//                   sm2_batch.cc run on the ifma_avx512 kernels; tests may turn them off.
 #include <atomic>
 
 #include "crypto/cpu/backends.h"
+#include "crypto/sm2/sm2_batch.h"
 #include "crypto/sm2/sm2_field.h"
 #include "smcrypt/cpu.h"
 
@@ -30,6 +35,7 @@ const Sm2Kernels& Dispatched() {
 }
 
 std::atomic<const Sm2Kernels*> g_override{nullptr};
+std::atomic<bool> g_ifma_enabled{true};
 
 }  // namespace
 
@@ -49,5 +55,21 @@ const Sm2Kernels* const* Sm2AllKernelsForTesting(size_t* count) {
 }
 
 const char* Sm2ActiveKernelName() { return Dispatched().name; }
+
+bool Sm2IfmaSupported() {
+#if defined(SMCRYPT_SM2_HAVE_IFMA)
+  return HasFeatures(GetCpuFeatures(), kSm2IfmaRequiredFeatures);
+#else
+  return false;
+#endif
+}
+
+bool Sm2BatchUsesIfma() {
+  return g_ifma_enabled.load(std::memory_order_acquire) && Sm2IfmaSupported();
+}
+
+void Sm2SetBatchIfmaForTesting(bool enabled) {
+  g_ifma_enabled.store(enabled, std::memory_order_release);
+}
 
 }  // namespace smcrypt::internal

@@ -1,7 +1,9 @@
-// sm2_ifma.cc — the `ifma_avx512` SM2 back end: 8 lanes × 5 limbs of 52 bits in zmm
+// sm2_ifma.cc — the `ifma_avx512` SM2 kernels: 8 lanes × 5 limbs of 52 bits in zmm
 // registers, VPMADD52LUQ/VPMADD52HUQ products (the layout of Intel's crypto_mb
-// mbx_sm2_ecdsa_sign_mb8), for the batch paths of sm2_batch.cc.
+// mbx_sm2_ecdsa_sign_mb8), for the batch paths of sm2_batch.cc. Whether they run is
+// decided in sm2_dispatch.cc (Sm2IfmaSupported, Sm2BatchUsesIfma).
 //
+// CPU features: avx512 (F, BW, VL, DQ), ifma; every kernel function carries IFMA_ATTR.
 // Representation (F8): v[j] holds limb j of 8 field elements; limbs 0–3 < 2^52 and the
 // value < 2p after every operation (limb 4 < 2^50). Montgomery form with R' = 2^260.
 // FMul is Montgomery multiplication: the 10-limb schoolbook product, then five rounds
@@ -10,32 +12,28 @@
 // < 4p the result is < p·(16p/2^260) + p < 2p. FAdd and FSub compute a ± b − 2p or a − b
 // with signed limbs, normalize and add 2p back in the lanes that went negative.
 //
-// Constant-time review (signing, ephemeral Diffie–Hellman): Sm2IfmaMulBase8 and
+// Constant time (signing, ephemeral Diffie–Hellman): Sm2IfmaMulBase8 and
 // Sm2IfmaMulPointTable8 (the same comb, MulComb8, over G's table or a public key's)
-// compute Booth digits with masks,
-// reads all 64 entries of every comb window for every lane (masked broadcasts selected by
-// comparisons of the digit vector, never an address from a digit), and resolves the
-// infinity cases (digit 0, accumulator still at infinity) with lane masks in blends. The
-// doubling case of the mixed addition cannot occur in a comb for k ∈ [1, n − 1]
-// (sm2_point_impl.inc, JAddMixedNoDbl), so the lanes need no doubling. No branch depends
-// on a lane's data. Sm2IfmaMulTwo8Vt (verification) is variable time: it skips windows
-// whose digits are all 0 and gathers table entries by digit; its inputs are public.
-// How it is checked: valgrind 3.19 cannot decode AVX-512 IFMA, so the memcheck test
-// (tests/ct/ct_valgrind_test.cc) covers only the batch code's single-operation path;
-// Sm2IfmaMulBase8 and Sm2SignDigestBatchCore on these lanes are checked by the
-// fixed-vs-random timing test tests/ct/ct_dudect_test.cc (dudect, label slow; fixed
-// d = k = 1 against random values, fails if Welch's |t| > 10).
+// compute Booth digits with masks, read all 64 entries of every comb window for every
+// lane (masked broadcasts selected by comparisons of the digit vector, never an address
+// from a digit), and resolve the infinity cases (digit 0, accumulator still at infinity)
+// with lane masks in blends. The doubling case of the mixed addition cannot occur in a
+// comb for k ∈ [1, n − 1] (sm2_point_impl.inc, JAddMixedNoDbl), so the lanes need no
+// doubling. No branch depends on a lane's data. Sm2IfmaMulTwo8Vt (verification) is
+// variable time: it skips windows whose digits are all 0 and gathers table entries by
+// digit; its inputs are public.
+// Checked by tests/ct/ct_dudect_test.cc (fixed-vs-random timing, label slow):
+// valgrind 3.19 cannot decode AVX-512 IFMA, so tests/ct/ct_valgrind_test.cc covers only
+// the batch code's single-operation path.
 #include <cstring>
 
 #include "crypto/common/constant_time.h"
 #include "crypto/sm2/sm2_batch.h"
 #include "crypto/sm2/sm2_field.h"
 #include "crypto/sm2/sm2_point.h"
-#include "smcrypt/cpu.h"
 #include "smcrypt/secure_zero.h"
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define SMCRYPT_SM2_HAVE_IFMA 1
+#if defined(SMCRYPT_SM2_HAVE_IFMA)
 #include <immintrin.h>
 // GCC 12 reports the unmasked AVX-512 shifts' internal "undefined" source operand as
 // (maybe-)uninitialized; the instructions never read it.
@@ -666,11 +664,6 @@ IFMA_ATTR void FieldOp8(int op, uint64_t r[kSm2IfmaLanes][4], const uint64_t a[k
 
 }  // namespace
 
-bool Sm2IfmaSupported() {
-  const uint32_t need = kCpuAvx512 | kCpuIfma;
-  return (GetCpuFeatures() & need) == need;
-}
-
 void Sm2IfmaMulBase8(Sm2Jacobian r[kSm2IfmaLanes], const uint64_t k[kSm2IfmaLanes][4]) {
   MulBase8(r, k);
 }
@@ -698,9 +691,8 @@ void Sm2IfmaMulTwo8PointsVt(Sm2Jacobian r[kSm2IfmaLanes], const uint64_t s[kSm2I
   MulTwo8PointsVt(r, s, p, t, exceptional);
 }
 
-#else  // no IFMA kernels in this build
+#else  // no IFMA kernels in this build: never called (Sm2IfmaSupported() is false)
 
-bool Sm2IfmaSupported() { return false; }
 void Sm2IfmaMulBase8(Sm2Jacobian*, const uint64_t (*)[4]) {}
 void Sm2IfmaMulPointTable8(Sm2Jacobian*, const uint64_t (*)[4], const uint64_t*) {}
 void Sm2IfmaMulTwo8Vt(Sm2Jacobian*, const uint64_t (*)[4], const uint64_t* const*,
