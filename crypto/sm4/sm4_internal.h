@@ -151,8 +151,10 @@ void Sm4GenericCbcMacBlocks(const uint32_t rk[32], uint8_t y[16], const uint8_t*
                             size_t num_blocks);
 
 #if defined(__x86_64__)
-// The x86-64 back ends, each in its own file (sm4_<technique>_<width>.cc). Each is
-// declared by the file as `extern const Sm4Kernels kSm4<Name>;`.
+// The x86-64 back ends, each in its own file (sm4_<technique>_<width>.cc) holding only
+// its S-box, target and table entry: the register operations of each width are
+// sm4_ops_avx2.inc / sm4_ops_avx512.inc and every mode loop is written once in
+// sm4_simd_impl.inc, compiled into each file, whose SimdKernels<W>() builds the entry.
 extern const Sm4Kernels kSm4GfniAvx512;
 extern const Sm4Kernels kSm4GfniAvx2;
 extern const Sm4Kernels kSm4VaesAvx512;
