@@ -21,8 +21,8 @@
 //   data marked secret (tests/ct/ct_valgrind_test.cc, label ct). valgrind 3.19 cannot
 //   decode AVX-512 or VPCLMULQDQ, so vpclmulqdq_avx512 is checked instead by the
 //   fixed-vs-random timing test tests/ct/ct_dudect_test.cc (dudect, label slow: Welch's
-//   t on cropped RDTSCP timings, fails if |t| > 10). Review (issue 11): its loops test
-//   the block count only, and the key powers are read at fixed offsets of GhashKey.
+//   t on cropped RDTSCP timings, fails if |t| > 10). Its loops test the block count
+//   only, and the key powers are read at fixed offsets of GhashKey.
 #if defined(__x86_64__)
 
 #include <immintrin.h>
