@@ -4,8 +4,11 @@
 #ifndef SMCRYPT_ALGORITHM_H_
 #define SMCRYPT_ALGORITHM_H_
 
+#include <cstddef>
+
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 
 namespace smcrypt {
 
@@ -41,12 +44,24 @@ enum class Algorithm {
 // Kind groups algorithms by the primitive that serves them.
 enum class AlgorithmKind { kHash, kMac, kCipher, kAead, kSignature, kPublicKeyEncryption, kHybrid };
 
+// CipherMode is the mode of a cipher (kCipher) or AEAD (kAead) algorithm: ECB, CBC, CTR
+// (NIST SP 800-38A), GCM (SP 800-38D) or CCM (SP 800-38C); kNone for every other kind.
+enum class CipherMode { kNone, kEcb, kCbc, kCtr, kGcm, kCcm };
+
 // AlgorithmName returns the canonical name ("SM4-GCM", "ECDSA-P256", ...).
 absl::string_view AlgorithmName(Algorithm alg);
 // ParseAlgorithm accepts a canonical name in any letter case; also "SM2" for both SM2
 // signatures and encryption. Errors: InvalidArgument naming the unknown algorithm.
 absl::StatusOr<Algorithm> ParseAlgorithm(absl::string_view name);
+// KindOf is the algorithm's primary kind (kSignature for SM2).
 AlgorithmKind KindOf(Algorithm alg);
+// HasKind: whether a primitive of `kind` serves `alg` (KindOf, and for SM2 also
+// kPublicKeyEncryption).
+bool HasKind(Algorithm alg, AlgorithmKind kind);
+// CipherModeOf is the mode of a cipher or AEAD algorithm, else CipherMode::kNone.
+CipherMode CipherModeOf(Algorithm alg);
+// AllAlgorithms lists every Algorithm value in declaration order.
+absl::Span<const Algorithm> AllAlgorithms();
 // KeySize is the symmetric key length in bytes for cipher/AEAD algorithms, else 0.
 size_t SymmetricKeySize(Algorithm alg);
 
