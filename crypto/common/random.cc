@@ -25,4 +25,13 @@ absl::Status RandomBytes(uint8_t* out, size_t len) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::string> RandomString(size_t len) {
+  std::string out(len, '\0');
+  if (len > 0) {
+    absl::Status s = RandomBytes(reinterpret_cast<uint8_t*>(out.data()), len);
+    if (!s.ok()) return s;
+  }
+  return out;
+}
+
 }  // namespace smcrypt

@@ -1,19 +1,8 @@
-// random.h — the CSPRNG every part of smcrypt draws from (OpenSSL's RAND_bytes, a
-// NIST SP 800-90A CTR-DRBG seeded by the operating system).
+// random.h — the CSPRNG, declared in the public smcrypt/random.h (RandomBytes,
+// RandomString); this internal name is kept for crypto/'s own includes.
 #ifndef SMCRYPT_CRYPTO_COMMON_RANDOM_H_
 #define SMCRYPT_CRYPTO_COMMON_RANDOM_H_
 
-#include <cstddef>
-#include <cstdint>
-
-#include "absl/status/status.h"
-
-namespace smcrypt {
-
-// RandomBytes fills `out[0 .. len)` with cryptographically secure random bytes.
-// Errors: Internal when the generator fails (e.g. it cannot be seeded). Thread-safe.
-absl::Status RandomBytes(uint8_t* out, size_t len);
-
-}  // namespace smcrypt
+#include "smcrypt/random.h"
 
 #endif  // SMCRYPT_CRYPTO_COMMON_RANDOM_H_
