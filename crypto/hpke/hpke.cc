@@ -275,15 +275,21 @@ absl::StatusOr<SecretData> LoadSm2PrivateScalar(absl::string_view in) {
   return key->ToScalar();
 }
 
-absl::StatusOr<std::string> LoadPublicPoint(HpkeSuite suite, absl::string_view in) {
-  if (suite == HpkeSuite::kSm2Sm3Sm4Gcm) return LoadSm2PublicPoint(in);
-  return P256PublicPointFromKey(in);
+}  // namespace
+
+absl::StatusOr<std::string> HpkeParsePublicKey(HpkeSuite suite,
+                                               absl::string_view recipient_public_key) {
+  if (suite == HpkeSuite::kSm2Sm3Sm4Gcm) return LoadSm2PublicPoint(recipient_public_key);
+  return P256PublicPointFromKey(recipient_public_key);
 }
 
-absl::StatusOr<SecretData> LoadPrivateScalar(HpkeSuite suite, absl::string_view in) {
-  if (suite == HpkeSuite::kSm2Sm3Sm4Gcm) return LoadSm2PrivateScalar(in);
-  return P256PrivateScalarFromKey(in);
+absl::StatusOr<SecretData> HpkeParsePrivateKey(HpkeSuite suite,
+                                               absl::string_view recipient_private_key) {
+  if (suite == HpkeSuite::kSm2Sm3Sm4Gcm) return LoadSm2PrivateScalar(recipient_private_key);
+  return P256PrivateScalarFromKey(recipient_private_key);
 }
+
+namespace {
 
 // ---- HybridEncrypt / HybridDecrypt -------------------------------------------------
 
@@ -403,7 +409,7 @@ class HpkeHybridDecrypt final : public HybridDecrypt {
 
 absl::StatusOr<std::unique_ptr<HybridEncrypt>> NewHpkeEncrypt(
     HpkeSuite suite, absl::string_view recipient_public_key) {
-  SMCRYPT_ASSIGN_OR_RETURN(std::string pk_r, LoadPublicPoint(suite, recipient_public_key));
+  SMCRYPT_ASSIGN_OR_RETURN(std::string pk_r, HpkeParsePublicKey(suite, recipient_public_key));
   std::unique_ptr<Sm2PublicKeyCache> sm2;
   if (suite == HpkeSuite::kSm2Sm3Sm4Gcm) {
     SMCRYPT_ASSIGN_OR_RETURN(Sm2PublicKey key, Sm2PublicKey::FromPoint(pk_r));
@@ -415,7 +421,7 @@ absl::StatusOr<std::unique_ptr<HybridEncrypt>> NewHpkeEncrypt(
 
 absl::StatusOr<std::unique_ptr<HybridDecrypt>> NewHpkeDecrypt(
     HpkeSuite suite, absl::string_view recipient_private_key) {
-  SMCRYPT_ASSIGN_OR_RETURN(SecretData sk_r, LoadPrivateScalar(suite, recipient_private_key));
+  SMCRYPT_ASSIGN_OR_RETURN(SecretData sk_r, HpkeParsePrivateKey(suite, recipient_private_key));
   const internal::HpkeKem& kem = *internal::GetHpkeSuiteDesc(suite).kem;
   SMCRYPT_ASSIGN_OR_RETURN(std::string pk_r, kem.public_key(View(sk_r)));
   return std::unique_ptr<HybridDecrypt>(

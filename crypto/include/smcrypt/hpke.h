@@ -140,6 +140,18 @@ absl::StatusOr<HpkeKeyPair> HpkeDeriveKeyPair(HpkeSuite suite, absl::string_view
 // HpkeGenerateKeyPair is DeriveKeyPair over 32 bytes from the CSPRNG.
 absl::StatusOr<HpkeKeyPair> HpkeGenerateKeyPair(HpkeSuite suite);
 
+// HpkeParsePublicKey returns the serialized public key pkR (65-byte uncompressed point,
+// Npk) of `recipient_public_key`, accepting the encodings NewHpkeEncrypt accepts and
+// giving the same errors (NewHpkeEncrypt parses through it).
+absl::StatusOr<std::string> HpkeParsePublicKey(HpkeSuite suite,
+                                               absl::string_view recipient_public_key);
+// HpkeParsePrivateKey returns the serialized private key skR (32-byte big-endian scalar,
+// Nsk, in wiped storage) of `recipient_private_key`, accepting the encodings
+// NewHpkeDecrypt accepts and giving the same errors (NewHpkeDecrypt parses through it).
+// Constant time in the scalar.
+absl::StatusOr<SecretData> HpkeParsePrivateKey(HpkeSuite suite,
+                                               absl::string_view recipient_private_key);
+
 // ---- Contexts ----------------------------------------------------------------------
 
 // HpkeContext is an RFC 9180 §5.2 encryption context: key, base_nonce, exporter_secret
