@@ -4,6 +4,7 @@
 #include "absl/strings/match.h"
 #include "crypto/common/der.h"
 #include "smcrypt/pem.h"
+#include "smcrypt/registry.h"
 
 namespace smcrypt {
 namespace {
@@ -65,6 +66,19 @@ absl::StatusOr<KeyBytes> UnwrapKey(absl::string_view in) {
   out.bytes = std::move(block->der);
   out.pem_label = std::move(block->label);
   return out;
+}
+
+bool IsPublicKeyEncoding(absl::string_view bytes) {
+  size_t i = 0;
+  while (i < bytes.size() && i < 64 &&
+         (bytes[i] == ' ' || bytes[i] == '\t' || bytes[i] == '\r' || bytes[i] == '\n')) {
+    ++i;
+  }
+  if (absl::StartsWith(bytes.substr(i), "-----BEGIN PUBLIC KEY-----")) return true;
+  if (bytes.size() < 4 || static_cast<uint8_t>(bytes[0]) != 0x30) return false;
+  const uint8_t len0 = static_cast<uint8_t>(bytes[1]);
+  const size_t first = len0 < 0x80 ? 2 : 2 + (len0 & 0x7f);
+  return first < bytes.size() && static_cast<uint8_t>(bytes[first]) == 0x30;
 }
 
 }  // namespace smcrypt

@@ -17,19 +17,6 @@
 namespace smcrypt {
 namespace {
 
-// HpkeSuiteOf maps a hybrid algorithm to its HPKE suite.
-absl::StatusOr<HpkeSuite> HpkeSuiteOf(Algorithm alg) {
-  switch (alg) {
-    case Algorithm::kHpkeP256Sha256Aes128Gcm:
-      return HpkeSuite::kP256Sha256Aes128Gcm;
-    case Algorithm::kHpkeSm2Sm3Sm4Gcm:
-      return HpkeSuite::kSm2Sm3Sm4Gcm;
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrCat(AlgorithmName(alg), " is not a hybrid encryption algorithm"));
-  }
-}
-
 absl::Status WrongKind(Algorithm alg, absl::string_view wanted) {
   return absl::InvalidArgumentError(
       absl::StrCat(AlgorithmName(alg), " is not ", wanted, " algorithm"));
@@ -171,6 +158,18 @@ absl::StatusOr<KeyPair> GenerateKeyPair(Algorithm alg) {
       return GenerateKeyPairOpenSsl(alg);
     default:
       return WrongKind(alg, "a public-key");
+  }
+}
+
+absl::StatusOr<HpkeSuite> HpkeSuiteOf(Algorithm alg) {
+  switch (alg) {
+    case Algorithm::kHpkeP256Sha256Aes128Gcm:
+      return HpkeSuite::kP256Sha256Aes128Gcm;
+    case Algorithm::kHpkeSm2Sm3Sm4Gcm:
+      return HpkeSuite::kSm2Sm3Sm4Gcm;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat(AlgorithmName(alg), " is not a hybrid encryption algorithm"));
   }
 }
 

@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "smcrypt/algorithm.h"
+#include "smcrypt/hpke.h"
 #include "smcrypt/primitives/aead.h"
 #include "smcrypt/primitives/cipher.h"
 #include "smcrypt/primitives/hash.h"
@@ -76,8 +77,28 @@ absl::StatusOr<std::unique_ptr<HybridEncrypt>> NewHybridEncrypt(Algorithm alg,
                                                                 absl::string_view public_key);
 absl::StatusOr<std::unique_ptr<HybridDecrypt>> NewHybridDecrypt(Algorithm alg,
                                                                 absl::string_view private_key);
+// HpkeSuiteOf is the HPKE suite of a hybrid algorithm (smcrypt/hpke.h). Errors:
+// InvalidArgument "<alg> is not a hybrid encryption algorithm".
+absl::StatusOr<HpkeSuite> HpkeSuiteOf(Algorithm alg);
 // PublicKeyFromPrivate returns the SubjectPublicKeyInfo DER of a private key.
 absl::StatusOr<std::string> PublicKeyFromPrivate(Algorithm alg, absl::string_view private_key);
+
+// IsPublicKeyEncoding reports whether `key` is a SubjectPublicKeyInfo (RFC 5280 §4.1),
+// DER or PEM "PUBLIC KEY", rather than a PKCS#8 PrivateKeyInfo (RFC 5208 §5), so that a
+// public key given where a private one is needed can be named as such. Reads only the
+// outer structure — the PEM label, or the DER tags of the outer SEQUENCE and of its first
+// element (PKCS#8: INTEGER version; SPKI: SEQUENCE AlgorithmIdentifier) — never key
+// material; call it only after parsing failed.
+bool IsPublicKeyEncoding(absl::string_view key);
+
+// VerifyTruncatedMac checks `expected`, the whole tag or the tag truncated to its
+// leftmost t bytes (RFC 2104 §5: t from max(L/2, 10) to L = mac.mac_size()), against the
+// leftmost t bytes of mac.ComputeMac(data): true when they match. The comparison is
+// constant time in the tag bytes (t is public); the computed tag is wiped. Errors:
+// InvalidArgument "expected_mac must be <min> to <L> bytes ..." for another length;
+// ComputeMac's.
+absl::StatusOr<bool> VerifyTruncatedMac(const Mac& mac, absl::string_view data,
+                                        absl::string_view expected);
 
 }  // namespace smcrypt
 
