@@ -37,6 +37,7 @@
 #include "smcrypt/primitives/cipher.h"
 #include "smcrypt/registry.h"
 #include "smcrypt/secret_data.h"
+#include "smcrypt/streaming.h"
 
 namespace smcrypt::server {
 
@@ -96,36 +97,12 @@ struct SymmetricCiphertext {
   std::string tag;
 };
 
-// StreamChunk is one output of a stream: data and, for AEAD segments, the tag.
-struct StreamChunk {
-  std::string data;
-  std::string tag;
-};
-
-// StreamEncryptor encrypts data of any size chunk by chunk (see EncryptStreamRequest in
-// crypto.proto for the formats: block modes give the one-shot ciphertext; GCM/CCM give
-// one sealed segment per non-empty chunk, STREAM construction).
-class StreamEncryptor {
- public:
-  virtual ~StreamEncryptor() = default;
-  // nonce is the nonce/IV in use (drawn or given).
-  virtual absl::string_view nonce() const = 0;
-  // Update consumes `plaintext` and returns output when some is ready.
-  virtual absl::StatusOr<std::optional<StreamChunk>> Update(absl::string_view plaintext) = 0;
-  // Finish returns the last output (possibly empty data). No call after it.
-  virtual absl::StatusOr<StreamChunk> Finish() = 0;
-};
-
-// StreamDecryptor is the inverse of StreamEncryptor.
-class StreamDecryptor {
- public:
-  virtual ~StreamDecryptor() = default;
-  // Update consumes a ciphertext chunk (block modes; `tag` must be empty) or one
-  // segment (GCM/CCM: its ciphertext and tag).
-  virtual absl::StatusOr<std::optional<StreamChunk>> Update(absl::string_view ciphertext,
-                                                            absl::string_view tag) = 0;
-  virtual absl::StatusOr<StreamChunk> Finish() = 0;
-};
+// Symmetric streams (EncryptStream / DecryptStream) are the library's
+// (smcrypt/streaming.h): block modes give the one-shot ciphertext; GCM/CCM give one
+// sealed segment per non-empty chunk, STREAM construction.
+using smcrypt::StreamChunk;
+using smcrypt::StreamDecryptor;
+using smcrypt::StreamEncryptor;
 
 // HashStream hashes data of any size.
 class HashStream {
@@ -146,20 +123,9 @@ struct GeneratedKeyPair {
 //
 // HybridEncrypt/HybridDecrypt use the one-shot wire format of smcrypt/hpke.h:
 // header (7 bytes: version 0x01, kem_id, kdf_id, aead_id) ‖ enc (65) ‖ ct ‖ tag (16),
-// sealed at sequence number 0 with the header as aad.
-//
-// The hybrid streams use one HPKE context for the whole stream:
-//
-//   header (7) ‖ enc (65) ‖ chunk_0 ‖ chunk_1 ‖ … ‖ chunk_last
-//   chunk_i = flag (1 byte: 0x00, or 0x01 on the final chunk)
-//             ‖ length (4 bytes, big-endian: |ct_i| + 16)
-//             ‖ ct_i ‖ tag_i = Seal(aad = header ‖ flag ‖ caller aad, pt_i)
-//
-// Seal/Open run on the context at sequence number i, so the nonce of chunk i is
-// base_nonce XOR I2OSP(i, 12) (RFC 9180 §5.2). A reordered, repeated or dropped chunk is
-// opened at the wrong sequence number and fails its tag; a stream without the final chunk
-// (flag 0x01) is truncated and fails; a flipped flag fails the tag. Each plaintext chunk
-// holds 0 to kHybridMaxChunkSize bytes; a stream has at most kHybridMaxChunks chunks.
+// sealed at sequence number 0 with the header as aad. The hybrid streams use the HPKE
+// stream framing of smcrypt/streaming.h (HpkeStreamEncryptor / HpkeStreamDecryptor):
+// one context per stream, one flagged, length-prefixed chunk per message.
 struct HybridStreamParams {
   Algorithm algorithm = Algorithm::kHpkeSm2Sm3Sm4Gcm;
   KeyInput key;
@@ -167,38 +133,25 @@ struct HybridStreamParams {
   absl::string_view aad;
 };
 
-inline constexpr size_t kHybridMaxChunkSize = size_t{1} << 20;        // 1 MiB of plaintext
-inline constexpr uint64_t kHybridMaxChunks = uint64_t{1} << 32;       // final chunk included
-inline constexpr size_t kHybridChunkHeaderSize = 5;                   // flag ‖ length
-inline constexpr uint8_t kHybridChunkFlagMore = 0x00;
-inline constexpr uint8_t kHybridChunkFlagFinal = 0x01;
+inline constexpr size_t kHybridMaxChunkSize = kHpkeStreamMaxChunkSize;  // plaintext bytes
+inline constexpr uint64_t kHybridMaxChunks = kHpkeStreamMaxChunks;       // final chunk included
 
 // HybridStreamEncryptor seals a stream chunk by chunk.
 class HybridStreamEncryptor {
  public:
   virtual ~HybridStreamEncryptor() = default;
-  // prefix is header ‖ enc (72 bytes), the first bytes of the stream.
+  // prefix, Update and Finish are smcrypt::HpkeStreamEncryptor's.
   virtual absl::string_view prefix() const = 0;
-  // Update seals `plaintext` (at most kHybridMaxChunkSize bytes) as one non-final chunk
-  // and returns it; an empty `plaintext` gives no chunk (empty output).
   virtual absl::StatusOr<std::string> Update(absl::string_view plaintext) = 0;
-  // Finish returns the final chunk (flag 0x01, empty plaintext). No call after it.
   virtual absl::StatusOr<std::string> Finish() = 0;
 };
 
-// HybridStreamDecryptor opens a stream given in pieces of any size (chunk boundaries
-// need not match the pieces). Plaintext of a chunk is released only after that chunk's
-// tag is verified.
+// HybridStreamDecryptor opens a stream given in pieces of any size; Update and Finish
+// (contracts and errors) are smcrypt::HpkeStreamDecryptor's.
 class HybridStreamDecryptor {
  public:
   virtual ~HybridStreamDecryptor() = default;
-  // Update consumes the next bytes and returns the plaintext of every chunk they
-  // complete (possibly empty). Errors: InvalidArgument naming the field for a bad header
-  // or chunk framing, or bytes after the final chunk; InvalidArgument "decryption failed"
-  // for any authentication failure (enc, ciphertext, tag, aad, info, order).
   virtual absl::StatusOr<std::string> Update(absl::string_view data) = 0;
-  // Finish: OK only when the final chunk was opened. InvalidArgument otherwise
-  // (truncated stream).
   virtual absl::Status Finish() = 0;
 };
 
@@ -407,17 +360,23 @@ class CryptoEngine {
   mutable LruCache<smcrypt::HybridEncrypt> hybrid_encrypter_cache_;
 };
 
-// Algorithm groups served by each RPC.
-bool IsHashAlgorithm(Algorithm alg);
-bool IsMacAlgorithm(Algorithm alg);
-bool IsSymmetricAlgorithm(Algorithm alg);
-bool IsAeadAlgorithm(Algorithm alg);
-bool IsSignatureAlgorithm(Algorithm alg);
-bool IsPublicKeyEncryptionAlgorithm(Algorithm alg);
-bool IsHybridAlgorithm(Algorithm alg);
+// Algorithm groups served by each RPC: the kinds of smcrypt/algorithm.h's table.
+inline bool IsHashAlgorithm(Algorithm alg) { return HasKind(alg, AlgorithmKind::kHash); }
+inline bool IsMacAlgorithm(Algorithm alg) { return HasKind(alg, AlgorithmKind::kMac); }
+inline bool IsAeadAlgorithm(Algorithm alg) { return HasKind(alg, AlgorithmKind::kAead); }
+inline bool IsSymmetricAlgorithm(Algorithm alg) {
+  return HasKind(alg, AlgorithmKind::kCipher) || IsAeadAlgorithm(alg);
+}
+inline bool IsSignatureAlgorithm(Algorithm alg) {
+  return HasKind(alg, AlgorithmKind::kSignature);
+}
+inline bool IsPublicKeyEncryptionAlgorithm(Algorithm alg) {
+  return HasKind(alg, AlgorithmKind::kPublicKeyEncryption);
+}
+inline bool IsHybridAlgorithm(Algorithm alg) { return HasKind(alg, AlgorithmKind::kHybrid); }
 
-// AllAlgorithms lists every Algorithm value in declaration order.
-absl::Span<const Algorithm> AllAlgorithms();
+// AllAlgorithms lists every Algorithm value in declaration order (smcrypt/algorithm.h).
+using smcrypt::AllAlgorithms;
 
 }  // namespace smcrypt::server
 

@@ -1,0 +1,83 @@
+// crypto_engine_internal.h — helpers shared by the CryptoEngine's source files
+// (crypto_engine.cc, crypto_engine_batch.cc, crypto_engine_stream.cc). Not for other users.
+#ifndef SMCRYPT_SERVER_CRYPTO_ENGINE_INTERNAL_H_
+#define SMCRYPT_SERVER_CRYPTO_ENGINE_INTERNAL_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "server/crypto_engine.h"
+#include "server/primitive_cache.h"
+
+namespace smcrypt::server::engine_internal {
+
+// WrongAlgorithm: InvalidArgument "algorithm <alg> cannot be used here: expected <what>".
+absl::Status WrongAlgorithm(Algorithm alg, absl::string_view what);
+
+// ExplainPrivateKeyError turns the parse error of an inline private key that is in
+// fact a public key into FailedPrecondition saying so (as for a keyring public key).
+// Only called after parsing failed, so a valid key is never examined here.
+absl::Status ExplainPrivateKeyError(absl::Status s, Algorithm alg, const KeyInput& key);
+
+// NameInlineKey prefixes "key.inline_key: " to the InvalidArgument a factory returns for
+// an inline asymmetric key (the algorithm and options are checked before the factory
+// runs, so that error is about the key bytes), so the caller sees which field it was.
+absl::Status NameInlineKey(absl::Status s, const KeyInput& key);
+
+// CheckSignatureOptions / CheckSymmetricParams / CheckHybridAlgorithm: the request's
+// algorithm and options, before any key is resolved (InvalidArgument).
+absl::Status CheckSignatureOptions(Algorithm alg, const SignatureOptions& options,
+                                   bool user_id_set);
+absl::Status CheckSymmetricParams(const SymmetricParams& p);
+absl::Status CheckHybridAlgorithm(Algorithm alg);
+
+// KeyringPrimitiveKey names a keyring primitive: algorithm, variant (the SM2 ciphertext
+// format, or empty) and key_id (key_ids hold no '|').
+std::string KeyringPrimitiveKey(Algorithm alg, absl::string_view variant,
+                                absl::string_view key_id);
+// PublicCacheKey is the LRU key of a primitive parsed from public key bytes: algorithm,
+// the length-prefixed options that shape the primitive, then the exact key bytes.
+std::string PublicCacheKey(Algorithm alg, absl::string_view variant, absl::string_view key);
+std::string SignatureVariant(const SignatureOptions& o);
+std::string FormatVariant(Sm2CiphertextFormat f);
+bool IsDefaultSignatureOptions(const SignatureOptions& o);
+
+// Verify's mapping: OK → true, Unauthenticated (a wrong signature) → false, else the error.
+inline bool CountsAsVerified(const absl::Status& v) {
+  return v.ok() || v.code() == absl::StatusCode::kUnauthenticated;
+}
+
+template <typename T>
+std::shared_ptr<const T> FindPrimitive(
+    const absl::flat_hash_map<std::string, std::shared_ptr<const T>>& map, Algorithm alg,
+    absl::string_view variant, absl::string_view key_id) {
+  if (map.empty()) return nullptr;
+  auto it = map.find(KeyringPrimitiveKey(alg, variant, key_id));
+  return it == map.end() ? nullptr : it->second;
+}
+
+// Shared wraps a factory's result for use beside cached primitives.
+template <typename T>
+absl::StatusOr<std::shared_ptr<const T>> Shared(absl::StatusOr<std::unique_ptr<T>> p) {
+  if (!p.ok()) return p.status();
+  return std::shared_ptr<const T>(*std::move(p));
+}
+
+// CachedPublic returns the primitive cached under `key`, or builds, caches and returns it.
+// Only primitives built from public key material may go through here.
+template <typename T, typename Build>
+absl::StatusOr<std::shared_ptr<const T>> CachedPublic(LruCache<T>& cache, const std::string& key,
+                                                      Build build) {
+  if (std::shared_ptr<const T> hit = cache.Find(key)) return hit;
+  absl::StatusOr<std::shared_ptr<const T>> built = Shared(build());
+  if (built.ok()) cache.Insert(key, *built);
+  return built;
+}
+
+}  // namespace smcrypt::server::engine_internal
+
+#endif  // SMCRYPT_SERVER_CRYPTO_ENGINE_INTERNAL_H_

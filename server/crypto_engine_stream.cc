@@ -1,0 +1,227 @@
+// crypto_engine_stream.cc — the CryptoEngine's streams: keys and parameters resolved,
+// then the library's streams (smcrypt/streaming.h), with the bytes they process counted.
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "server/crypto_engine.h"
+#include "server/crypto_engine_internal.h"
+#include "smcrypt/random.h"
+
+namespace smcrypt::server {
+
+using namespace engine_internal;  // NOLINT: the engine's own helpers
+
+namespace {
+
+// CountingStreamEncryptor / CountingStreamDecryptor record the bytes a symmetric stream
+// processes (plaintext in, ciphertext in), as the unary Encrypt/Decrypt do.
+class CountingStreamEncryptor final : public StreamEncryptor {
+ public:
+  CountingStreamEncryptor(std::unique_ptr<StreamEncryptor> inner, Algorithm alg,
+                          EngineObserver* observer)
+      : inner_(std::move(inner)), alg_(alg), observer_(observer) {}
+  absl::string_view nonce() const override { return inner_->nonce(); }
+  absl::StatusOr<std::optional<StreamChunk>> Update(absl::string_view plaintext) override {
+    auto out = inner_->Update(plaintext);
+    if (out.ok() && observer_ != nullptr) {
+      observer_->OnBytesProcessed(alg_, Operation::kEncrypt, plaintext.size());
+    }
+    return out;
+  }
+  absl::StatusOr<StreamChunk> Finish() override { return inner_->Finish(); }
+
+ private:
+  std::unique_ptr<StreamEncryptor> inner_;
+  Algorithm alg_;
+  EngineObserver* observer_;
+};
+
+class CountingStreamDecryptor final : public StreamDecryptor {
+ public:
+  CountingStreamDecryptor(std::unique_ptr<StreamDecryptor> inner, Algorithm alg,
+                          EngineObserver* observer)
+      : inner_(std::move(inner)), alg_(alg), observer_(observer) {}
+  absl::StatusOr<std::optional<StreamChunk>> Update(absl::string_view ciphertext,
+                                                    absl::string_view tag) override {
+    auto out = inner_->Update(ciphertext, tag);
+    if (out.ok() && observer_ != nullptr) {
+      observer_->OnBytesProcessed(alg_, Operation::kDecrypt, ciphertext.size());
+    }
+    return out;
+  }
+  absl::StatusOr<StreamChunk> Finish() override { return inner_->Finish(); }
+
+ private:
+  std::unique_ptr<StreamDecryptor> inner_;
+  Algorithm alg_;
+  EngineObserver* observer_;
+};
+
+class CountingHashStream final : public HashStream {
+ public:
+  CountingHashStream(std::unique_ptr<smcrypt::Hash> hash, Algorithm alg, const CryptoEngine* engine,
+                     EngineObserver* observer)
+      : hash_(std::move(hash)), alg_(alg), observer_(observer) {}
+  void Update(absl::string_view data) override {
+    hash_->Update(data);
+    if (observer_ != nullptr) observer_->OnBytesProcessed(alg_, Operation::kHash, data.size());
+  }
+  std::string Finish() override { return hash_->Finish(); }
+
+ private:
+  std::unique_ptr<smcrypt::Hash> hash_;
+  Algorithm alg_;
+  EngineObserver* observer_;
+};
+
+// CountingHybridStreamEncryptor / CountingHybridStreamDecryptor record the bytes a
+// hybrid stream processes (plaintext sealed; ct ‖ tag of each chunk opened).
+class CountingHybridStreamEncryptor final : public HybridStreamEncryptor {
+ public:
+  CountingHybridStreamEncryptor(std::unique_ptr<HpkeStreamEncryptor> inner, Algorithm alg,
+                                EngineObserver* observer)
+      : inner_(std::move(inner)), alg_(alg), observer_(observer) {}
+  absl::string_view prefix() const override { return inner_->prefix(); }
+  absl::StatusOr<std::string> Update(absl::string_view plaintext) override {
+    absl::StatusOr<std::string> out = inner_->Update(plaintext);
+    if (out.ok() && observer_ != nullptr && !plaintext.empty()) {
+      observer_->OnBytesProcessed(alg_, Operation::kEncrypt, plaintext.size());
+    }
+    return out;
+  }
+  absl::StatusOr<std::string> Finish() override { return inner_->Finish(); }
+
+ private:
+  std::unique_ptr<HpkeStreamEncryptor> inner_;
+  Algorithm alg_;
+  EngineObserver* observer_;
+};
+
+class CountingHybridStreamDecryptor final : public HybridStreamDecryptor {
+ public:
+  CountingHybridStreamDecryptor(std::unique_ptr<HpkeStreamDecryptor> inner, Algorithm alg,
+                                EngineObserver* observer)
+      : inner_(std::move(inner)), alg_(alg), observer_(observer) {}
+  absl::StatusOr<std::string> Update(absl::string_view data) override {
+    const uint64_t before = inner_->opened_ciphertext_size();
+    absl::StatusOr<std::string> out = inner_->Update(data);
+    const uint64_t opened = inner_->opened_ciphertext_size() - before;
+    if (observer_ != nullptr && opened > 0) {
+      observer_->OnBytesProcessed(alg_, Operation::kDecrypt, opened);
+    }
+    return out;
+  }
+  absl::Status Finish() override { return inner_->Finish(); }
+
+ private:
+  std::unique_ptr<HpkeStreamDecryptor> inner_;
+  Algorithm alg_;
+  EngineObserver* observer_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<HashStream>> CryptoEngine::NewHashStream(Algorithm alg) const {
+  if (!IsHashAlgorithm(alg)) return WrongAlgorithm(alg, "SM3 or SHA-256");
+  absl::StatusOr<std::unique_ptr<smcrypt::Hash>> h = NewHash(alg);
+  if (!h.ok()) return h.status();
+  return std::unique_ptr<HashStream>(
+      new CountingHashStream(*std::move(h), alg, this, observer_));
+}
+
+absl::StatusOr<std::unique_ptr<StreamEncryptor>> CryptoEngine::NewStreamEncryptor(
+    const SymmetricParams& p) const {
+  absl::Status s = CheckSymmetricParams(p);
+  if (!s.ok()) return s;
+  absl::StatusOr<absl::string_view> key = SymmetricKey(p.algorithm, p.key);
+  if (!key.ok()) return key.status();
+  absl::StatusOr<std::unique_ptr<StreamEncryptor>> enc;
+  if (IsAeadAlgorithm(p.algorithm)) {
+    if (p.nonce.has_value()) {
+      if (s = CheckAeadStreamNonce(*p.nonce); !s.ok()) return s;
+    }
+    absl::StatusOr<std::unique_ptr<Aead>> aead = NewAead(p.algorithm, *key, p.tag_length);
+    if (!aead.ok()) return aead.status();
+    absl::StatusOr<std::string> nonce =
+        p.nonce.has_value() ? std::string(*p.nonce) : RandomString(kAeadStreamNonceSize);
+    if (!nonce.ok()) return nonce.status();
+    enc = NewAeadStreamEncryptor(*std::move(aead), *nonce, p.aad);
+  } else {
+    const bool padded = p.padding.value_or(Padding::kPkcs7) == Padding::kPkcs7;
+    absl::StatusOr<std::unique_ptr<Cipher>> bulk = NewCipher(p.algorithm, *key, Padding::kNone);
+    if (!bulk.ok()) return bulk.status();
+    absl::StatusOr<std::unique_ptr<Cipher>> last = NewCipher(p.algorithm, *key, Padding::kPkcs7);
+    if (!last.ok()) return last.status();
+    absl::StatusOr<std::string> iv =
+        p.nonce.has_value() ? std::string(*p.nonce) : RandomString((*bulk)->iv_size());
+    if (!iv.ok()) return iv.status();
+    enc = NewBlockStreamEncryptor(CipherModeOf(p.algorithm), *std::move(bulk), *std::move(last),
+                                  *iv, padded, AlgorithmName(p.algorithm));
+  }
+  if (!enc.ok()) return enc.status();
+  return std::unique_ptr<StreamEncryptor>(
+      new CountingStreamEncryptor(*std::move(enc), p.algorithm, observer_));
+}
+
+absl::StatusOr<std::unique_ptr<StreamDecryptor>> CryptoEngine::NewStreamDecryptor(
+    const SymmetricParams& p) const {
+  absl::Status s = CheckSymmetricParams(p);
+  if (!s.ok()) return s;
+  absl::StatusOr<absl::string_view> key = SymmetricKey(p.algorithm, p.key);
+  if (!key.ok()) return key.status();
+  const absl::string_view nonce = p.nonce.value_or("");
+  absl::StatusOr<std::unique_ptr<StreamDecryptor>> dec;
+  if (IsAeadAlgorithm(p.algorithm)) {
+    // The tag size, so the Aead, is known from the first segment; the key is kept until then.
+    AeadFactory factory = [alg = p.algorithm,
+                           key_copy = SecretDataFromStringView(*key)](size_t tag_size) {
+      return NewAead(alg, SecretDataAsStringView(key_copy), tag_size);
+    };
+    dec = NewAeadStreamDecryptor(std::move(factory), nonce, p.aad);
+  } else {
+    const bool padded = p.padding.value_or(Padding::kPkcs7) == Padding::kPkcs7;
+    absl::StatusOr<std::unique_ptr<Cipher>> bulk = NewCipher(p.algorithm, *key, Padding::kNone);
+    if (!bulk.ok()) return bulk.status();
+    absl::StatusOr<std::unique_ptr<Cipher>> last = NewCipher(p.algorithm, *key, Padding::kPkcs7);
+    if (!last.ok()) return last.status();
+    dec = NewBlockStreamDecryptor(CipherModeOf(p.algorithm), *std::move(bulk), *std::move(last),
+                                  nonce, padded, AlgorithmName(p.algorithm));
+  }
+  if (!dec.ok()) return dec.status();
+  return std::unique_ptr<StreamDecryptor>(
+      new CountingStreamDecryptor(*std::move(dec), p.algorithm, observer_));
+}
+
+absl::StatusOr<std::unique_ptr<HybridStreamEncryptor>> CryptoEngine::NewHybridStreamEncryptor(
+    const HybridStreamParams& p) const {
+  absl::Status s = CheckHybridAlgorithm(p.algorithm);
+  if (!s.ok()) return s;
+  absl::StatusOr<absl::string_view> k = PublicKey(p.algorithm, p.key);
+  if (!k.ok()) return k.status();
+  absl::StatusOr<HpkeSuite> suite = HpkeSuiteOf(p.algorithm);
+  if (!suite.ok()) return suite.status();
+  absl::StatusOr<std::unique_ptr<HpkeStreamEncryptor>> enc =
+      HpkeStreamEncryptor::New(*suite, *k, p.info, p.aad);
+  if (!enc.ok()) return NameInlineKey(enc.status(), p.key);
+  return std::unique_ptr<HybridStreamEncryptor>(
+      new CountingHybridStreamEncryptor(*std::move(enc), p.algorithm, observer_));
+}
+
+absl::StatusOr<std::unique_ptr<HybridStreamDecryptor>> CryptoEngine::NewHybridStreamDecryptor(
+    const HybridStreamParams& p) const {
+  absl::Status s = CheckHybridAlgorithm(p.algorithm);
+  if (!s.ok()) return s;
+  absl::StatusOr<absl::string_view> k = PrivateKey(p.algorithm, p.key);
+  if (!k.ok()) return k.status();
+  absl::StatusOr<HpkeSuite> suite = HpkeSuiteOf(p.algorithm);
+  if (!suite.ok()) return suite.status();
+  absl::StatusOr<std::unique_ptr<HpkeStreamDecryptor>> dec =
+      HpkeStreamDecryptor::New(*suite, *k, p.info, p.aad);
+  if (!dec.ok()) {
+    return NameInlineKey(ExplainPrivateKeyError(dec.status(), p.algorithm, p.key), p.key);
+  }
+  return std::unique_ptr<HybridStreamDecryptor>(
+      new CountingHybridStreamDecryptor(*std::move(dec), p.algorithm, observer_));
+}
+
+}  // namespace smcrypt::server
