@@ -160,6 +160,34 @@ def main():
         seeds.append(bytes([suite, 7]) + u16(600) + field(b"") + field(b"") + wire[:7] + enc)
     write("hpke_open", seeds)
 
+    # ---- HPKE streams: header ‖ enc of the vectors, then chunk framing (flag ‖ length) ----
+    seeds = []
+    for suite, name, ids in [(1, "hpke_rfc9180_p256.txt", b"\x00\x10\x00\x01\x00\x01"),
+                             (0, "hpke_sm2_sm3_sm4gcm.txt", b"\xff\x10\xff\x01\xff\x01")]:
+        hv = read_vectors(name)
+        info, enc, ct, pt = hexb(hv["info"]), hexb(hv["enc"]), hexb(hv["ct"]), hexb(hv["pt"])
+        prefix = b"\x01" + ids + enc
+        chunk = b"\x00" + struct.pack(">I", len(ct)) + ct
+        final = b"\x01" + struct.pack(">I", 16) + ct[-16:]
+        head = bytes([suite]) + u16(5) + field(info) + field(b"aad")
+        seeds.append(head + field(pt) + field(bytes([7, 0, 20])) + prefix + chunk + final)
+        seeds.append(head + field(b"") + field(b"") + prefix + final)
+        seeds.append(head + field(pt * 3) + field(bytes([1, 72, 5])) + prefix[:40])
+    write("hpke_stream", seeds)
+
+    # ---- Segmented AEAD streams: the AES-128-GCM known-answer stream of
+    # tests/crypto/stream/streaming_test.cc (key 00..0f, nonce 10..1b, aad "stream-aad") ----
+    segments = [("ac4b6fc3606396", "0754ad03a36b4c8e1a1daaa871308c6c"),
+                ("403c8a398e0179c6cbd7", "c84a7c6439458a1d3df8d4626efb79b0"),
+                ("a0bd0851e0", "9b6e0c291c57bbb7e1b213a6517e353d")]
+    wire = b"".join(field(hexb(c)) + bytes([16]) + hexb(t) for c, t in segments)
+    empty = field(b"") + bytes([16]) + hexb("8cc040a3baf11a5f66be8c03b5a0bfd2")
+    seeds = [b"\x00" + u16(0) + field(b"hello, segmented world") + field(bytes([7, 10])) + wire,
+             b"\x00" + u16(9) + field(b"") + field(b"") + empty,
+             b"\x01" + u16(2) + field(b"x" * 300) + field(bytes([0, 1, 16, 17, 255])) + wire,
+             b"\x06" + u16(7) + field(b"abc") + field(b"") + wire[:30]]
+    write("aead_stream", seeds)
+
     # ---- Keys: every encoding in tests/testdata, raw points and scalars ----
     seeds = []
     for i, f in enumerate(sorted(TESTDATA.glob("*.der")) + sorted(TESTDATA.glob("*.pem"))):
