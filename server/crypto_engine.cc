@@ -129,7 +129,21 @@ bool IsDefaultSignatureOptions(const SignatureOptions& o) {
 
 }  // namespace engine_internal
 
-using namespace engine_internal;  // NOLINT: the engine's own helpers
+using engine_internal::WrongAlgorithm;
+using engine_internal::ExplainPrivateKeyError;
+using engine_internal::NameInlineKey;
+using engine_internal::CheckSignatureOptions;
+using engine_internal::CheckSymmetricParams;
+using engine_internal::CheckHybridAlgorithm;
+using engine_internal::KeyringPrimitiveKey;
+using engine_internal::PublicCacheKey;
+using engine_internal::SignatureVariant;
+using engine_internal::FormatVariant;
+using engine_internal::IsDefaultSignatureOptions;
+using engine_internal::CountsAsVerified;
+using engine_internal::FindPrimitive;
+using engine_internal::Shared;
+using engine_internal::CachedPublic;
 
 namespace {
 

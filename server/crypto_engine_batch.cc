@@ -13,7 +13,8 @@
 
 namespace smcrypt::server {
 
-using namespace engine_internal;  // NOLINT: the engine's own helpers
+using engine_internal::CheckSymmetricParams;
+using engine_internal::CountsAsVerified;
 
 std::vector<absl::StatusOr<std::string>> CryptoEngine::HashBatch(
     absl::Span<const HashItem> items) const {

@@ -9,7 +9,11 @@
 
 namespace smcrypt::server {
 
-using namespace engine_internal;  // NOLINT: the engine's own helpers
+using engine_internal::WrongAlgorithm;
+using engine_internal::ExplainPrivateKeyError;
+using engine_internal::NameInlineKey;
+using engine_internal::CheckSymmetricParams;
+using engine_internal::CheckHybridAlgorithm;
 
 namespace {
 

@@ -5,12 +5,15 @@
 //
 // Segmented AEAD stream (GCM, CCM): the nonce-based STREAM construction of Hoang,
 // Reyhanitabar, Rogaway and Vizár, "Online Authenticated-Encryption and its
-// Nonce-Reuse Misuse-Resistance" (CRYPTO 2015, §7). A stream has a 12-byte nonce N and
+// Nonce-Reuse Misuse-Resistance" (CRYPTO 2015). A stream has a 12-byte nonce N and
 // segments 0, 1, …, last (at most 2^32 − 1 of them); segment i is sealed with
 //
 //   N_i = N XOR (0^7 ‖ BE32(i) ‖ last_i)      last_i = 0x01 on the final segment, else 0x00
 //
-// and the caller's aad, and travels as (ciphertext_i, tag_i). Every non-empty plaintext
+// and the caller's aad, and travels as (ciphertext_i, tag_i). (STREAM appends the
+// segment counter and the last-segment flag to a shorter nonce, as Tink's 7-byte prefix ‖
+// BE32(i) ‖ last does; here they are XORed into the last 5 bytes of a 12-byte nonce,
+// which is the same when those bytes of N are zero.) Every non-empty plaintext
 // chunk is one segment; the final segment is the last chunk (empty when the stream is).
 // A reordered, dropped or repeated segment, a stream cut after any segment, or a
 // non-final segment presented as final (and the reverse) is opened under the wrong N_i

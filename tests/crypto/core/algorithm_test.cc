@@ -89,5 +89,32 @@ TEST(AlgorithmTest, KindsAndKeySizes) {
   }
 }
 
+TEST(AlgorithmTest, AllAlgorithmsListsEveryValueInOrder) {
+  absl::Span<const Algorithm> all = AllAlgorithms();
+  ASSERT_EQ(all.size(), static_cast<size_t>(kNumAlgorithms));
+  for (int i = 0; i < kNumAlgorithms; ++i) EXPECT_EQ(all[i], static_cast<Algorithm>(i));
+}
+
+TEST(AlgorithmTest, KindsAndModesComeFromTheTable) {
+  for (Algorithm alg : AllAlgorithms()) {
+    SCOPED_TRACE(AlgorithmName(alg));
+    EXPECT_TRUE(HasKind(alg, KindOf(alg)));
+    const bool symmetric =
+        KindOf(alg) == AlgorithmKind::kCipher || KindOf(alg) == AlgorithmKind::kAead;
+    EXPECT_EQ(CipherModeOf(alg) != CipherMode::kNone, symmetric);
+    EXPECT_EQ(SymmetricKeySize(alg) != 0, symmetric);
+  }
+  EXPECT_TRUE(HasKind(Algorithm::kSm2, AlgorithmKind::kSignature));
+  EXPECT_TRUE(HasKind(Algorithm::kSm2, AlgorithmKind::kPublicKeyEncryption));
+  EXPECT_FALSE(HasKind(Algorithm::kEcdsaP256, AlgorithmKind::kPublicKeyEncryption));
+  EXPECT_FALSE(HasKind(Algorithm::kRsa2048Oaep, AlgorithmKind::kSignature));
+  EXPECT_EQ(CipherModeOf(Algorithm::kSm4Ecb), CipherMode::kEcb);
+  EXPECT_EQ(CipherModeOf(Algorithm::kAes128Cbc), CipherMode::kCbc);
+  EXPECT_EQ(CipherModeOf(Algorithm::kAes256Ctr), CipherMode::kCtr);
+  EXPECT_EQ(CipherModeOf(Algorithm::kSm4Gcm), CipherMode::kGcm);
+  EXPECT_EQ(CipherModeOf(Algorithm::kSm4Ccm), CipherMode::kCcm);
+  EXPECT_EQ(CipherModeOf(Algorithm::kHpkeSm2Sm3Sm4Gcm), CipherMode::kNone);
+}
+
 }  // namespace
 }  // namespace smcrypt
