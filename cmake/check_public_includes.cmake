@@ -13,10 +13,6 @@ if(NOT SMCRYPT_SOURCE_DIR)
   message(FATAL_ERROR "check_public_includes.cmake: set -DSMCRYPT_SOURCE_DIR=<source root>")
 endif()
 
-# ALLOWLIST: files exempt from the check, relative to the source root. TEMPORARY: the one
-# entry goes when server/crypto_engine.cc includes public headers only.
-set(allowlist server/crypto_engine.cc)
-
 file(GLOB_RECURSE files RELATIVE ${SMCRYPT_SOURCE_DIR}
   ${SMCRYPT_SOURCE_DIR}/server/*.cc ${SMCRYPT_SOURCE_DIR}/server/*.h
   ${SMCRYPT_SOURCE_DIR}/server/*.inc
@@ -26,9 +22,6 @@ list(SORT files)
 
 set(violations 0)
 foreach(file IN LISTS files)
-  if(file IN_LIST allowlist)
-    continue()
-  endif()
   file(READ ${SMCRYPT_SOURCE_DIR}/${file} text)
   if(NOT text MATCHES "#[ \t]*include[ \t]*[\"<]crypto/")
     continue()
