@@ -15,16 +15,10 @@
 //     Nsecret 32, Nenc 65, Npk 65, Nsk 32; Nh 32; Nk 16, Nn 12, Nt 16. On smcrypt's own
 //     SM2 (curve sm2p256v1, GB/T 32918.5), SM3 (GB/T 32905) and SM4 (GB/T 32907).
 //
-//     These three identifiers are NOT IANA-registered. RFC 9180 §11 creates the KEM, KDF
-//     and AEAD registries with the "Specification Required" policy and sets aside no
-//     private-use range, and no SM2/SM3/SM4 entry exists. smcrypt therefore uses values
-//     that are unassigned and far from every block in use (KEM 0x0010–0x0013, 0x0016,
-//     0x0020–0x0021, 0x0030, 0x0040–0x0042, 0x004D, 0x647A; KDF 0x0001–0x0003,
-//     0x0010–0x0013; AEAD 0x0001–0x0003, 0xFFFF): a high byte 0xFF marks them as local, the
-//     low byte mirrors the registered analogue (0x0010 DHKEM on a 256-bit prime curve with
-//     a 32-byte KDF, 0x0001 HKDF with a 32-byte hash, 0x0001 a 16-byte-key GCM). They
-//     interoperate only with peers that adopt the same values, and would change if an
-//     assignment is ever made.
+//     These ids are not IANA-registered (RFC 9180 §11 registries are "Specification
+//     Required" with no private-use range): the high byte 0xFF marks them local, the low
+//     byte mirrors the registered analogue; they are unassigned, interoperate only with
+//     peers that adopt them, and would change if an assignment is made.
 //
 //     The SM suite instantiates RFC 9180 unchanged: DHKEM (§4.1) with DH(sk, pk) = the
 //     x-coordinate of sk·pk (32 bytes, SEC 1 §3.3.1 on sm2p256v1, cofactor 1);
@@ -217,12 +211,9 @@ struct HpkeContext::Sender {
 
 // NewHpkeEncrypt returns a HybridEncrypt that writes the wire format above: each
 // Encrypt runs SetupBaseS with a fresh ephemeral key and `context_info` as HPKE info,
-// then one Seal. For HPKE-SM2-SM3-SM4GCM the ephemeral key pair is a uniform
-// skE ∈ [1, n − 1] from the CSPRNG with pkE = skE·G (§4 GenerateKeyPair, which RFC 9180
-// leaves to the implementation; DeriveKeyPair is for deterministic keys), and
-// EncryptMany computes the ephemeral key pairs and DH(skE, pkR) of 8 messages at a time
-// in AVX-512 IFMA lanes (with pkR's comb table, built once the key has had 8 uses) and
-// their key schedules with HMAC-SM3 in SM3 lanes; every message still has its own skE.
+// then one Seal. For HPKE-SM2-SM3-SM4GCM skE is uniform in [1, n − 1] from the CSPRNG
+// (§4 GenerateKeyPair); EncryptMany computes 8 messages' skE·G and DH(skE, pkR) at a
+// time in IFMA lanes and their key schedules in SM3 lanes, each with its own skE.
 // `recipient_public_key`: SubjectPublicKeyInfo (DER or PEM "PUBLIC KEY"),
 // or a raw 65-byte uncompressed / 33-byte compressed point; for the SM suite an SM2 key
 // (id-ecPublicKey with curve sm2p256v1, or the older 1.2.156.10197.1.301 form), for the
