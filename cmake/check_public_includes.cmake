@@ -1,6 +1,7 @@
 # check_public_includes.cmake — server/ and clients/ include the crypto core's public
-# headers only ("smcrypt/...", crypto/include); an #include of "crypto/..." or
-# <crypto/...> there is an error (DESIGN.md, "Layout").
+# headers only ("smcrypt/...", crypto/include); an #include whose path is or passes through
+# a crypto/ folder ("crypto/...", <crypto/...>, "../crypto/...") there is an error
+# (DESIGN.md, "Layout").
 #
 #   cmake -DSMCRYPT_SOURCE_DIR=<source root> [-DSTAMP=<file>] -P check_public_includes.cmake
 #
@@ -23,7 +24,7 @@ list(SORT files)
 set(violations 0)
 foreach(file IN LISTS files)
   file(READ ${SMCRYPT_SOURCE_DIR}/${file} text)
-  if(NOT text MATCHES "#[ \t]*include[ \t]*[\"<]crypto/")
+  if(NOT text MATCHES "#[ \t]*include[ \t]*[\"<]([^\">]*/)?crypto/")
     continue()
   endif()
   # One list element per line: first drop the characters that CMake lists treat
@@ -33,7 +34,7 @@ foreach(file IN LISTS files)
   set(line_no 0)
   foreach(line IN LISTS lines)
     math(EXPR line_no "${line_no} + 1")
-    if(line MATCHES "^[ \t]*#[ \t]*include[ \t]*[\"<]crypto/")
+    if(line MATCHES "^[ \t]*#[ \t]*include[ \t]*[\"<]([^\">]*/)?crypto/")
       string(STRIP "${line}" directive)
       message(NOTICE "${file}:${line_no}: error: ${directive}: server/ and clients/ may "
                      "include only the public headers \"smcrypt/...\" (crypto/include/smcrypt/)")
