@@ -144,12 +144,10 @@ absl::StatusOr<std::unique_ptr<StreamEncryptor>> CryptoEngine::NewStreamEncrypto
     if (p.nonce.has_value()) {
       if (s = CheckAeadStreamNonce(*p.nonce); !s.ok()) return s;
     }
-    absl::StatusOr<std::unique_ptr<Aead>> aead = NewAead(p.algorithm, *key, p.tag_length);
-    if (!aead.ok()) return aead.status();
     absl::StatusOr<std::string> nonce =
         p.nonce.has_value() ? std::string(*p.nonce) : RandomString(kAeadStreamNonceSize);
     if (!nonce.ok()) return nonce.status();
-    enc = NewAeadStreamEncryptor(*std::move(aead), *nonce, p.aad);
+    enc = NewAeadStreamEncryptor(p.algorithm, *key, p.tag_length, *nonce, p.aad);
   } else {
     const bool padded = p.padding.value_or(Padding::kPkcs7) == Padding::kPkcs7;
     absl::StatusOr<std::unique_ptr<Cipher>> bulk = NewCipher(p.algorithm, *key, Padding::kNone);
@@ -176,12 +174,7 @@ absl::StatusOr<std::unique_ptr<StreamDecryptor>> CryptoEngine::NewStreamDecrypto
   const absl::string_view nonce = p.nonce.value_or("");
   absl::StatusOr<std::unique_ptr<StreamDecryptor>> dec;
   if (IsAeadAlgorithm(p.algorithm)) {
-    // The tag size, so the Aead, is known from the first segment; the key is kept until then.
-    AeadFactory factory = [alg = p.algorithm,
-                           key_copy = SecretDataFromStringView(*key)](size_t tag_size) {
-      return NewAead(alg, SecretDataAsStringView(key_copy), tag_size);
-    };
-    dec = NewAeadStreamDecryptor(std::move(factory), nonce, p.aad);
+    dec = NewAeadStreamDecryptor(p.algorithm, *key, nonce, p.aad);
   } else {
     const bool padded = p.padding.value_or(Padding::kPkcs7) == Padding::kPkcs7;
     absl::StatusOr<std::unique_ptr<Cipher>> bulk = NewCipher(p.algorithm, *key, Padding::kNone);

@@ -3,7 +3,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "crypto/openssl/hkdf_openssl.h"
+#include "smcrypt/registry.h"
 #include "smcrypt/secure_zero.h"
+#include "smcrypt/sm3.h"
 #include "smcrypt/streaming.h"
 
 namespace smcrypt {
@@ -15,6 +18,7 @@ class AeadStreamEncryptor final : public StreamEncryptor {
  public:
   AeadStreamEncryptor(std::unique_ptr<Aead> aead, std::string nonce, std::string aad)
       : aead_(std::move(aead)), nonce_(std::move(nonce)), aad_(std::move(aad)) {}
+  // aead_ is keyed with the stream key K_N, not the caller's key.
 
   ~AeadStreamEncryptor() override {
     if (pending_.has_value()) SecureZero(pending_->data(), pending_->size());
@@ -47,7 +51,7 @@ class AeadStreamEncryptor final : public StreamEncryptor {
   absl::StatusOr<StreamChunk> Seal(absl::string_view plaintext, bool last) {
     if (index_ == kAeadStreamMaxSegments) return absl::InvalidArgumentError(kTooManySegments);
     absl::StatusOr<std::string> ct =
-        aead_->Seal(AeadStreamSegmentNonce(nonce_, index_, last), plaintext, aad_);
+        aead_->Seal(AeadStreamSegmentNonce(index_, last), plaintext, aad_);
     if (!ct.ok()) return ct.status();
     ++index_;
     const size_t t = aead_->tag_size();
@@ -67,8 +71,8 @@ class AeadStreamEncryptor final : public StreamEncryptor {
 
 class AeadStreamDecryptor final : public StreamDecryptor {
  public:
-  AeadStreamDecryptor(AeadFactory factory, std::string nonce, std::string aad)
-      : factory_(std::move(factory)), nonce_(std::move(nonce)), aad_(std::move(aad)) {}
+  AeadStreamDecryptor(Algorithm alg, SecretData stream_key, std::string aad)
+      : alg_(alg), stream_key_(std::move(stream_key)), aad_(std::move(aad)) {}
 
   absl::StatusOr<std::optional<StreamChunk>> Update(absl::string_view ciphertext,
                                                     absl::string_view tag) override {
@@ -77,7 +81,8 @@ class AeadStreamDecryptor final : public StreamDecryptor {
       return absl::InvalidArgumentError("every GCM/CCM stream segment needs its tag");
     }
     if (aead_ == nullptr) {
-      absl::StatusOr<std::unique_ptr<Aead>> aead = factory_(tag.size());
+      absl::StatusOr<std::unique_ptr<Aead>> aead =
+          NewAead(alg_, SecretDataAsStringView(stream_key_), tag.size());
       if (!aead.ok()) return aead.status();
       aead_ = *std::move(aead);
     } else if (tag.size() != aead_->tag_size()) {
@@ -107,15 +112,15 @@ class AeadStreamDecryptor final : public StreamDecryptor {
   absl::StatusOr<StreamChunk> Open(absl::string_view segment, bool last) {
     if (index_ == kAeadStreamMaxSegments) return absl::InvalidArgumentError(kTooManySegments);
     absl::StatusOr<std::string> pt =
-        aead_->Open(AeadStreamSegmentNonce(nonce_, index_, last), segment, aad_);
+        aead_->Open(AeadStreamSegmentNonce(index_, last), segment, aad_);
     if (!pt.ok()) return pt.status();
     ++index_;
     return StreamChunk{*std::move(pt), ""};
   }
 
-  AeadFactory factory_;
-  std::unique_ptr<Aead> aead_;  // made from the first segment's tag size
-  const std::string nonce_;
+  const Algorithm alg_;
+  const SecretData stream_key_;  // K_N
+  std::unique_ptr<Aead> aead_;   // keyed with K_N, made from the first segment's tag size
   const std::string aad_;
   std::optional<std::string> pending_;  // ciphertext ‖ tag of the last segment received
   uint32_t index_ = 0;
@@ -129,30 +134,74 @@ absl::Status CheckAeadStreamNonce(absl::string_view nonce) {
       absl::StrCat("GCM/CCM stream nonce must be 12 bytes, got ", nonce.size()));
 }
 
-std::string AeadStreamSegmentNonce(absl::string_view nonce, uint32_t index, bool last) {
-  std::string n(nonce);
-  n[7] ^= static_cast<char>(index >> 24);
-  n[8] ^= static_cast<char>(index >> 16);
-  n[9] ^= static_cast<char>(index >> 8);
-  n[10] ^= static_cast<char>(index);
-  n[11] ^= static_cast<char>(last ? 1 : 0);
+std::string AeadStreamSegmentNonce(uint32_t index, bool last) {
+  std::string n(kAeadStreamNonceSize, '\0');
+  n[7] = static_cast<char>(index >> 24);
+  n[8] = static_cast<char>(index >> 16);
+  n[9] = static_cast<char>(index >> 8);
+  n[10] = static_cast<char>(index);
+  n[11] = static_cast<char>(last ? 1 : 0);
   return n;
 }
 
-absl::StatusOr<std::unique_ptr<StreamEncryptor>> NewAeadStreamEncryptor(
-    std::unique_ptr<Aead> aead, absl::string_view nonce, absl::string_view aad) {
+absl::StatusOr<SecretData> AeadStreamKey(Algorithm alg, absl::string_view key,
+                                         absl::string_view nonce) {
   if (absl::Status s = CheckAeadStreamNonce(nonce); !s.ok()) return s;
-  if (aead == nullptr) return absl::InvalidArgumentError("AEAD stream: no Aead");
+  const CipherMode mode = CipherModeOf(alg);
+  if (mode != CipherMode::kGcm && mode != CipherMode::kCcm) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("AEAD stream: ", AlgorithmName(alg), " is not GCM or CCM"));
+  }
+  // The key is checked with NewAead's errors (algorithm, size).
+  if (absl::StatusOr<std::unique_ptr<Aead>> check = NewAead(alg, key); !check.ok()) {
+    return check.status();
+  }
+  const std::string info = absl::StrCat(kAeadStreamKeyInfo, std::string(1, '\0'),
+                                        AlgorithmName(alg));
+  const bool sm = alg == Algorithm::kSm4Gcm || alg == Algorithm::kSm4Ccm;
+  if (!sm) {
+    absl::StatusOr<SecretData> prk = HkdfSha256Extract(nonce, key);
+    if (!prk.ok()) return prk.status();
+    return HkdfSha256Expand(SecretDataAsStringView(*prk), info, key.size());
+  }
+  // HKDF-SM3 (RFC 5869 with HMAC-SM3): L = |K| ≤ 32 bytes is one block T(1).
+  absl::StatusOr<std::unique_ptr<HmacSm3>> extract = HmacSm3::New(nonce);
+  if (!extract.ok()) return extract.status();
+  absl::StatusOr<std::string> prk = (*extract)->ComputeMac(key);
+  if (!prk.ok()) return prk.status();
+  absl::StatusOr<std::unique_ptr<HmacSm3>> expand = HmacSm3::New(*prk);
+  SecureZero(prk->data(), prk->size());
+  if (!expand.ok()) return expand.status();
+  absl::StatusOr<std::string> t1 = (*expand)->ComputeMac(absl::StrCat(info, "\x01"));
+  if (!t1.ok()) return t1.status();
+  SecretData okm(t1->begin(), t1->begin() + static_cast<std::ptrdiff_t>(key.size()));
+  SecureZero(t1->data(), t1->size());
+  return okm;
+}
+
+absl::StatusOr<std::unique_ptr<StreamEncryptor>> NewAeadStreamEncryptor(
+    Algorithm alg, absl::string_view key, size_t tag_size, absl::string_view nonce,
+    absl::string_view aad) {
+  // The caller's key and tag size are checked (NewAead's errors) before deriving.
+  if (absl::StatusOr<std::unique_ptr<Aead>> check = NewAead(alg, key, tag_size); !check.ok()) {
+    return check.status();
+  }
+  absl::StatusOr<SecretData> stream_key = AeadStreamKey(alg, key, nonce);
+  if (!stream_key.ok()) return stream_key.status();
+  absl::StatusOr<std::unique_ptr<Aead>> aead =
+      NewAead(alg, SecretDataAsStringView(*stream_key), tag_size);
+  if (!aead.ok()) return aead.status();
   return std::unique_ptr<StreamEncryptor>(
-      new AeadStreamEncryptor(std::move(aead), std::string(nonce), std::string(aad)));
+      new AeadStreamEncryptor(*std::move(aead), std::string(nonce), std::string(aad)));
 }
 
 absl::StatusOr<std::unique_ptr<StreamDecryptor>> NewAeadStreamDecryptor(
-    AeadFactory factory, absl::string_view nonce, absl::string_view aad) {
+    Algorithm alg, absl::string_view key, absl::string_view nonce, absl::string_view aad) {
   if (absl::Status s = CheckAeadStreamNonce(nonce); !s.ok()) return s;
-  if (!factory) return absl::InvalidArgumentError("AEAD stream: no Aead factory");
+  absl::StatusOr<SecretData> stream_key = AeadStreamKey(alg, key, nonce);
+  if (!stream_key.ok()) return stream_key.status();
   return std::unique_ptr<StreamDecryptor>(
-      new AeadStreamDecryptor(std::move(factory), std::string(nonce), std::string(aad)));
+      new AeadStreamDecryptor(alg, *std::move(stream_key), std::string(aad)));
 }
 
 }  // namespace smcrypt

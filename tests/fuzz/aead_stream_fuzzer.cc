@@ -35,9 +35,7 @@ struct Setup {
 
 std::vector<StreamChunk> Seal(const Setup& s, size_t tag_size,
                               const std::vector<std::string>& chunks) {
-  auto aead = smcrypt::NewAead(s.alg, s.key, tag_size);
-  FUZZ_CHECK(aead.ok());
-  auto enc = smcrypt::NewAeadStreamEncryptor(*std::move(aead), kNonce, kAad);
+  auto enc = smcrypt::NewAeadStreamEncryptor(s.alg, s.key, tag_size, kNonce, kAad);
   FUZZ_CHECK(enc.ok());
   std::vector<StreamChunk> out;
   for (const std::string& c : chunks) {
@@ -54,8 +52,7 @@ std::vector<StreamChunk> Seal(const Setup& s, size_t tag_size,
 // Open returns the plaintext of each segment, or nullopt when the stream is rejected.
 std::optional<std::vector<std::string>> Open(const Setup& s,
                                              const std::vector<StreamChunk>& segments) {
-  auto dec = smcrypt::NewAeadStreamDecryptor(
-      [&s](size_t tag_size) { return smcrypt::NewAead(s.alg, s.key, tag_size); }, kNonce, kAad);
+  auto dec = smcrypt::NewAeadStreamDecryptor(s.alg, s.key, kNonce, kAad);
   FUZZ_CHECK(dec.ok());
   std::vector<std::string> pts;
   for (const StreamChunk& seg : segments) {

@@ -2,7 +2,9 @@
 // status mapping, key policy, streams against the one-shot API and OpenSSL.
 #include "server/crypto_engine.h"
 
+#include <openssl/core_names.h>
 #include <openssl/evp.h>
+#include <openssl/kdf.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -880,7 +882,8 @@ TEST_F(EngineTest, BlockStreamsEqualOneShot) {
 }
 
 // GCM streams follow the documented segment format: check the segments with OpenSSL's
-// AES-GCM, nonce N XOR (0^7 || BE32(i) || last).
+// HKDF and AES-GCM, key K_N = HKDF-SHA256(salt N, IKM K, info "smcrypt aead stream" 0x00
+// "AES-128-GCM"), nonce 0^7 || BE32(i) || last.
 TEST_F(EngineTest, AeadStreamSegmentsMatchOpenSsl) {
   CryptoEngine e = Engine();
   const std::string key(16, 'a');
@@ -899,14 +902,34 @@ TEST_F(EngineTest, AeadStreamSegmentsMatchOpenSsl) {
   ASSERT_OK_AND_ASSIGN(StreamChunk last, enc->Finish());
   segments.push_back(last);
   ASSERT_EQ(segments.size(), 3u);
+  std::string stream_key(16, '\0');
+  {
+    EVP_KDF* kdf = EVP_KDF_fetch(nullptr, "HKDF", nullptr);
+    ASSERT_NE(kdf, nullptr);
+    EVP_KDF_CTX* kctx = EVP_KDF_CTX_new(kdf);
+    EVP_KDF_free(kdf);
+    std::string info("smcrypt aead stream\0AES-128-GCM", 31);
+    char digest[] = "SHA256";
+    OSSL_PARAM params[] = {
+        OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, digest, 0),
+        OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, const_cast<char*>(key.data()),
+                                          key.size()),
+        OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, const_cast<char*>(nonce.data()),
+                                          nonce.size()),
+        OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, info.data(), info.size()),
+        OSSL_PARAM_construct_end()};
+    ASSERT_EQ(EVP_KDF_derive(kctx, reinterpret_cast<uint8_t*>(stream_key.data()),
+                             stream_key.size(), params), 1);
+    EVP_KDF_CTX_free(kctx);
+  }
   const char* plain[] = {"first segment", "second", "third and last"};
   for (uint32_t i = 0; i < 3; ++i) {
-    std::string n = nonce;
-    n[10] ^= static_cast<char>(i);
-    n[11] ^= i == 2 ? 1 : 0;
+    std::string n(12, '\0');
+    n[10] = static_cast<char>(i);
+    n[11] = i == 2 ? 1 : 0;
     EVP_CIPHER_CTX* ctx = EVP_CIPHER_CTX_new();
     ASSERT_EQ(EVP_EncryptInit_ex(ctx, EVP_aes_128_gcm(), nullptr,
-                                 reinterpret_cast<const uint8_t*>(key.data()),
+                                 reinterpret_cast<const uint8_t*>(stream_key.data()),
                                  reinterpret_cast<const uint8_t*>(n.data())), 1);
     int len = 0;
     ASSERT_EQ(EVP_EncryptUpdate(ctx, nullptr, &len, reinterpret_cast<const uint8_t*>("header"), 6), 1);

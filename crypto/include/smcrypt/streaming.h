@@ -5,19 +5,22 @@
 //
 // Segmented AEAD stream (GCM, CCM): the nonce-based STREAM construction of Hoang,
 // Reyhanitabar, Rogaway and Vizár, "Online Authenticated-Encryption and its
-// Nonce-Reuse Misuse-Resistance" (CRYPTO 2015). A stream has a 12-byte nonce N and
-// segments 0, 1, …, last (at most 2^32 − 1 of them); segment i is sealed with
+// Nonce-Reuse Misuse-Resistance" (CRYPTO 2015), under a key of its own per stream, as
+// Tink's streaming AEAD does. A stream has a 12-byte nonce N (unique per key K); its
+// key is
 //
-//   N_i = N XOR (0^7 ‖ BE32(i) ‖ last_i)      last_i = 0x01 on the final segment, else 0x00
+//   K_N = HKDF(salt = N, IKM = K, info = "smcrypt aead stream" ‖ 0x00 ‖ algorithm name,
+//              L = |K|)                      (RFC 5869; HKDF-SM3 for SM4, SHA-256 for AES)
 //
-// and the caller's aad, and travels as (ciphertext_i, tag_i). (STREAM appends the
-// segment counter and the last-segment flag to a shorter nonce, as Tink's 7-byte prefix ‖
-// BE32(i) ‖ last does; here they are XORed into the last 5 bytes of a 12-byte nonce,
-// which is the same when those bytes of N are zero.) Every non-empty plaintext
+// and segments 0, 1, …, last (at most 2^32 − 1 of them) are sealed under K_N with
+//
+//   N_i = 0^7 ‖ BE32(i) ‖ last_i             last_i = 0x01 on the final segment, else 0x00
+//
+// and the caller's aad, and travel as (ciphertext_i, tag_i). Every non-empty plaintext
 // chunk is one segment; the final segment is the last chunk (empty when the stream is).
-// A reordered, dropped or repeated segment, a stream cut after any segment, or a
-// non-final segment presented as final (and the reverse) is opened under the wrong N_i
-// and fails its tag.
+// A reordered, dropped or repeated segment, a stream cut after any segment, a non-final
+// segment presented as final (and the reverse), or any change to N (which changes K_N)
+// fails its tag. Streams whose nonces differ in any way use unrelated keys.
 //
 // HPKE stream (RFC 9180 base mode, smcrypt/hpke.h): one context for the whole stream,
 //
@@ -104,30 +107,35 @@ inline constexpr uint32_t kAeadStreamMaxSegments = UINT32_MAX;
 // "GCM/CCM stream nonce must be 12 bytes, got N".
 absl::Status CheckAeadStreamNonce(absl::string_view nonce);
 
-// AeadStreamSegmentNonce returns N_i = nonce XOR (0^7 ‖ BE32(index) ‖ last), 12 bytes.
-// `nonce` must be kAeadStreamNonceSize bytes (not checked: the factories check it).
-std::string AeadStreamSegmentNonce(absl::string_view nonce, uint32_t index, bool last);
+// kAeadStreamKeyInfo is the HKDF info prefix of K_N (followed by 0x00 and the name).
+inline constexpr char kAeadStreamKeyInfo[] = "smcrypt aead stream";
 
-// NewAeadStreamEncryptor seals segments with `aead` (its tag size is the segments'),
-// `nonce` and `aad` (bound to every segment). Errors: those of CheckAeadStreamNonce, an
-// `aead` that is null; at the 2^32 − 1-th segment InvalidArgument "stream has more than
-// 2^32 - 1 segments".
+// AeadStreamKey returns K_N (|K| bytes) for `key` K of GCM/CCM algorithm `alg` and the
+// stream nonce N. Errors: CheckAeadStreamNonce's; InvalidArgument for an algorithm that
+// is not GCM or CCM and NewAead's errors for the key. Constant time in K.
+absl::StatusOr<SecretData> AeadStreamKey(Algorithm alg, absl::string_view key,
+                                         absl::string_view nonce);
+
+// AeadStreamSegmentNonce returns N_i = 0^7 ‖ BE32(index) ‖ last, 12 bytes.
+std::string AeadStreamSegmentNonce(uint32_t index, bool last);
+
+// NewAeadStreamEncryptor seals segments of a stream under `key` with nonce N = `nonce`
+// and `aad` (bound to every segment), tags of `tag_size` bytes (0: 16). Errors:
+// NewAead's for the key and tag size, CheckAeadStreamNonce's; at the 2^32 − 1-th
+// segment InvalidArgument "stream has more than 2^32 - 1 segments".
 absl::StatusOr<std::unique_ptr<StreamEncryptor>> NewAeadStreamEncryptor(
-    std::unique_ptr<Aead> aead, absl::string_view nonce, absl::string_view aad);
-
-// AeadFactory returns the Aead for a tag of `tag_size` bytes; a decryptor learns the
-// tag size from its first segment. Its errors are returned by that Update.
-using AeadFactory = std::function<absl::StatusOr<std::unique_ptr<Aead>>(size_t tag_size)>;
+    Algorithm alg, absl::string_view key, size_t tag_size, absl::string_view nonce,
+    absl::string_view aad);
 
 // NewAeadStreamDecryptor opens what NewAeadStreamEncryptor sealed with the same key,
-// nonce and aad (errors: CheckAeadStreamNonce's, a null factory). Update errors:
-// InvalidArgument "every GCM/CCM stream segment needs its tag" for a segment without
-// one, InvalidArgument for a tag size other than the first segment's, the factory's
-// errors, InvalidArgument "decryption failed" when the previous segment fails as
-// non-final. Finish: InvalidArgument when no segment came, "decryption failed" when the
-// last one fails as final (a truncated stream).
+// nonce and aad; the tag size is the first segment's. Errors: AeadStreamKey's. Update
+// errors: InvalidArgument "every GCM/CCM stream segment needs its tag" for a segment
+// without one, InvalidArgument for a tag size other than the first segment's (or one
+// NewAead refuses), InvalidArgument "decryption failed" when the previous segment
+// fails as non-final. Finish: InvalidArgument when no segment came, "decryption failed"
+// when the last one fails as final (a truncated stream).
 absl::StatusOr<std::unique_ptr<StreamDecryptor>> NewAeadStreamDecryptor(
-    AeadFactory factory, absl::string_view nonce, absl::string_view aad);
+    Algorithm alg, absl::string_view key, absl::string_view nonce, absl::string_view aad);
 
 // ---- Block-mode streams (ECB, CBC, CTR) --------------------------------------------
 //

@@ -26,22 +26,12 @@ const std::string kKey = HexToBytes("000102030405060708090a0b0c0d0e0f");
 const std::string kNonce = HexToBytes("101112131415161718191a1b");
 constexpr absl::string_view kAad = "stream-aad";
 
-std::unique_ptr<Aead> MakeAead(Algorithm alg, absl::string_view key, size_t tag_size = 16) {
-  absl::StatusOr<std::unique_ptr<Aead>> aead = NewAead(alg, key, tag_size);
-  EXPECT_THAT(aead.status(), IsOk());
-  return aead.ok() ? *std::move(aead) : nullptr;
-}
-
-AeadFactory FactoryFor(Algorithm alg, std::string key) {
-  return [alg, key](size_t tag_size) { return NewAead(alg, key, tag_size); };
-}
-
 // Seal: the segments of `chunks` (empty chunks give none).
 std::vector<StreamChunk> Seal(Algorithm alg, absl::string_view key, absl::string_view nonce,
                               absl::string_view aad, const std::vector<std::string>& chunks,
                               size_t tag_size = 16) {
   std::vector<StreamChunk> out;
-  auto enc = NewAeadStreamEncryptor(MakeAead(alg, key, tag_size), nonce, aad);
+  auto enc = NewAeadStreamEncryptor(alg, key, tag_size, nonce, aad);
   EXPECT_THAT(enc.status(), IsOk());
   if (!enc.ok()) return out;
   for (const std::string& c : chunks) {
@@ -59,7 +49,7 @@ std::vector<StreamChunk> Seal(Algorithm alg, absl::string_view key, absl::string
 absl::StatusOr<std::string> Open(Algorithm alg, absl::string_view key, absl::string_view nonce,
                                  absl::string_view aad, const std::vector<StreamChunk>& segments) {
   absl::StatusOr<std::unique_ptr<StreamDecryptor>> dec =
-      NewAeadStreamDecryptor(FactoryFor(alg, std::string(key)), nonce, aad);
+      NewAeadStreamDecryptor(alg, key, nonce, aad);
   if (!dec.ok()) return dec.status();
   std::string pt;
   for (const StreamChunk& s : segments) {
@@ -74,25 +64,34 @@ absl::StatusOr<std::string> Open(Algorithm alg, absl::string_view key, absl::str
 
 // ---- Segmented AEAD stream ---------------------------------------------------------
 
-TEST(AeadStreamTest, SegmentNonceXorsIndexAndLastFlag) {
-  EXPECT_EQ(AeadStreamSegmentNonce(kNonce, 0, false), kNonce);
-  EXPECT_EQ(AeadStreamSegmentNonce(kNonce, 0, true), HexToBytes("101112131415161718191a1a"));
-  EXPECT_EQ(AeadStreamSegmentNonce(kNonce, 0x01020304, false),
-            HexToBytes("10111213141516161a1a1e1b"));
-  EXPECT_EQ(AeadStreamSegmentNonce(kNonce, 0xffffffff, true),
-            HexToBytes("10111213141516e8e7e6e51a"));
+TEST(AeadStreamTest, SegmentNonceIsIndexAndLastFlag) {
+  EXPECT_EQ(AeadStreamSegmentNonce(0, false), std::string(12, '\0'));
+  EXPECT_EQ(AeadStreamSegmentNonce(0, true), HexToBytes("000000000000000000000001"));
+  EXPECT_EQ(AeadStreamSegmentNonce(0x01020304, false), HexToBytes("000000000000000102030400"));
+  EXPECT_EQ(AeadStreamSegmentNonce(0xffffffff, true), HexToBytes("00000000000000ffffffff01"));
+}
+
+// K_N, segments and tags computed independently with Python's cryptography (HKDF,
+// AESGCM) from the format in streaming.h.
+TEST(AeadStreamTest, StreamKeyIsHkdfOfKeyAndNonce) {
+  ASSERT_OK_AND_ASSIGN(SecretData k_aes, AeadStreamKey(Algorithm::kAes128Gcm, kKey, kNonce));
+  EXPECT_EQ(SecretDataAsStringView(k_aes), HexToBytes("b6a5ec8c7477d1675fa59f7d46e8f011"));
+  ASSERT_OK_AND_ASSIGN(SecretData k_sm4, AeadStreamKey(Algorithm::kSm4Gcm, kKey, kNonce));
+  EXPECT_EQ(SecretDataAsStringView(k_sm4), HexToBytes("5102d0cb74336f6242ae34941afc6e1d"));
+  EXPECT_THAT(AeadStreamKey(Algorithm::kSm4Cbc, kKey, kNonce).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not GCM or CCM")));
 }
 
 TEST(AeadStreamTest, KnownWireBytesAes128Gcm) {
   const std::vector<StreamChunk> segments =
       Seal(Algorithm::kAes128Gcm, kKey, kNonce, kAad, {"hello, ", "", "segmented ", "world"});
   ASSERT_EQ(segments.size(), 3u);
-  EXPECT_EQ(segments[0].data, HexToBytes("ac4b6fc3606396"));
-  EXPECT_EQ(segments[0].tag, HexToBytes("0754ad03a36b4c8e1a1daaa871308c6c"));
-  EXPECT_EQ(segments[1].data, HexToBytes("403c8a398e0179c6cbd7"));
-  EXPECT_EQ(segments[1].tag, HexToBytes("c84a7c6439458a1d3df8d4626efb79b0"));
-  EXPECT_EQ(segments[2].data, HexToBytes("a0bd0851e0"));
-  EXPECT_EQ(segments[2].tag, HexToBytes("9b6e0c291c57bbb7e1b213a6517e353d"));
+  EXPECT_EQ(segments[0].data, HexToBytes("ca6277ac057a6c"));
+  EXPECT_EQ(segments[0].tag, HexToBytes("6dc67b07db10da82afbdca54dd12b52c"));
+  EXPECT_EQ(segments[1].data, HexToBytes("e615adab365801904d2e"));
+  EXPECT_EQ(segments[1].tag, HexToBytes("a62b2957e4fdf170ff660d5ed835cadf"));
+  EXPECT_EQ(segments[2].data, HexToBytes("657f832b6e"));
+  EXPECT_EQ(segments[2].tag, HexToBytes("ee11631d3c7352942e3badd8ed8b53b9"));
   absl::StatusOr<std::string> pt = Open(Algorithm::kAes128Gcm, kKey, kNonce, kAad, segments);
   ASSERT_THAT(pt.status(), IsOk());
   EXPECT_EQ(*pt, "hello, segmented world");
@@ -102,7 +101,7 @@ TEST(AeadStreamTest, EmptyStreamIsOneEmptyFinalSegment) {
   const std::vector<StreamChunk> segments = Seal(Algorithm::kAes128Gcm, kKey, kNonce, kAad, {});
   ASSERT_EQ(segments.size(), 1u);
   EXPECT_EQ(segments[0].data, "");
-  EXPECT_EQ(segments[0].tag, HexToBytes("8cc040a3baf11a5f66be8c03b5a0bfd2"));
+  EXPECT_EQ(segments[0].tag, HexToBytes("2dac291a5f0601b393b68fdbd3b568e8"));
   absl::StatusOr<std::string> pt = Open(Algorithm::kAes128Gcm, kKey, kNonce, kAad, segments);
   ASSERT_THAT(pt.status(), IsOk());
   EXPECT_EQ(*pt, "");
@@ -167,6 +166,18 @@ TEST(AeadStreamTest, TamperingFailsWithOneGenericError) {
   EXPECT_THAT(Open(alg, other_key, kNonce, kAad, s).status(), failed);
   EXPECT_THAT(Open(alg, kKey, other_nonce, kAad, s).status(), failed);
   EXPECT_THAT(Open(alg, kKey, kNonce, "other", s).status(), failed);
+  // A nonce edited to move the index or the last flag: segment k alone, or the first
+  // segments, never pass as a whole stream.
+  for (uint32_t k = 0; k < 3; ++k) {
+    for (int byte = 0; byte < 12; ++byte) {
+      for (int bit = 0; bit < 8; ++bit) {
+        std::string n = kNonce;
+        n[byte] = static_cast<char>(n[byte] ^ (1 << bit));
+        EXPECT_THAT(Open(alg, kKey, n, kAad, {s[k]}).status(), failed) << k << " " << byte;
+        EXPECT_THAT(Open(alg, kKey, n, kAad, {s[0], s[1]}).status(), failed) << byte;
+      }
+    }
+  }
   // Every flipped bit of every ciphertext and tag.
   for (size_t i = 0; i < s.size(); ++i) {
     for (int field = 0; field < 2; ++field) {
@@ -183,11 +194,13 @@ TEST(AeadStreamTest, TamperingFailsWithOneGenericError) {
 
 TEST(AeadStreamTest, MisuseIsInvalidArgument) {
   EXPECT_THAT(
-      NewAeadStreamEncryptor(MakeAead(Algorithm::kSm4Gcm, kKey), "short", "").status(),
+      NewAeadStreamEncryptor(Algorithm::kSm4Gcm, kKey, 16, "short", "").status(),
       StatusIs(absl::StatusCode::kInvalidArgument, "GCM/CCM stream nonce must be 12 bytes, got 5"));
-  EXPECT_THAT(NewAeadStreamEncryptor(nullptr, kNonce, "").status(),
+  EXPECT_THAT(NewAeadStreamEncryptor(Algorithm::kSm4Gcm, "short key", 16, kNonce, "").status(),
               StatusIs(absl::StatusCode::kInvalidArgument));
-  EXPECT_THAT(NewAeadStreamDecryptor(FactoryFor(Algorithm::kSm4Gcm, kKey), std::string(13, 'n'), "")
+  EXPECT_THAT(NewAeadStreamEncryptor(Algorithm::kSm4Cbc, kKey, 16, kNonce, "").status(),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(NewAeadStreamDecryptor(Algorithm::kSm4Gcm, kKey, std::string(13, 'n'), "")
                   .status(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("12 bytes, got 13")));
   const std::vector<StreamChunk> s = Seal(Algorithm::kSm4Gcm, kKey, kNonce, "", {"ab", "cd"});

@@ -15,7 +15,7 @@ underneath), never by smcrypt itself:
                                    composition is itself checked against cryptography's AES-GCM),
                                    AES-128-GCM; both directions
   EncryptStream / DecryptStream    CTR and CBC streams equal one-shot cryptography output; GCM
-                                   segments opened with the documented per-segment nonces
+                                   segments opened with the documented stream key and segment nonces
   Sign / Verify / *Batch           ECDSA-P256 (DER, raw r||s, prehashed) and RSA-2048-PSS:
                                    smcryptd's signatures verified by cryptography and
                                    cryptography's signatures verified by smcryptd
@@ -41,6 +41,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, hmac, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa, utils
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives import padding as sym_padding
 
@@ -447,9 +448,12 @@ class SmcryptdInteropTest(unittest.TestCase):
             self.assertEqual(pt, b"".join(chunks))
 
     def test_encrypt_stream_gcm_segments_open_with_documented_nonces(self):
-        # crypto.proto: segment i is sealed with N_i = nonce XOR (0^7 || BE32(i) || last).
+        # crypto.proto: segment i is sealed under K_N = HKDF-SM3(salt = nonce, IKM = key,
+        # info = "smcrypt aead stream" 0x00 "SM4-GCM", 16) with N_i = 0^7 || BE32(i) || last.
         key, iv, aad = rand(16), rand(12), rand(10)
-        gcm = ComposedGcm(algorithms.SM4(key))
+        stream_key = HKDF(algorithm=hashes.SM3(), length=16, salt=iv,
+                          info=b"smcrypt aead stream\x00SM4-GCM").derive(key)
+        gcm = ComposedGcm(algorithms.SM4(stream_key))
         chunks = [rand(RNG.randrange(1, 600)) for _ in range(4)]
         params = pb.EncryptStreamParams(algorithm=pb.SM4_GCM, key=inline(key), nonce=iv, aad=aad)
         reqs = [pb.EncryptStreamRequest(params=params, plaintext=chunks[0])]
@@ -459,8 +463,7 @@ class SmcryptdInteropTest(unittest.TestCase):
         self.assertEqual(len(segments), len(chunks))
 
         def seg_nonce(i, last):
-            mask = bytes(7) + i.to_bytes(4, "big") + bytes([1 if last else 0])
-            return bytes(a ^ b for a, b in zip(iv, mask))
+            return bytes(7) + i.to_bytes(4, "big") + bytes([1 if last else 0])
 
         opened = [gcm.open(seg_nonce(i, i == len(segments) - 1), s.ciphertext, s.tag, aad)
                   for i, s in enumerate(segments)]
