@@ -16,9 +16,9 @@ constexpr char kTooManySegments[] = "stream has more than 2^32 - 1 segments";
 
 class AeadStreamEncryptor final : public StreamEncryptor {
  public:
-  AeadStreamEncryptor(std::unique_ptr<Aead> aead, std::string nonce, std::string aad)
-      : aead_(std::move(aead)), nonce_(std::move(nonce)), aad_(std::move(aad)) {}
-  // aead_ is keyed with the stream key K_N, not the caller's key.
+  // `aead` is keyed with the stream key K_N, which binds the nonce and the aad.
+  AeadStreamEncryptor(std::unique_ptr<Aead> aead, std::string nonce)
+      : aead_(std::move(aead)), nonce_(std::move(nonce)) {}
 
   ~AeadStreamEncryptor() override {
     if (pending_.has_value()) SecureZero(pending_->data(), pending_->size());
@@ -51,7 +51,7 @@ class AeadStreamEncryptor final : public StreamEncryptor {
   absl::StatusOr<StreamChunk> Seal(absl::string_view plaintext, bool last) {
     if (index_ == kAeadStreamMaxSegments) return absl::InvalidArgumentError(kTooManySegments);
     absl::StatusOr<std::string> ct =
-        aead_->Seal(AeadStreamSegmentNonce(index_, last), plaintext, aad_);
+        aead_->Seal(AeadStreamSegmentNonce(index_, last), plaintext, "");
     if (!ct.ok()) return ct.status();
     ++index_;
     const size_t t = aead_->tag_size();
@@ -64,15 +64,14 @@ class AeadStreamEncryptor final : public StreamEncryptor {
 
   std::unique_ptr<Aead> aead_;
   const std::string nonce_;
-  const std::string aad_;
   std::optional<std::string> pending_;  // the last non-empty chunk, not yet sealed
   uint32_t index_ = 0;
 };
 
 class AeadStreamDecryptor final : public StreamDecryptor {
  public:
-  AeadStreamDecryptor(Algorithm alg, SecretData stream_key, std::string aad)
-      : alg_(alg), stream_key_(std::move(stream_key)), aad_(std::move(aad)) {}
+  AeadStreamDecryptor(Algorithm alg, SecretData stream_key)
+      : alg_(alg), stream_key_(std::move(stream_key)) {}
 
   absl::StatusOr<std::optional<StreamChunk>> Update(absl::string_view ciphertext,
                                                     absl::string_view tag) override {
@@ -112,7 +111,7 @@ class AeadStreamDecryptor final : public StreamDecryptor {
   absl::StatusOr<StreamChunk> Open(absl::string_view segment, bool last) {
     if (index_ == kAeadStreamMaxSegments) return absl::InvalidArgumentError(kTooManySegments);
     absl::StatusOr<std::string> pt =
-        aead_->Open(AeadStreamSegmentNonce(index_, last), segment, aad_);
+        aead_->Open(AeadStreamSegmentNonce(index_, last), segment, "");
     if (!pt.ok()) return pt.status();
     ++index_;
     return StreamChunk{*std::move(pt), ""};
@@ -121,7 +120,6 @@ class AeadStreamDecryptor final : public StreamDecryptor {
   const Algorithm alg_;
   const SecretData stream_key_;  // K_N
   std::unique_ptr<Aead> aead_;   // keyed with K_N, made from the first segment's tag size
-  const std::string aad_;
   std::optional<std::string> pending_;  // ciphertext ‖ tag of the last segment received
   uint32_t index_ = 0;
 };
@@ -145,7 +143,7 @@ std::string AeadStreamSegmentNonce(uint32_t index, bool last) {
 }
 
 absl::StatusOr<SecretData> AeadStreamKey(Algorithm alg, absl::string_view key,
-                                         absl::string_view nonce) {
+                                         absl::string_view nonce, absl::string_view aad) {
   if (absl::Status s = CheckAeadStreamNonce(nonce); !s.ok()) return s;
   const CipherMode mode = CipherModeOf(alg);
   if (mode != CipherMode::kGcm && mode != CipherMode::kCcm) {
@@ -156,9 +154,14 @@ absl::StatusOr<SecretData> AeadStreamKey(Algorithm alg, absl::string_view key,
   if (absl::StatusOr<std::unique_ptr<Aead>> check = NewAead(alg, key); !check.ok()) {
     return check.status();
   }
-  const std::string info = absl::StrCat(kAeadStreamKeyInfo, std::string(1, '\0'),
-                                        AlgorithmName(alg));
   const bool sm = alg == Algorithm::kSm4Gcm || alg == Algorithm::kSm4Ccm;
+  // info = "smcrypt aead stream" ‖ 0x00 ‖ name ‖ 0x00 ‖ H(aad): the aad is hashed once per
+  // stream, whatever the number of segments.
+  absl::StatusOr<std::unique_ptr<Hash>> h = NewHash(sm ? Algorithm::kSm3 : Algorithm::kSha256);
+  if (!h.ok()) return h.status();
+  (*h)->Update(aad);
+  const std::string info = absl::StrCat(kAeadStreamKeyInfo, std::string(1, '\0'),
+                                        AlgorithmName(alg), std::string(1, '\0'), (*h)->Finish());
   if (!sm) {
     absl::StatusOr<SecretData> prk = HkdfSha256Extract(nonce, key);
     if (!prk.ok()) return prk.status();
@@ -186,22 +189,21 @@ absl::StatusOr<std::unique_ptr<StreamEncryptor>> NewAeadStreamEncryptor(
   if (absl::StatusOr<std::unique_ptr<Aead>> check = NewAead(alg, key, tag_size); !check.ok()) {
     return check.status();
   }
-  absl::StatusOr<SecretData> stream_key = AeadStreamKey(alg, key, nonce);
+  absl::StatusOr<SecretData> stream_key = AeadStreamKey(alg, key, nonce, aad);
   if (!stream_key.ok()) return stream_key.status();
   absl::StatusOr<std::unique_ptr<Aead>> aead =
       NewAead(alg, SecretDataAsStringView(*stream_key), tag_size);
   if (!aead.ok()) return aead.status();
   return std::unique_ptr<StreamEncryptor>(
-      new AeadStreamEncryptor(*std::move(aead), std::string(nonce), std::string(aad)));
+      new AeadStreamEncryptor(*std::move(aead), std::string(nonce)));
 }
 
 absl::StatusOr<std::unique_ptr<StreamDecryptor>> NewAeadStreamDecryptor(
     Algorithm alg, absl::string_view key, absl::string_view nonce, absl::string_view aad) {
   if (absl::Status s = CheckAeadStreamNonce(nonce); !s.ok()) return s;
-  absl::StatusOr<SecretData> stream_key = AeadStreamKey(alg, key, nonce);
+  absl::StatusOr<SecretData> stream_key = AeadStreamKey(alg, key, nonce, aad);
   if (!stream_key.ok()) return stream_key.status();
-  return std::unique_ptr<StreamDecryptor>(
-      new AeadStreamDecryptor(alg, *std::move(stream_key), std::string(aad)));
+  return std::unique_ptr<StreamDecryptor>(new AeadStreamDecryptor(alg, *std::move(stream_key)));
 }
 
 }  // namespace smcrypt

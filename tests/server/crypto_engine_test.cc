@@ -883,7 +883,7 @@ TEST_F(EngineTest, BlockStreamsEqualOneShot) {
 
 // GCM streams follow the documented segment format: check the segments with OpenSSL's
 // HKDF and AES-GCM, key K_N = HKDF-SHA256(salt N, IKM K, info "smcrypt aead stream" 0x00
-// "AES-128-GCM"), nonce 0^7 || BE32(i) || last.
+// "AES-128-GCM" 0x00 SHA-256(aad)), nonce 0^7 || BE32(i) || last, empty aad.
 TEST_F(EngineTest, AeadStreamSegmentsMatchOpenSsl) {
   CryptoEngine e = Engine();
   const std::string key(16, 'a');
@@ -908,7 +908,12 @@ TEST_F(EngineTest, AeadStreamSegmentsMatchOpenSsl) {
     ASSERT_NE(kdf, nullptr);
     EVP_KDF_CTX* kctx = EVP_KDF_CTX_new(kdf);
     EVP_KDF_free(kdf);
-    std::string info("smcrypt aead stream\0AES-128-GCM", 31);
+    std::string info("smcrypt aead stream\0AES-128-GCM\0", 32);
+    std::string aad_hash(32, '\0');
+    unsigned int hash_len = 0;
+    ASSERT_EQ(EVP_Digest("header", 6, reinterpret_cast<uint8_t*>(aad_hash.data()), &hash_len,
+                         EVP_sha256(), nullptr), 1);
+    info += aad_hash;
     char digest[] = "SHA256";
     OSSL_PARAM params[] = {
         OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, digest, 0),
@@ -932,7 +937,6 @@ TEST_F(EngineTest, AeadStreamSegmentsMatchOpenSsl) {
                                  reinterpret_cast<const uint8_t*>(stream_key.data()),
                                  reinterpret_cast<const uint8_t*>(n.data())), 1);
     int len = 0;
-    ASSERT_EQ(EVP_EncryptUpdate(ctx, nullptr, &len, reinterpret_cast<const uint8_t*>("header"), 6), 1);
     std::string ct(strlen(plain[i]), '\0');
     ASSERT_EQ(EVP_EncryptUpdate(ctx, reinterpret_cast<uint8_t*>(ct.data()), &len,
                                 reinterpret_cast<const uint8_t*>(plain[i]), ct.size()), 1);

@@ -9,18 +9,21 @@
 // Tink's streaming AEAD does. A stream has a 12-byte nonce N (unique per key K); its
 // key is
 //
-//   K_N = HKDF(salt = N, IKM = K, info = "smcrypt aead stream" ‖ 0x00 ‖ algorithm name,
-//              L = |K|)                      (RFC 5869; HKDF-SM3 for SM4, SHA-256 for AES)
+//   K_N = HKDF(salt = N, IKM = K,
+//              info = "smcrypt aead stream" ‖ 0x00 ‖ algorithm name ‖ 0x00 ‖ H(aad),
+//              L = |K|)          (RFC 5869; H and HKDF's hash: SM3 for SM4, SHA-256 for AES)
 //
-// and segments 0, 1, …, last (at most 2^32 − 1 of them) are sealed under K_N with
+// with the caller's aad hashed once into it, as Tink binds its associated data into the
+// stream key; segments 0, 1, …, last (at most 2^32 − 1 of them) are sealed under K_N
+// with an empty aad and
 //
 //   N_i = 0^7 ‖ BE32(i) ‖ last_i             last_i = 0x01 on the final segment, else 0x00
 //
-// and the caller's aad, and travel as (ciphertext_i, tag_i). Every non-empty plaintext
+// and travel as (ciphertext_i, tag_i). Every non-empty plaintext
 // chunk is one segment; the final segment is the last chunk (empty when the stream is).
 // A reordered, dropped or repeated segment, a stream cut after any segment, a non-final
-// segment presented as final (and the reverse), or any change to N (which changes K_N)
-// fails its tag. Streams whose nonces differ in any way use unrelated keys.
+// segment presented as final (and the reverse), or any change to N or the aad (which
+// changes K_N) fails its tag. Streams whose nonces differ in any way use unrelated keys.
 //
 // HPKE stream (RFC 9180 base mode, smcrypt/hpke.h): one context for the whole stream,
 //
@@ -110,17 +113,17 @@ absl::Status CheckAeadStreamNonce(absl::string_view nonce);
 // kAeadStreamKeyInfo is the HKDF info prefix of K_N (followed by 0x00 and the name).
 inline constexpr char kAeadStreamKeyInfo[] = "smcrypt aead stream";
 
-// AeadStreamKey returns K_N (|K| bytes) for `key` K of GCM/CCM algorithm `alg` and the
-// stream nonce N. Errors: CheckAeadStreamNonce's; InvalidArgument for an algorithm that
-// is not GCM or CCM and NewAead's errors for the key. Constant time in K.
+// AeadStreamKey returns K_N (|K| bytes) for `key` K of GCM/CCM algorithm `alg`, the
+// stream nonce N and `aad`. Errors: CheckAeadStreamNonce's; InvalidArgument for an
+// algorithm that is not GCM or CCM and NewAead's errors for the key. Constant time in K.
 absl::StatusOr<SecretData> AeadStreamKey(Algorithm alg, absl::string_view key,
-                                         absl::string_view nonce);
+                                         absl::string_view nonce, absl::string_view aad);
 
 // AeadStreamSegmentNonce returns N_i = 0^7 ‖ BE32(index) ‖ last, 12 bytes.
 std::string AeadStreamSegmentNonce(uint32_t index, bool last);
 
 // NewAeadStreamEncryptor seals segments of a stream under `key` with nonce N = `nonce`
-// and `aad` (bound to every segment), tags of `tag_size` bytes (0: 16). Errors:
+// and `aad` (bound through K_N), tags of `tag_size` bytes (0: 16). Errors:
 // NewAead's for the key and tag size, CheckAeadStreamNonce's; at the 2^32 − 1-th
 // segment InvalidArgument "stream has more than 2^32 - 1 segments".
 absl::StatusOr<std::unique_ptr<StreamEncryptor>> NewAeadStreamEncryptor(

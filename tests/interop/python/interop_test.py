@@ -449,10 +449,14 @@ class SmcryptdInteropTest(unittest.TestCase):
 
     def test_encrypt_stream_gcm_segments_open_with_documented_nonces(self):
         # crypto.proto: segment i is sealed under K_N = HKDF-SM3(salt = nonce, IKM = key,
-        # info = "smcrypt aead stream" 0x00 "SM4-GCM", 16) with N_i = 0^7 || BE32(i) || last.
+        # info = "smcrypt aead stream" 0x00 "SM4-GCM" 0x00 SM3(aad), 16) with
+        # N_i = 0^7 || BE32(i) || last and an empty aad.
         key, iv, aad = rand(16), rand(12), rand(10)
+        aad_hash = hashes.Hash(hashes.SM3())
+        aad_hash.update(aad)
         stream_key = HKDF(algorithm=hashes.SM3(), length=16, salt=iv,
-                          info=b"smcrypt aead stream\x00SM4-GCM").derive(key)
+                          info=b"smcrypt aead stream\x00SM4-GCM\x00" + aad_hash.finalize()
+                          ).derive(key)
         gcm = ComposedGcm(algorithms.SM4(stream_key))
         chunks = [rand(RNG.randrange(1, 600)) for _ in range(4)]
         params = pb.EncryptStreamParams(algorithm=pb.SM4_GCM, key=inline(key), nonce=iv, aad=aad)
@@ -465,16 +469,16 @@ class SmcryptdInteropTest(unittest.TestCase):
         def seg_nonce(i, last):
             return bytes(7) + i.to_bytes(4, "big") + bytes([1 if last else 0])
 
-        opened = [gcm.open(seg_nonce(i, i == len(segments) - 1), s.ciphertext, s.tag, aad)
+        opened = [gcm.open(seg_nonce(i, i == len(segments) - 1), s.ciphertext, s.tag, b"")
                   for i, s in enumerate(segments)]
         self.assertEqual(opened, chunks)
         with self.assertRaises(ValueError):  # the final segment under a non-final nonce
             gcm.open(seg_nonce(len(segments) - 1, False), segments[-1].ciphertext,
-                     segments[-1].tag, aad)
+                     segments[-1].tag, b"")
         # And the reverse: segments sealed here (the last one final, then an empty final
         # segment after them), opened by smcryptd.
         for mine in (chunks[::-1], chunks + [b""]):
-            sealed = [gcm.seal(seg_nonce(i, i == len(mine) - 1), c, aad)
+            sealed = [gcm.seal(seg_nonce(i, i == len(mine) - 1), c, b"")
                       for i, c in enumerate(mine)]
             dparams = pb.DecryptStreamParams(algorithm=pb.SM4_GCM, key=inline(key), nonce=iv,
                                              aad=aad)
@@ -483,7 +487,7 @@ class SmcryptdInteropTest(unittest.TestCase):
             pt = b"".join(r.plaintext for r in self.stub.DecryptStream(iter(dreqs)))
             self.assertEqual(pt, b"".join(mine))
         # A stream whose final segment was dropped is rejected.
-        sealed = [gcm.seal(seg_nonce(i, False), c, aad) for i, c in enumerate(chunks)]
+        sealed = [gcm.seal(seg_nonce(i, False), c, b"") for i, c in enumerate(chunks)]
         dparams = pb.DecryptStreamParams(algorithm=pb.SM4_GCM, key=inline(key), nonce=iv, aad=aad)
         dreqs = [pb.DecryptStreamRequest(params=dparams)]
         dreqs += [pb.DecryptStreamRequest(ciphertext=c, tag=t) for c, t in sealed]
