@@ -1,7 +1,8 @@
 // streaming.h — encryption of data of any size, chunk by chunk: the segmented AEAD stream
 // (STREAM), the chunked block-mode streams (ECB, CBC, CTR) and the HPKE stream framing.
 // These are the wire formats of EncryptStream / DecryptStream and HybridEncryptStream /
-// HybridDecryptStream (proto/smcrypt/v1/crypto.proto); they must never change.
+// HybridDecryptStream (proto/smcrypt/v1/crypto.proto): a change to any of them is a
+// change of the wire contract.
 //
 // Segmented AEAD stream (GCM, CCM): the nonce-based STREAM construction of Hoang,
 // Reyhanitabar, Rogaway and Vizár, "Online Authenticated-Encryption and its
