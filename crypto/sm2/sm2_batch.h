@@ -35,7 +35,9 @@
 #include "smcrypt/sm2.h"
 
 // SMCRYPT_SM2_HAVE_IFMA is defined when this build compiles the ifma_avx512 kernels
-// (sm2_ifma.cc); without it they are empty stubs and Sm2IfmaSupported() is false.
+// (sm2_ifma.cc); without it (non-x86-64 builds) sm2_ifma.cc defines the entry points with
+// empty bodies only so that the tree links, Sm2IfmaSupported() is false and dispatch never
+// calls them.
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define SMCRYPT_SM2_HAVE_IFMA 1
 #endif
