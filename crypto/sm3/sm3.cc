@@ -36,6 +36,35 @@ void PadAndFinish(const Sm3Kernels& k, uint32_t state[8], const uint8_t* tail, s
   SecureZero(last, sizeof(last));
 }
 
+// kShortMessage: below this many bytes, a message and its padding are copied into one
+// buffer and compressed in a single back-end call (at most three blocks), since a call's
+// fixed cost (loading and storing the chaining value, starting the expansion, wiping the
+// expanded words) is a noticeable part of a block's time.
+constexpr size_t kShortMessage = 2 * kSm3BlockSize;
+
+// HashTail absorbs the `len` bytes at `data` into `state`, pads for a message of
+// `total_len` bytes in all (§5.2) and writes the digest to `out`.
+void HashTail(const Sm3Kernels& k, uint32_t state[8], const uint8_t* data, size_t len,
+              uint64_t total_len, uint8_t out[kSm3DigestSize]) {
+  if (len < kShortMessage) {
+    uint8_t buf[kShortMessage + kSm3BlockSize];
+    if (len > 0) std::memcpy(buf, data, len);
+    // One or two blocks beyond the data: "1", zeros, then the 64-bit length l.
+    const size_t num_blocks = (len + 8) / kSm3BlockSize + 1;
+    std::memset(buf + len, 0, num_blocks * kSm3BlockSize - len);
+    buf[len] = 0x80;
+    StoreBe64(buf + num_blocks * kSm3BlockSize - 8, total_len * 8);
+    k.compress_blocks(state, buf, num_blocks);
+    for (int i = 0; i < 8; ++i) StoreBe32(out + 4 * i, state[i]);
+    SecureZero(buf, num_blocks * kSm3BlockSize);
+    return;
+  }
+  const size_t num_blocks = len / kSm3BlockSize;
+  k.compress_blocks(state, data, num_blocks);
+  const size_t done = num_blocks * kSm3BlockSize;
+  PadAndFinish(k, state, data + done, len - done, total_len, out);
+}
+
 }  // namespace
 
 // --- Sm3 --------------------------------------------------------------------------
@@ -97,11 +126,7 @@ void Sm3DigestWithKernel(const Sm3Kernels& kernels, absl::string_view data,
                          uint8_t out[kSm3DigestSize]) {
   uint32_t state[8];
   std::memcpy(state, kSm3Iv, sizeof(state));
-  const uint8_t* p = BytePtr(data.data());
-  const size_t num_blocks = data.size() / kSm3BlockSize;
-  kernels.compress_blocks(state, p, num_blocks);
-  const size_t done = num_blocks * kSm3BlockSize;
-  PadAndFinish(kernels, state, p + done, data.size() - done, data.size(), out);
+  HashTail(kernels, state, BytePtr(data.data()), data.size(), data.size(), out);
   SecureZero(state, sizeof(state));
 }
 
@@ -130,11 +155,7 @@ void Sm3HashJobsSerial(const Sm3Kernels& kernels, const Sm3Job* jobs, size_t num
     const Sm3Job& job = jobs[i];
     uint32_t state[8];
     std::memcpy(state, job.state, sizeof(state));
-    const size_t num_blocks = job.len / kSm3BlockSize;
-    kernels.compress_blocks(state, job.data, num_blocks);
-    const size_t done = num_blocks * kSm3BlockSize;
-    PadAndFinish(kernels, state, job.data + done, job.len - done, job.prefix_len + job.len,
-                 job.out);
+    HashTail(kernels, state, job.data, job.len, job.prefix_len + job.len, job.out);
     SecureZero(state, sizeof(state));
   }
 }
@@ -341,13 +362,9 @@ void HmacSm3::ComputeMacTo(absl::string_view data, uint8_t out[kSm3DigestSize]) 
   // Inner hash: from the ipad midstate, over data, padded for 64 + |data| bytes.
   uint32_t state[8];
   std::memcpy(state, inner_, sizeof(state));
-  const uint8_t* p = BytePtr(data.data());
-  const size_t num_blocks = data.size() / kSm3BlockSize;
-  k.compress_blocks(state, p, num_blocks);
-  const size_t done = num_blocks * kSm3BlockSize;
   uint8_t inner_digest[kSm3DigestSize];
-  PadAndFinish(k, state, p + done, data.size() - done, kSm3BlockSize + data.size(),
-               inner_digest);
+  HashTail(k, state, BytePtr(data.data()), data.size(), kSm3BlockSize + data.size(),
+           inner_digest);
   // Outer hash: from the opad midstate over the 32-byte inner digest (one block).
   std::memcpy(state, outer_, sizeof(state));
   PadAndFinish(k, state, inner_digest, kSm3DigestSize, kSm3BlockSize + kSm3DigestSize, out);
