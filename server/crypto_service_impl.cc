@@ -1495,6 +1495,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::GetServerInfo(
         response->set_version(info_.version);
         response->set_cpu_features_detected(FormatCpuFeatureList(DetectCpuFeatures()));
         response->set_cpu_features_active(FormatCpuFeatureList(GetCpuFeatures()));
+        response->set_cpu(FormatCpuIdentity(GetCpuIdentity()));
         for (const KernelChoice& k : ActiveKernels()) {
           v1::KernelInfo* ki = response->add_kernels();
           ki->set_algorithm(k.algorithm);

@@ -153,6 +153,7 @@ absl::StatusOr<int> RunRandom(const Args& args) {
 
 std::string InfoText(const v1::GetServerInfoResponse& info) {
   std::string out = absl::StrCat("smcryptd ", info.version(), "\n");
+  absl::StrAppend(&out, "CPU:                   ", info.cpu(), "\n");
   absl::StrAppend(&out, "CPU features detected: ", info.cpu_features_detected(), "\n");
   absl::StrAppend(&out, "CPU features active:   ", info.cpu_features_active(), "\n");
   absl::StrAppend(&out, "Kernels:\n");

@@ -4,6 +4,7 @@
 // CPUID.1:ECX.OSXSAVE[bit 27] and read XCR0 with XGETBV; YMM state needs XCR0[2:1] = 11b
 // and ZMM state needs XCR0[7:5] = 111b as well.
 #include <atomic>
+#include <cstring>
 #include <cstdlib>
 #include <mutex>
 #include <string>
@@ -71,8 +72,27 @@ uint32_t Detect() {
   }
   return f;
 }
+
+CpuIdentity DetectIdentity() {
+  CpuIdentity id;
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(0, &a, &b, &c, &d)) return id;
+  char vendor[13];
+  std::memcpy(vendor, &b, 4);
+  std::memcpy(vendor + 4, &d, 4);
+  std::memcpy(vendor + 8, &c, 4);
+  vendor[12] = '\0';
+  id.vendor = vendor;
+  __cpuid(1, a, b, c, d);
+  const uint32_t base_family = (a >> 8) & 0xf, base_model = (a >> 4) & 0xf;
+  id.family = base_family == 0xf ? base_family + ((a >> 20) & 0xff) : base_family;
+  id.model = (base_family == 0x6 || base_family == 0xf) ? (((a >> 16) & 0xf) << 4) | base_model
+                                                         : base_model;
+  return id;
+}
 #else
 uint32_t Detect() { return 0; }
+CpuIdentity DetectIdentity() { return CpuIdentity(); }
 #endif
 
 struct MaskState {
@@ -112,6 +132,16 @@ absl::string_view CpuFeatureName(uint32_t f) {
     if (f == (1u << i)) return kFeatureNames[i];
   }
   return "";
+}
+
+const CpuIdentity& GetCpuIdentity() {
+  static const CpuIdentity* const id = new CpuIdentity(DetectIdentity());
+  return *id;
+}
+
+std::string FormatCpuIdentity(const CpuIdentity& id) {
+  if (id.vendor.empty()) return "unknown";
+  return absl::StrCat(id.vendor, " family ", id.family, " model ", id.model);
 }
 
 uint32_t DetectCpuFeatures() {

@@ -34,6 +34,7 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/descriptor.pb.h"
 #include "gtest/gtest.h"
+#include "smcrypt/cpu.h"
 #include "smcrypt/v1/crypto.grpc.pb.h"
 #include "tests/server/smcryptd_process.h"
 #include "tests/testing/test_util.h"
@@ -925,6 +926,8 @@ TEST_F(SmcryptdTest, RandomInfoAndHybrid) {
   EXPECT_TRUE(info.self_tests_passed());
   EXPECT_GE(info.self_tests_size(), 20);
   EXPECT_EQ(info.kernels_size(), 3);
+  // The server runs on this machine, so it reports the CPU this test reads.
+  EXPECT_EQ(info.cpu(), smcrypt::FormatCpuIdentity(smcrypt::GetCpuIdentity()));
   EXPECT_EQ(info.max_inflight(), 65536u);
   EXPECT_EQ(info.max_message_bytes(), 4u << 20);
   EXPECT_EQ(info.keyring_size(), 6u);

@@ -69,6 +69,25 @@ absl::Status CpuFeatureEnvStatus();
 // call fixes the set for the life of the process. Thread-safe.
 uint32_t GetCpuFeatures();
 
+// CpuIdentity is which CPU this is, as dispatch's CPU-specific preferences read it:
+// CPUID leaf 0's vendor string and leaf 1's display family and model (Intel SDM vol. 2A,
+// CPUID, "Processor Version Information"; AMD APM vol. 3, CPUID Fn0000_0001_EAX). On
+// other architectures the vendor is "" and family and model are 0.
+struct CpuIdentity {
+  std::string vendor;   // "GenuineIntel", "AuthenticAMD", ...
+  uint32_t family = 0;  // base family, plus the extended family when the base is 0xF
+  uint32_t model = 0;   // base model, plus extended model << 4 for families 6 and ≥ 0xF
+  bool IsIntel() const { return vendor == "GenuineIntel"; }
+  bool IsAmd() const { return vendor == "AuthenticAMD"; }
+};
+
+// GetCpuIdentity returns this CPU's identity, read once. Thread-safe.
+const CpuIdentity& GetCpuIdentity();
+
+// FormatCpuIdentity renders it as "<vendor> family <F> model <M>" (decimal), e.g.
+// "AuthenticAMD family 25 model 17", or "unknown" when there is no vendor.
+std::string FormatCpuIdentity(const CpuIdentity& id);
+
 // KernelChoice names the back end dispatch chose for one algorithm.
 struct KernelChoice {
   std::string algorithm;  // "SM2", "SM3", "SM4"

@@ -1,7 +1,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <string>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "smcrypt/cpu.h"
 #include "tests/testing/status_matchers.h"
 
@@ -89,6 +95,37 @@ TEST(CpuFeaturesTest, UnknownEnvironmentNameIsReported) {
   EXPECT_THAT(CpuFeatureEnvStatus(), StatusIs(absl::StatusCode::kInvalidArgument));
   // The valid names in the list are still hidden.
   EXPECT_EQ(GetCpuFeatures() & kCpuGfni, 0u);
+}
+
+// The identity read from CPUID agrees with the kernel's reading of the same leaves
+// (/proc/cpuinfo "vendor_id", "cpu family", "model": the display family and model).
+TEST(CpuIdentityTest, MatchesProcCpuinfo) {
+  const CpuIdentity& id = GetCpuIdentity();
+#if !defined(__x86_64__)
+  EXPECT_EQ(id.vendor, "");
+  EXPECT_EQ(FormatCpuIdentity(id), "unknown");
+  GTEST_SKIP() << "CPUID identity is x86-64 only";
+#endif
+  std::ifstream f("/proc/cpuinfo");
+  if (!f) GTEST_SKIP() << "no /proc/cpuinfo";
+  std::string line, vendor;
+  int family = -1, model = -1;
+  while (std::getline(f, line) && (vendor.empty() || family < 0 || model < 0)) {
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const absl::string_view key = absl::StripAsciiWhitespace(line.substr(0, colon));
+    const absl::string_view value = absl::StripAsciiWhitespace(line.substr(colon + 1));
+    if (key == "vendor_id") vendor = std::string(value);
+    if (key == "cpu family") ASSERT_TRUE(absl::SimpleAtoi(value, &family)) << line;
+    if (key == "model") ASSERT_TRUE(absl::SimpleAtoi(value, &model)) << line;
+  }
+  ASSERT_FALSE(vendor.empty());
+  EXPECT_EQ(id.vendor, vendor);
+  EXPECT_EQ(static_cast<int>(id.family), family);
+  EXPECT_EQ(static_cast<int>(id.model), model);
+  EXPECT_EQ(id.IsAmd(), vendor == "AuthenticAMD");
+  EXPECT_EQ(id.IsIntel(), vendor == "GenuineIntel");
+  EXPECT_EQ(FormatCpuIdentity(id), absl::StrCat(vendor, " family ", family, " model ", model));
 }
 
 }  // namespace
