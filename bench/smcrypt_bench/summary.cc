@@ -1,17 +1,25 @@
 // summary.cc — per-family tables and the study's ratio tables from one run's results.
+//
+// Every figure is a median over the repetitions of its case, shown with its coefficient
+// of variation ("±"); every ratio is the ratio of the two medians followed by the range
+// (min–max) of the per-repetition ratios, repetition k of one case against repetition k
+// of the other (each case's repetitions in the order they ran; with random interleaving
+// they ran at random points of the whole run, so the range shows how far the machine's
+// drift moves the ratio).
 #include "bench/smcrypt_bench/summary.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <set>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "bench/paper_figures.h"
-#include "bench/smcrypt_bench/bench_util.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "bench/paper_figures.h"
+#include "bench/smcrypt_bench/bench_util.h"
 
 namespace smcrypt::bench {
 namespace {
@@ -32,6 +40,25 @@ bool ParseName(const std::string& name, CaseKey* key) {
   key->op = parts[2];
   key->bytes = std::strtoull(parts[3].c_str(), nullptr, 10);
   return true;
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// Coefficient of variation (sample standard deviation / mean); 0 below two values.
+double Cv(const std::vector<double>& v) {
+  if (v.size() < 2) return 0;
+  double mean = 0;
+  for (double x : v) mean += x;
+  mean /= v.size();
+  if (mean <= 0) return 0;
+  double ss = 0;
+  for (double x : v) ss += (x - mean) * (x - mean);
+  return std::sqrt(ss / (v.size() - 1)) / mean;
 }
 
 // Table: (alg, op) -> bytes -> impl -> result.
@@ -82,14 +109,77 @@ const std::vector<Family>& Families() {
   return kFamilies;
 }
 
+// A figure: MB/s, or ops/s when `ops`.
 double Value(const Result& r, bool ops) {
   return ops ? r.items_per_second : r.bytes_per_second / 1e6;
+}
+std::vector<double> Reps(const Result& r, bool ops) {
+  std::vector<double> v = ops ? r.items_reps : r.bytes_reps;
+  if (!ops) {
+    for (double& x : v) x /= 1e6;
+  }
+  return v;
 }
 
 std::string Fmt(double v) {
   if (v >= 100) return absl::StrFormat("%.0f", v);
   if (v >= 10) return absl::StrFormat("%.1f", v);
   return absl::StrFormat("%.2f", v);
+}
+
+// "±2.3%": the coefficient of variation over the repetitions; "" with fewer than two.
+std::string CvText(const Result& r, bool ops) {
+  const std::vector<double> v = Reps(r, ops);
+  if (v.size() < 2) return "";
+  const double cv = 100 * Cv(v);
+  return cv < 10 ? absl::StrFormat("±%.1f%%", cv) : absl::StrFormat("±%.0f%%", cv);
+}
+
+// A figure with its spread: "377 ±2.3%".
+std::string FmtSpread(const Result* r, bool ops) {
+  if (r == nullptr) return "-";
+  const std::string cv = CvText(*r, ops);
+  return cv.empty() ? Fmt(Value(*r, ops)) : Fmt(Value(*r, ops)) + " " + cv;
+}
+
+// RatioStat is num/den: the ratio of the medians and the range of the ratios of
+// repetition k of num to repetition k of den.
+struct RatioStat {
+  bool ok = false;
+  double median = 0, lo = 0, hi = 0;
+  size_t pairs = 0;
+};
+
+RatioStat RatioOf(const Result* num, const Result* den, bool ops) {
+  RatioStat s;
+  if (num == nullptr || den == nullptr) return s;
+  const double d = Value(*den, ops);
+  if (d <= 0 || Value(*num, ops) <= 0) return s;
+  s.ok = true;
+  s.median = Value(*num, ops) / d;
+  const std::vector<double> a = Reps(*num, ops), b = Reps(*den, ops);
+  for (size_t k = 0; k < std::min(a.size(), b.size()); ++k) {
+    if (b[k] <= 0) continue;
+    const double r = a[k] / b[k];
+    s.lo = s.pairs == 0 ? r : std::min(s.lo, r);
+    s.hi = s.pairs == 0 ? r : std::max(s.hi, r);
+    ++s.pairs;
+  }
+  return s;
+}
+
+// "1.53 (1.41–1.62)"; without repetition pairs just "1.53". `decimals` < 0: two
+// decimals below 10, one below 100, none above.
+std::string FmtRatio(const RatioStat& s, int decimals = -1) {
+  if (!s.ok) return "-";
+  if (decimals < 0) decimals = s.median >= 100 ? 0 : s.median >= 10 ? 1 : 2;
+  const std::string m = absl::StrFormat("%.*f", decimals, s.median);
+  if (s.pairs < 2) return m;
+  return absl::StrFormat("%s (%.*f–%.*f)", m, decimals, s.lo, decimals, s.hi);
+}
+
+std::string RatioText(const Result* num, const Result* den, bool ops, int decimals = -1) {
+  return FmtRatio(RatioOf(num, den, ops), decimals);
 }
 
 std::string SizeName(size_t b) {
@@ -99,13 +189,26 @@ std::string SizeName(size_t b) {
   return absl::StrCat(b, " B");
 }
 
+// Width on a terminal: UTF-8 code points ("–" and "±" are one column each).
+size_t DisplayWidth(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+std::string Pad(const std::string& s, size_t width, bool left) {
+  const size_t w = DisplayWidth(s);
+  const std::string fill(width > w ? width - w : 0, ' ');
+  return left ? s + fill : fill + s;
+}
+
 void PrintRow(const std::vector<std::string>& cells, const std::vector<size_t>& widths,
               std::ostream& out) {
   std::string line;
   for (size_t i = 0; i < cells.size(); ++i) {
-    line += i == 0 ? absl::StrFormat("%-*s", static_cast<int>(widths[i]), cells[i])
-                   : absl::StrFormat("  %*s", static_cast<int>(widths[i]), cells[i]);
+    line += i == 0 ? Pad(cells[i], widths[i], true) : "  " + Pad(cells[i], widths[i], false);
   }
+  while (!line.empty() && line.back() == ' ') line.pop_back();
   out << line << "\n";
 }
 
@@ -113,7 +216,7 @@ void PrintTable(const std::vector<std::vector<std::string>>& rows, std::ostream&
   std::vector<size_t> widths;
   for (const auto& r : rows) {
     widths.resize(std::max(widths.size(), r.size()), 0);
-    for (size_t i = 0; i < r.size(); ++i) widths[i] = std::max(widths[i], r[i].size());
+    for (size_t i = 0; i < r.size(); ++i) widths[i] = std::max(widths[i], DisplayWidth(r[i]));
   }
   for (size_t i = 0; i < rows.size(); ++i) {
     PrintRow(rows[i], widths, out);
@@ -130,34 +233,34 @@ std::string ShortImpl(const std::string& impl) {
   return impl.rfind("smcrypt.", 0) == 0 ? impl.substr(8) : impl;
 }
 
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The dispatched back end's result for alg/op/bytes, or nullptr (not measured).
+const Result* Dispatched(const Table& t, const Dispatch& dispatch, const std::string& alg,
+                         const std::string& op, size_t bytes, std::string* impl = nullptr) {
+  const std::string d = DispatchedImpl(dispatch, alg, op);
+  if (impl != nullptr) *impl = d;
+  return d.empty() ? nullptr : Find(t, alg, op, bytes, d);
+}
+
 // PrintSm2Batches compares the SM2 batch cases with the single operations of the same run
-// (per signature, on the fastest smcrypt back end that measured the single case) and the SM2
-// encryption KDF pair (lane-parallel vs serial SM3 KDF).
-void PrintSm2Batches(const Table& t, const std::vector<std::string>& smcrypt_impls,
-                     std::ostream& out) {
+// (per signature, on the dispatched SM2 back end: what a caller gets without batching) and
+// the SM2 encryption KDF pair (lane-parallel vs serial SM3 KDF).
+void PrintSm2Batches(const Table& t, const Dispatch& dispatch, std::ostream& out) {
   std::vector<std::vector<std::string>> rows = {
       {"SM2", "batch", "batch ops/s", "single", "single ops/s", "batch/single"}};
   for (const std::string op : {"sign", "verify", "verify_uncached"}) {
     auto b = t.find({"SM2", op + "_batch"});
     if (b == t.end()) continue;
+    std::string single_impl;
+    const Result* single = Dispatched(t, dispatch, "SM2", op, kSignMessageSize, &single_impl);
     for (const auto& [items, by_impl] : b->second) {
       for (const auto& [impl, r] : by_impl) {
-        // The fastest single-operation back end of this run (what a caller gets without
-        // batching).
-        const Result* single = nullptr;
-        std::string single_impl;
-        for (const std::string& s : smcrypt_impls) {
-          const Result* x = Find(t, "SM2", op, kSignMessageSize, s);
-          if (x != nullptr && (single == nullptr || x->items_per_second > single->items_per_second)) {
-            single = x;
-            single_impl = s;
-          }
-        }
-        rows.push_back({op, absl::StrCat(items, " per call, ", impl), Fmt(r.items_per_second),
-                        single ? single_impl : "-", single ? Fmt(single->items_per_second) : "-",
-                        single && single->items_per_second > 0
-                            ? absl::StrFormat("%.2f", r.items_per_second / single->items_per_second)
-                            : "-"});
+        rows.push_back({op, absl::StrCat(items, " per call, ", impl), FmtSpread(&r, true),
+                        single ? single_impl : "-", FmtSpread(single, true),
+                        RatioText(&r, single, true)});
       }
     }
   }
@@ -170,9 +273,8 @@ void PrintSm2Batches(const Table& t, const std::vector<std::string>& smcrypt_imp
         const Result* s = Find(t, alg, "encrypt", bytes, impl);
         if (s == nullptr || s->items_per_second <= 0) continue;
         rows.push_back({absl::StrCat(alg, " encrypt ", SizeName(bytes)),
-                        "64 per call, " + impl, Fmt(r.items_per_second), "one per call",
-                        Fmt(s->items_per_second),
-                        absl::StrFormat("%.2f", r.items_per_second / s->items_per_second)});
+                        "64 per call, " + impl, FmtSpread(&r, true), "one per call",
+                        FmtSpread(s, true), RatioText(&r, s, true)});
       }
     }
   }
@@ -184,8 +286,8 @@ void PrintSm2Batches(const Table& t, const std::vector<std::string>& smcrypt_imp
         const Result* s = Find(t, "SM2", "encrypt_kdf_serial", bytes, impl);
         if (s == nullptr || s->items_per_second <= 0) continue;
         rows.push_back({absl::StrCat("encrypt ", SizeName(bytes)), "KDF in lanes, " + impl,
-                        Fmt(r.items_per_second), "KDF serial", Fmt(s->items_per_second),
-                        absl::StrFormat("%.2f", r.items_per_second / s->items_per_second)});
+                        FmtSpread(&r, true), "KDF serial", FmtSpread(s, true),
+                        RatioText(&r, s, true)});
       }
     }
   }
@@ -197,70 +299,211 @@ void PrintSm2Batches(const Table& t, const std::vector<std::string>& smcrypt_imp
 
 // PrintHybridVsPublicKey is the blockchain study's "ECC" vs "ECC+AES" comparison: the
 // whole payload under SM2 public-key encryption (C1C3C2) against HPKE with the SM suite,
-// per size, with the P-256 suite and OpenSSL's SM2 beside them.
-void PrintHybridVsPublicKey(const Table& t, const std::vector<std::string>& smcrypt_impls,
-                            std::ostream& out) {
+// per size, both on the dispatched SM2 back end, with the P-256 suite and OpenSSL's SM2
+// beside them. (A floor for the P-256 suite — its key agreement alone, once OpenSSL
+// cases for it exist — would be one more column pair here.)
+void PrintHybridVsPublicKey(const Table& t, const Dispatch& dispatch, std::ostream& out) {
   const std::string hpke_sm = "HPKE-SM2-SM3-SM4GCM", hpke_p256 = "HPKE-P256-SHA256-AES128GCM";
   for (const std::string op : {"encrypt", "decrypt"}) {
-    auto sm_result = [&](const std::string& alg, size_t bytes) -> const Result* {
-      for (const std::string& s : smcrypt_impls) {
-        if (const Result* r = Find(t, alg, op, bytes, s)) return r;
-      }
-      return nullptr;
-    };
     std::vector<std::vector<std::string>> rows = {
         {"size", "smcrypt SM2", "smcrypt HPKE-SM", "HPKE-SM/SM2", "openssl SM2",
          "openssl HPKE-P256", "HPKE-SM/HPKE-P256"}};
     for (size_t bytes : HybridSizes()) {
-      const Result* sm2 = sm_result("SM2", bytes);
-      const Result* hyb = sm_result(hpke_sm, bytes);
+      const Result* sm2 = Dispatched(t, dispatch, "SM2", op, bytes);
+      const Result* hyb = Dispatched(t, dispatch, hpke_sm, op, bytes);
       const Result* o_sm2 = Find(t, "SM2", op, bytes, "openssl");
       const Result* o_p256 = Find(t, hpke_p256, op, bytes, "openssl");
       if (sm2 == nullptr && hyb == nullptr) continue;
-      auto mbs = [](const Result* r) { return r ? Fmt(Value(*r, false)) : std::string("-"); };
-      auto ratio = [](const Result* a, const Result* b) -> std::string {
-        if (a == nullptr || b == nullptr || b->bytes_per_second <= 0) return "-";
-        return absl::StrFormat("%.2f", a->bytes_per_second / b->bytes_per_second);
-      };
-      rows.push_back({SizeName(bytes), mbs(sm2), mbs(hyb), ratio(hyb, sm2), mbs(o_sm2),
-                      mbs(o_p256), ratio(hyb, o_p256)});
+      rows.push_back({SizeName(bytes), FmtSpread(sm2, false), FmtSpread(hyb, false),
+                      RatioText(hyb, sm2, false), FmtSpread(o_sm2, false),
+                      FmtSpread(o_p256, false), RatioText(hyb, o_p256, false)});
     }
     if (rows.size() == 1) continue;
     out << "\n== \"ECC\" vs \"ECC+AES\": public-key vs hybrid encryption of the whole payload, "
         << op << " (MB/s) ==\nSM2 = SM2 public-key encryption (C1C3C2); HPKE-SM = " << hpke_sm
-        << "; HPKE-P256 = " << hpke_p256 << "\n";
+        << "; HPKE-P256 = " << hpke_p256 << "; smcrypt on the dispatched SM2 back end\n";
     PrintTable(rows, out);
   }
 }
 
+std::string OpName(const std::string& op) {
+  if (op == "batch16") return "batch of 16";
+  if (op == "encrypt16") return "encrypt, 16 keys";
+  if (op == "encrypt_batch64") return "encrypt, 64 per call";
+  return op;
+}
+
+// PrintBackEnds shows, for each headline case that several smcrypt back ends ran, every
+// back end against the one dispatch chose: whether dispatch picked the fastest.
+void PrintBackEnds(const Table& t, const std::vector<std::string>& smcrypt_impls,
+                   const Dispatch& dispatch, std::ostream& out) {
+  std::vector<std::vector<std::string>> rows = {
+      {"case", "unit", "back end", "value", "back end/dispatched"}};
+  for (const HeadlineCase& c : HeadlineCases()) {
+    std::string d_impl;
+    const Result* d = Dispatched(t, dispatch, c.alg, c.op, c.bytes, &d_impl);
+    if (d == nullptr) continue;
+    std::vector<std::string> others;
+    for (const std::string& s : smcrypt_impls) {
+      if (s != d_impl && Find(t, c.alg, c.op, c.bytes, s) != nullptr) others.push_back(s);
+    }
+    if (others.empty()) continue;
+    const bool ops = std::string(c.alg) == "SM2";
+    const std::string name = absl::StrCat(c.alg, " ", OpName(c.op), " ", SizeName(c.bytes));
+    const std::string unit = ops ? "ops/s" : "MB/s";
+    rows.push_back({name, unit, ShortImpl(d_impl) + " (dispatched)", FmtSpread(d, ops), "1"});
+    for (const std::string& s : others) {
+      const Result* r = Find(t, c.alg, c.op, c.bytes, s);
+      rows.push_back({"", "", ShortImpl(s), FmtSpread(r, ops), RatioText(r, d, ops)});
+    }
+  }
+  if (rows.size() == 1) return;
+  out << "\n== Every back end against the dispatched one, headline cases ==\n"
+         "back end/dispatched > 1: that back end was faster than the one dispatch chose on this "
+         "CPU; a range that reaches 1 is no measured difference.\n\n";
+  PrintTable(rows, out);
+}
+
 }  // namespace
 
-void SummaryReporter::ReportRuns(const std::vector<Run>& runs) {
-  ConsoleReporter::ReportRuns(runs);
-  for (const Run& run : runs) {
-    if (run.error_occurred) continue;
-    const bool is_median =
-        run.run_type == Run::RT_Aggregate && run.aggregate_name == "median";
-    if (run.run_type == Run::RT_Aggregate && !is_median) continue;
-    const std::string name = run.run_name.function_name;
-    // A median replaces single repetitions; a later repetition does not replace a median.
-    if (!is_median && from_median_[name]) continue;
-    Result r;
-    auto b = run.counters.find("bytes_per_second");
-    if (b != run.counters.end()) r.bytes_per_second = b->second.value;
-    auto i = run.counters.find("items_per_second");
-    if (i != run.counters.end()) r.items_per_second = i->second.value;
-    results_[name] = r;
-    from_median_[name] = is_median;
+std::string DispatchedImpl(const Dispatch& dispatch, const std::string& alg,
+                           const std::string& op) {
+  auto get = [&](const char* a) -> std::string {
+    auto it = dispatch.find(a);
+    return it == dispatch.end() ? "" : it->second;
+  };
+  std::string kernel;
+  if (alg == "SM3" || alg == "HMAC-SM3" || alg == "SM3-KDF") {
+    const std::string sm3 = get("SM3");
+    const size_t plus = sm3.find('+');
+    const std::string single = sm3.substr(0, plus);
+    const std::string multi = plus == std::string::npos ? single : sm3.substr(plus + 1);
+    // Batches and the KDF run in lanes on a multi-buffer back end when dispatch has one.
+    kernel = op == "batch16" || alg == "SM3-KDF" ? multi : single;
+  } else if (alg.rfind("SM4-", 0) == 0) {
+    kernel = get("SM4");
+  } else if (alg == "SM2" || alg == "HPKE-SM2-SM3-SM4GCM") {
+    // The SM2 batch cases name the lane back end they run on; dispatch has no other.
+    if (EndsWith(op, "_batch")) return "";
+    kernel = get("SM2");
   }
+  return kernel.empty() ? "" : "smcrypt." + kernel;
+}
+
+const std::vector<HeadlineCase>& HeadlineCases() {
+  static const std::vector<HeadlineCase> kCases = {
+      {"SM3", "hash", 64, "SHA-256", "hash"},
+      {"SM3", "hash", 8192, "SHA-256", "hash"},
+      {"SM3", "hash", 1048576, "SHA-256", "hash"},
+      {"SM3", "batch16", 1024, "SHA-256", "hash"},
+      {"HMAC-SM3", "mac", 1024, "HMAC-SHA-256", "mac"},
+      {"SM4-ECB", "encrypt", 16384, "AES-128-ECB", "encrypt"},
+      {"SM4-CTR", "encrypt", 16384, "AES-128-CTR", "encrypt"},
+      {"SM4-CBC", "encrypt", 16384, "AES-128-CBC", "encrypt"},
+      {"SM4-CBC", "decrypt", 16384, "AES-128-CBC", "decrypt"},
+      {"SM4-CBC", "encrypt16", 1024, "AES-128-CBC", "encrypt"},
+      {"SM4-GCM", "encrypt", 1024, "AES-128-GCM", "encrypt"},
+      {"SM4-GCM", "encrypt", 16384, "AES-128-GCM", "encrypt"},
+      {"SM4-GCM", "decrypt", 16384, "AES-128-GCM", "decrypt"},
+      {"SM4-CCM", "encrypt", 16384, "AES-128-CCM", "encrypt"},
+      {"SM2", "sign", kSignMessageSize, "ECDSA-P256", "sign"},
+      {"SM2", "verify", kSignMessageSize, "ECDSA-P256", "verify"},
+      {"SM2", "encrypt", 32, "RSA-2048-OAEP", "encrypt"},
+      {"SM2", "decrypt", 32, "RSA-2048-OAEP", "decrypt"},
+      {"HPKE-SM2-SM3-SM4GCM", "encrypt", 1024, "HPKE-P256-SHA256-AES128GCM", "encrypt"},
+      {"HPKE-SM2-SM3-SM4GCM", "decrypt", 1024, "HPKE-P256-SHA256-AES128GCM", "decrypt"},
+      {"HPKE-SM2-SM3-SM4GCM", "encrypt", 1048576, "HPKE-P256-SHA256-AES128GCM", "encrypt"},
+      {"HPKE-SM2-SM3-SM4GCM", "encrypt_batch64", 1024, "HPKE-P256-SHA256-AES128GCM",
+       "encrypt_batch64"},
+  };
+  return kCases;
+}
+
+std::string HeadlineBackEndFilter() {
+  std::vector<std::string> cases;
+  for (const HeadlineCase& c : HeadlineCases()) {
+    cases.push_back(absl::StrCat(c.alg, "/", c.op, "/", c.bytes));
+  }
+  return absl::StrCat("^smcrypt\\.[a-z0-9_]+/(", absl::StrJoin(cases, "|"), ")$");
+}
+
+std::string HeadlineDispatchContext(const Dispatch& dispatch) {
+  std::vector<std::string> items;
+  for (const HeadlineCase& c : HeadlineCases()) {
+    const std::string d = DispatchedImpl(dispatch, c.alg, c.op);
+    if (!d.empty()) items.push_back(absl::StrCat(c.alg, "/", c.op, "/", c.bytes, "=", d));
+  }
+  return absl::StrJoin(items, ",");
+}
+
+void SummaryReporter::ReportRuns(const std::vector<Run>& runs) {
+  std::vector<Run> shown;
+  for (const Run& run : runs) {
+    const bool repetition = run.run_type == Run::RT_Iteration && run.repetitions > 1;
+    // Failed cases have no aggregates: show their first repetition's error.
+    if (console_repetitions_ || !repetition || (run.error_occurred && run.repetition_index <= 0)) {
+      shown.push_back(run);
+    }
+    if (run.error_occurred) continue;
+    auto counter = [&run](const char* name) {
+      auto c = run.counters.find(name);
+      return c == run.counters.end() ? 0.0 : double(c->second.value);
+    };
+    const std::pair<double, double> v = {counter("bytes_per_second"),
+                                         counter("items_per_second")};
+    Collected& c = collected_[run.run_name.function_name];
+    if (run.run_type == Run::RT_Iteration) {
+      c.reps[run.repetition_index < 0 ? 0 : run.repetition_index] = v;
+    } else if (run.aggregate_name == "median") {
+      c.has_median = true;
+      c.median = v;
+    }
+  }
+  if (!shown.empty()) ConsoleReporter::ReportRuns(shown);
+}
+
+std::map<std::string, Result> SummaryReporter::results() const {
+  std::map<std::string, Result> out;
+  for (const auto& [name, c] : collected_) {
+    Result r;
+    if (!c.reps.empty()) {
+      for (const auto& [index, v] : c.reps) {
+        r.bytes_reps.push_back(v.first);
+        r.items_reps.push_back(v.second);
+      }
+      r.bytes_per_second = Median(r.bytes_reps);
+      r.items_per_second = Median(r.items_reps);
+    } else if (c.has_median) {
+      r.bytes_per_second = c.median.first;
+      r.items_per_second = c.median.second;
+    } else {
+      continue;
+    }
+    out[name] = r;
+  }
+  return out;
+}
+
+bool SummaryReporter::aggregates_only() const {
+  for (const auto& [name, c] : collected_) {
+    if (c.reps.empty() && c.has_median) return true;
+  }
+  return false;
 }
 
 void PrintSummary(const std::map<std::string, Result>& results,
-                  const std::vector<std::string>& smcrypt_impls, std::ostream& out) {
+                  const std::vector<std::string>& smcrypt_impls, const Dispatch& dispatch,
+                  std::ostream& out) {
   const Table t = Index(results);
   const std::vector<std::string> peers = {"openssl", "libgcrypt", "botan"};
-  out << "\nsmcrypt-bench summary: medians of this run; ratio = smcrypt throughput / other "
-         "throughput (> 1: smcrypt is faster).\n";
+  size_t reps = 0;
+  for (const auto& [name, r] : results) reps = std::max(reps, r.items_reps.size());
+  out << "\nsmcrypt-bench summary: medians of " << reps
+      << " repetition(s) of every case, with ±: the coefficient of variation over the "
+         "repetitions. Ratio = smcrypt throughput / other throughput (> 1: smcrypt is faster): "
+         "the ratio of the medians, then (min–max) the range of the per-repetition ratios, "
+         "repetition k of one case against repetition k of the other in the order they ran. "
+         "A ratio whose range reaches 1 shows no measured difference.\n";
   for (const Family& f : Families()) {
     bool printed_title = false;
     for (const auto& [alg, counterparts] : f.algs) {
@@ -303,49 +546,38 @@ void PrintSummary(const std::map<std::string, Result>& results,
           out << "\n== " << f.title << " ==\n";
           printed_title = true;
         }
-        out << "\n" << alg << " " << op << "\n";
+        const std::string dispatched = DispatchedImpl(dispatch, alg, op);
+        out << "\n" << alg << " " << op;
+        if (std::find(impls.begin(), impls.end(), dispatched) != impls.end()) {
+          out << " (dispatched: " << ShortImpl(dispatched) << ")";
+        }
+        out << "\n";
         std::vector<std::vector<std::string>> rows;
         std::vector<std::string> header = {"size"};
         for (const auto& s : impls) header.push_back(s);
         for (const auto& p : peer_cols) header.push_back(p);
         for (const auto& c : cps) header.push_back("openssl " + c);
+        const bool has_openssl =
+            std::find(peer_cols.begin(), peer_cols.end(), "openssl") != peer_cols.end();
         for (const auto& s : impls) {
-          if (std::find(peer_cols.begin(), peer_cols.end(), "openssl") != peer_cols.end()) {
-            header.push_back(ShortImpl(s) + "/openssl");
-          }
+          if (has_openssl) header.push_back(ShortImpl(s) + "/openssl");
           for (const auto& c : cps) header.push_back(ShortImpl(s) + "/" + c);
         }
         rows.push_back(header);
         for (const auto& [bytes, m] : by_size) {
           // Batch cases carry the batch size where the others carry bytes.
-          const bool batch = op.size() > 6 && op.compare(op.size() - 6, 6, "_batch") == 0;
+          const bool batch = EndsWith(op, "_batch");
           std::vector<std::string> row = {batch ? absl::StrCat(bytes, " sigs") : SizeName(bytes)};
           auto cell = [&](const std::string& impl, const std::string& a) -> const Result* {
             return Find(t, a, op, bytes, impl);
           };
-          for (const auto& s : impls) {
-            const Result* r = cell(s, alg);
-            row.push_back(r ? Fmt(Value(*r, f.ops)) : "-");
-          }
-          for (const auto& p : peer_cols) {
-            const Result* r = cell(p, alg);
-            row.push_back(r ? Fmt(Value(*r, f.ops)) : "-");
-          }
-          for (const auto& c : cps) {
-            const Result* r = cell("openssl", c);
-            row.push_back(r ? Fmt(Value(*r, f.ops)) : "-");
-          }
+          for (const auto& s : impls) row.push_back(FmtSpread(cell(s, alg), f.ops));
+          for (const auto& p : peer_cols) row.push_back(FmtSpread(cell(p, alg), f.ops));
+          for (const auto& c : cps) row.push_back(FmtSpread(cell("openssl", c), f.ops));
           for (const auto& s : impls) {
             const Result* mine = cell(s, alg);
-            auto ratio = [&](const Result* other) -> std::string {
-              if (mine == nullptr || other == nullptr) return "-";
-              const double d = Value(*other, f.ops);
-              return d > 0 ? absl::StrFormat("%.2f", Value(*mine, f.ops) / d) : "-";
-            };
-            if (std::find(peer_cols.begin(), peer_cols.end(), "openssl") != peer_cols.end()) {
-              row.push_back(ratio(cell("openssl", alg)));
-            }
-            for (const auto& c : cps) row.push_back(ratio(cell("openssl", c)));
+            if (has_openssl) row.push_back(RatioText(mine, cell("openssl", alg), f.ops));
+            for (const auto& c : cps) row.push_back(RatioText(mine, cell("openssl", c), f.ops));
           }
           rows.push_back(row);
         }
@@ -353,48 +585,36 @@ void PrintSummary(const std::map<std::string, Result>& results,
       }
     }
   }
-  PrintHybridVsPublicKey(t, smcrypt_impls, out);
-  PrintSm2Batches(t, smcrypt_impls, out);
+  PrintHybridVsPublicKey(t, dispatch, out);
+  PrintSm2Batches(t, dispatch, out);
+  PrintBackEnds(t, smcrypt_impls, dispatch, out);
 }
 
 namespace {
 
-// Throughput of `impl`'s `alg`/`op` at `bytes` (ops/s), or 0 when not measured.
-// The implementation "smcrypt" means the first of `SmImpls()` (best back end first) that
-// measured this case.
-std::vector<std::string>& SmImpls() {
-  static std::vector<std::string> impls;
-  return impls;
-}
-
-double Ops(const Table& t, const std::string& impl, const std::string& alg, const std::string& op,
-           size_t bytes) {
-  if (impl == "smcrypt") {
-    for (const std::string& s : SmImpls()) {
-      const double v = Ops(t, s, alg, op, bytes);
-      if (v > 0) return v;
-    }
-    return 0;
-  }
-  const Result* r = Find(t, alg, op, bytes, impl);
-  return r == nullptr ? 0 : r->items_per_second;
-}
-
-std::string Ratio(double num, double den) {
-  return num > 0 && den > 0 ? absl::StrFormat("%.3f", num / den) : "-";
+// The result of `impl`'s `alg`/`op` at `bytes`, or nullptr when not measured. The
+// implementation "smcrypt" means the dispatched back end.
+const Result* Get(const Table& t, const Dispatch& dispatch, const std::string& impl,
+                  const std::string& alg, const std::string& op, size_t bytes) {
+  if (impl == "smcrypt") return Dispatched(t, dispatch, alg, op, bytes);
+  return Find(t, alg, op, bytes, impl);
 }
 
 }  // namespace
 
-void PrintPaperView(const std::map<std::string, Result>& results,
-                    const std::vector<std::string>& smcrypt_impls, std::ostream& out) {
+void PrintPaperView(const std::map<std::string, Result>& results, const Dispatch& dispatch,
+                    std::ostream& out) {
   const Table t = Index(results);
-  SmImpls() = smcrypt_impls;
   const std::string sm = "smcrypt";
+  auto ops = [&](const std::string& impl, const std::string& alg, const std::string& op,
+                 size_t bytes) { return Get(t, dispatch, impl, alg, op, bytes); };
+  // The study's ratios with three decimals, each with its range over repetition pairs.
+  auto ratio = [](const Result* num, const Result* den) { return RatioText(num, den, true, 3); };
   out << "\nPaper view: Hu, Yang, Xiong, Wu, \"SM Algorithm Analysis and Software Performance "
          "Research\", Netinfo Security 21(10):8-16, 2021. Published columns are the study's "
          "(its vendor \"A\" and OpenSSL 1.1-era figures on its machine); measured columns are "
-         "this run's. \"smcrypt\" is the best smcrypt back end that ran each case.\n";
+         "this run's, ratio of medians (range of per-repetition ratios). \"smcrypt\" is the back "
+         "end dispatch chose on this CPU.\n";
 
   // Table 2: SM3/SHA-256 running-time ratio (> 1: SM3 is slower).
   {
@@ -405,11 +625,11 @@ void PrintPaperView(const std::map<std::string, Result>& results,
     std::vector<std::vector<std::string>> rows = {
         {"size", "paper A", "paper OpenSSL", "openssl", sm + "/openssl SHA-256"}};
     for (size_t i = 0; i < 6; ++i) {
-      const double sha = Ops(t, "openssl", "SHA-256", "hash", sizes[i]);
+      const Result* sha = ops("openssl", "SHA-256", "hash", sizes[i]);
       rows.push_back({SizeName(sizes[i]), absl::StrFormat("%.4f", pub_a[i]),
                       absl::StrFormat("%.4f", pub_ossl[i]),
-                      Ratio(sha, Ops(t, "openssl", "SM3", "hash", sizes[i])),
-                      Ratio(sha, Ops(t, sm, "SM3", "hash", sizes[i]))});
+                      ratio(sha, ops("openssl", "SM3", "hash", sizes[i])),
+                      ratio(sha, ops(sm, "SM3", "hash", sizes[i]))});
     }
     PrintTable(rows, out);
   }
@@ -421,18 +641,18 @@ void PrintPaperView(const std::map<std::string, Result>& results,
         {"ratio", "op", "paper", "measured (openssl)", "measured (" + sm + " SM2)"}};
     const auto& pub_k1_sm2 = paper::kSignEcdsaK1OverSm2;
     const auto& pub_k1_p256 = paper::kSignEcdsaK1OverP256;
-    const char* ops[] = {"sign", "verify"};
+    const char* sig_ops[] = {"sign", "verify"};
     for (int i = 0; i < 2; ++i) {
-      const double k1 = Ops(t, "openssl", "ECDSA-SECP256K1", ops[i], kPaperSignBytes);
-      rows.push_back({"ECDSA-secp256k1 / SM2", ops[i], absl::StrFormat("%.2f", pub_k1_sm2[i]),
-                      Ratio(Ops(t, "openssl", "SM2", ops[i], kPaperSignBytes), k1),
-                      Ratio(Ops(t, sm, "SM2", ops[i], kPaperSignBytes), k1)});
+      const Result* k1 = ops("openssl", "ECDSA-SECP256K1", sig_ops[i], kPaperSignBytes);
+      rows.push_back({"ECDSA-secp256k1 / SM2", sig_ops[i], absl::StrFormat("%.2f", pub_k1_sm2[i]),
+                      ratio(ops("openssl", "SM2", sig_ops[i], kPaperSignBytes), k1),
+                      ratio(ops(sm, "SM2", sig_ops[i], kPaperSignBytes), k1)});
     }
     for (int i = 0; i < 2; ++i) {
-      rows.push_back({"ECDSA-secp256k1 / ECDSA-P256", ops[i],
+      rows.push_back({"ECDSA-secp256k1 / ECDSA-P256", sig_ops[i],
                       absl::StrFormat("%.2f", pub_k1_p256[i]),
-                      Ratio(Ops(t, "openssl", "ECDSA-P256", ops[i], kPaperSignBytes),
-                            Ops(t, "openssl", "ECDSA-SECP256K1", ops[i], kPaperSignBytes)),
+                      ratio(ops("openssl", "ECDSA-P256", sig_ops[i], kPaperSignBytes),
+                            ops("openssl", "ECDSA-SECP256K1", sig_ops[i], kPaperSignBytes)),
                       "-"});
     }
     PrintTable(rows, out);
@@ -447,16 +667,16 @@ void PrintPaperView(const std::map<std::string, Result>& results,
     std::vector<std::vector<std::string>> rows = {
         {"op", "size", "paper A", "paper RSA2048", "paper RSA3072", sm, "RSA-2048-OAEP",
          "RSA-3072-OAEP"}};
-    const char* ops[] = {"encrypt", "decrypt"};
+    const char* pk_ops[] = {"encrypt", "decrypt"};
     for (int o = 0; o < 2; ++o) {
       for (size_t i = 0; i < 7; ++i) {
-        const double base = Ops(t, "openssl", "SM2", ops[o], sizes[i]);
-        rows.push_back({ops[o], SizeName(sizes[i]), absl::StrFormat("%.3f", pub[o][0][i]),
+        const Result* base = ops("openssl", "SM2", pk_ops[o], sizes[i]);
+        rows.push_back({pk_ops[o], SizeName(sizes[i]), absl::StrFormat("%.3f", pub[o][0][i]),
                         absl::StrFormat("%.3f", pub[o][1][i]),
                         absl::StrFormat("%.3f", pub[o][2][i]),
-                        Ratio(base, Ops(t, sm, "SM2", ops[o], sizes[i])),
-                        Ratio(base, Ops(t, "openssl", "RSA-2048-OAEP", ops[o], sizes[i])),
-                        Ratio(base, Ops(t, "openssl", "RSA-3072-OAEP", ops[o], sizes[i]))});
+                        ratio(base, ops(sm, "SM2", pk_ops[o], sizes[i])),
+                        ratio(base, ops("openssl", "RSA-2048-OAEP", pk_ops[o], sizes[i])),
+                        ratio(base, ops("openssl", "RSA-3072-OAEP", pk_ops[o], sizes[i]))});
       }
     }
     PrintTable(rows, out);
@@ -478,15 +698,15 @@ void PrintPaperView(const std::map<std::string, Result>& results,
       std::vector<std::vector<std::string>> rows = {
           {"op", "size", "paper OpenSSL SM4/AES", "paper AESEVP/AES",
            "paper SM4/AES-EVP (derived)", "openssl SM4/AES-EVP", sm + "/AES-EVP"}};
-      const char* ops[] = {"encrypt", "decrypt"};
+      const char* block_ops[] = {"encrypt", "decrypt"};
       for (int o = 0; o < 2; ++o) {
         for (size_t i = 0; i < 9; ++i) {
-          const double aes = Ops(t, "openssl", "AES-128-" + m, ops[o], sizes[i]);
-          rows.push_back({ops[o], SizeName(sizes[i]), absl::StrFormat("%.2f", pub[o][1][i]),
+          const Result* aes = ops("openssl", "AES-128-" + m, block_ops[o], sizes[i]);
+          rows.push_back({block_ops[o], SizeName(sizes[i]), absl::StrFormat("%.2f", pub[o][1][i]),
                           absl::StrFormat("%.2f", pub[o][2][i]),
                           absl::StrFormat("%.4f", pub[o][1][i] / pub[o][2][i]),
-                          Ratio(Ops(t, "openssl", "SM4-" + m, ops[o], sizes[i]), aes),
-                          Ratio(Ops(t, sm, "SM4-" + m, ops[o], sizes[i]), aes)});
+                          ratio(ops("openssl", "SM4-" + m, block_ops[o], sizes[i]), aes),
+                          ratio(ops(sm, "SM4-" + m, block_ops[o], sizes[i]), aes)});
         }
       }
       PrintTable(rows, out);
@@ -494,79 +714,38 @@ void PrintPaperView(const std::map<std::string, Result>& results,
   }
 }
 
-void PrintHeadline(const std::map<std::string, Result>& results,
-                   const std::vector<std::string>& smcrypt_impls, std::ostream& out) {
+void PrintHeadline(const std::map<std::string, Result>& results, const Dispatch& dispatch,
+                   std::ostream& out) {
   const Table t = Index(results);
-  struct Row {
-    const char* alg;
-    const char* op;
-    size_t bytes;
-    const char* counterpart;  // international counterpart, measured with OpenSSL
-    const char* counterpart_op;
-  };
-  const Row rows[] = {
-      {"SM3", "hash", 64, "SHA-256", "hash"},
-      {"SM3", "hash", 8192, "SHA-256", "hash"},
-      {"SM3", "hash", 1048576, "SHA-256", "hash"},
-      {"SM3", "batch16", 1024, "SHA-256", "hash"},
-      {"HMAC-SM3", "mac", 1024, "HMAC-SHA-256", "mac"},
-      {"SM4-ECB", "encrypt", 16384, "AES-128-ECB", "encrypt"},
-      {"SM4-CTR", "encrypt", 16384, "AES-128-CTR", "encrypt"},
-      {"SM4-CBC", "encrypt", 16384, "AES-128-CBC", "encrypt"},
-      {"SM4-CBC", "decrypt", 16384, "AES-128-CBC", "decrypt"},
-      {"SM4-CBC", "encrypt16", 1024, "AES-128-CBC", "encrypt"},
-      {"SM4-GCM", "encrypt", 1024, "AES-128-GCM", "encrypt"},
-      {"SM4-GCM", "encrypt", 16384, "AES-128-GCM", "encrypt"},
-      {"SM4-GCM", "decrypt", 16384, "AES-128-GCM", "decrypt"},
-      {"SM4-CCM", "encrypt", 16384, "AES-128-CCM", "encrypt"},
-      {"SM2", "sign", kSignMessageSize, "ECDSA-P256", "sign"},
-      {"SM2", "verify", kSignMessageSize, "ECDSA-P256", "verify"},
-      {"SM2", "encrypt", 32, "RSA-2048-OAEP", "encrypt"},
-      {"SM2", "decrypt", 32, "RSA-2048-OAEP", "decrypt"},
-      {"HPKE-SM2-SM3-SM4GCM", "encrypt", 1024, "HPKE-P256-SHA256-AES128GCM", "encrypt"},
-      {"HPKE-SM2-SM3-SM4GCM", "decrypt", 1024, "HPKE-P256-SHA256-AES128GCM", "decrypt"},
-      {"HPKE-SM2-SM3-SM4GCM", "encrypt", 1048576, "HPKE-P256-SHA256-AES128GCM", "encrypt"},
-      {"HPKE-SM2-SM3-SM4GCM", "encrypt_batch64", 1024, "HPKE-P256-SHA256-AES128GCM",
-       "encrypt_batch64"},
-  };
   std::vector<std::vector<std::string>> table = {
       {"algorithm", "operation", "size", "unit", "smcrypt", "back end", "OpenSSL same",
        "ratio", "OpenSSL counterpart", "value", "ratio"}};
-  for (const Row& r : rows) {
-    // The fastest smcrypt back end that ran this case.
-    const Result* best = nullptr;
-    std::string best_impl;
-    const bool per_op = std::string(r.alg) == "SM2";
-    for (const std::string& s : smcrypt_impls) {
-      const Result* x = Find(t, r.alg, r.op, r.bytes, s);
-      if (x != nullptr && (best == nullptr || x->items_per_second > best->items_per_second)) {
-        best = x;
-        best_impl = ShortImpl(s);
-      }
-    }
-    if (best == nullptr) continue;
+  size_t reps = 0;
+  for (const HeadlineCase& r : HeadlineCases()) {
+    std::string impl;
+    const Result* mine = Dispatched(t, dispatch, r.alg, r.op, r.bytes, &impl);
+    if (mine == nullptr) continue;
+    reps = std::max(reps, mine->items_reps.size());
     // SM2 (and the counterparts RSA/ECDSA) in operations per second, the rest in MB/s.
-    auto value = [per_op](const Result* x) { return per_op ? x->items_per_second
-                                                           : x->bytes_per_second / 1e6; };
+    const bool per_op = std::string(r.alg) == "SM2";
     const Result* same = Find(t, r.alg, r.op, r.bytes, "openssl");
     const Result* cp = Find(t, r.counterpart, r.counterpart_op, r.bytes, "openssl");
-    auto ratio = [&](const Result* other) -> std::string {
-      if (other == nullptr || value(other) <= 0) return "-";
-      return absl::StrFormat("%.2f", value(best) / value(other));
-    };
-    std::string op = r.op;
-    if (op == "batch16") op = "batch of 16";
-    if (op == "encrypt16") op = "encrypt, 16 keys";
-    if (op == "encrypt_batch64") op = "encrypt, 64 per call";
-    table.push_back({r.alg, op, SizeName(r.bytes), per_op ? "ops/s" : "MB/s",
-                     Fmt(value(best)), best_impl, same ? Fmt(value(same)) : "-", ratio(same),
-                     r.counterpart, cp ? Fmt(value(cp)) : "-", ratio(cp)});
+    table.push_back({r.alg, OpName(r.op), SizeName(r.bytes), per_op ? "ops/s" : "MB/s",
+                     FmtSpread(mine, per_op), ShortImpl(impl), FmtSpread(same, per_op),
+                     RatioText(mine, same, per_op), r.counterpart, FmtSpread(cp, per_op),
+                     RatioText(mine, cp, per_op)});
   }
-  out << "Headline: the fastest smcrypt back end against OpenSSL " << OpensslPeer().substr(8)
+  const std::string openssl = OpensslPeer();
+  out << "Headline: the back end dispatch chose on this CPU (what a caller of smcrypt gets) "
+         "against OpenSSL "
+      << (openssl.size() > 8 ? openssl.substr(8) : openssl)
       << " on the same algorithm and on its international counterpart; ratio > 1: smcrypt "
-         "is faster. SM3 batch of 16: 16 messages of the size in one Sm3Batch call; SM4-CBC "
-         "encrypt, 16 keys: 16 messages with their own keys in one multi-buffer call; MB/s over "
-         "all of them.\n\n";
+         "is faster. Medians of "
+      << reps
+      << " randomly interleaved repetitions, ± their coefficient of variation; ratio = ratio "
+         "of medians (min–max of the per-repetition ratios). SM3 batch of 16: 16 messages of "
+         "the size in one Sm3Batch call; SM4-CBC encrypt, 16 keys: 16 messages with their own "
+         "keys in one multi-buffer call; MB/s over all of them.\n\n";
   PrintTable(table, out);
 }
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Smoke test for smcrypt-bench: every case runs (a minimal number of iterations; no
-timing is asserted) and the JSON report carries the expected names, each with its unit.
+"""Smoke test for smcrypt-bench: every case runs (a minimal number of iterations, two
+randomly interleaved repetitions; no timing is asserted), the JSON report carries the
+expected names, each with its unit and every repetition, the summary and headline show
+spreads, and bench/check_dispatch.py reads the report.
 
 Usage: bench_smoke_test.py PATH/TO/smcrypt-bench
 """
@@ -19,10 +21,12 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "bench.json")
         summary = os.path.join(tmp, "summary.txt")
+        headline = os.path.join(tmp, "headline.txt")
         proc = subprocess.run(
             [binary, "--benchmark_min_time=0.00001", "--benchmark_min_warmup_time=0",
+             "--benchmark_repetitions=2",
              "--benchmark_out=" + out, "--benchmark_out_format=json", "--paper",
-             "--summary_out=" + summary],
+             "--summary_out=" + summary, "--headline_out=" + headline],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
         if proc.returncode != 0:
             print(proc.stdout[-4000:])
@@ -32,15 +36,29 @@ def main() -> int:
             report = json.load(f)
         with open(summary) as f:
             summary_text = f.read()
+        with open(headline) as f:
+            headline_text = f.read()
+        check = subprocess.run(
+            [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                          "..", "..", "bench", "check_dispatch.py"), out],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
 
     failures = []
     context = report["context"]
     kernels = dict(kv.split("=") for kv in context["smcrypt_dispatched_kernels"].split(","))
     peers = context["smcrypt_peers"]
+    if context.get("smcrypt_random_interleaving") != "true":
+        failures.append("random interleaving is not on by default")
+    if "smcrypt_headline_dispatched" not in context:
+        failures.append("context lacks smcrypt_headline_dispatched")
     names = set()
+    repetitions = {}
     for b in report["benchmarks"]:
-        name = b["name"]
+        if b.get("run_type") == "aggregate":
+            continue
+        name = b.get("run_name", b["name"])
         names.add(name)
+        repetitions[name] = repetitions.get(name, 0) + 1
         if not NAME.match(name):
             failures.append(f"badly formed name: {name}")
         if b.get("error_occurred"):
@@ -94,6 +112,19 @@ def main() -> int:
     for e in expected:
         if e not in names:
             failures.append(f"missing case: {e}")
+    for name, n in repetitions.items():
+        if n != 2:
+            failures.append(f"{name}: {n} repetitions in the JSON, want 2")
+    if check.returncode not in (0, 1) or "Dispatch check" not in check.stdout:
+        failures.append(f"check_dispatch.py exited {check.returncode}: {check.stdout[-2000:]}")
+    if "Every back end against the dispatched one" not in summary_text:
+        failures.append("summary lacks the back-end table")
+    # Ratios come with the range of the per-repetition ratios: "1.53 (1.41–1.62)".
+    for text, what in ((summary_text, "summary"), (headline_text, "headline")):
+        if not re.search(r"[0-9.]+ \([0-9.]+–[0-9.]+\)", text) or "±" not in text:
+            failures.append(f"{what} lacks ratio ranges or spreads")
+    if "dispatch chose" not in headline_text:
+        failures.append("headline does not name the dispatched back end")
     for title in ["== Hash and MAC", "== Block modes", "== AEAD", "== Signatures",
                   "== Public-key encryption", "== Hybrid encryption", "\"ECC\" vs \"ECC+AES\"",
                   "Paper view", "SM4-GCM encrypt"]:
