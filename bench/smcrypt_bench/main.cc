@@ -15,7 +15,9 @@
 //   --dispatch_cases      run only the smcrypt back ends of the headline cases (the
 //                         back-end comparison that bench/check_dispatch.py reads)
 // Defaults, each unless the flag is given: --benchmark_min_warmup_time=0.1 (untimed
-// warm-up per case), --benchmark_repetitions=5, --benchmark_enable_random_interleaving=true
+// warm-up per case), --benchmark_repetitions=5, --benchmark_min_time=0.1 (per repetition;
+// Google Benchmark's 0.5 s would make five repetitions of every case take hours),
+// --benchmark_enable_random_interleaving=true
 // (every (case, repetition) pair in a random order, so that the machine's drift spreads
 // over all cases instead of biasing the ratio of two cases that ran minutes apart), and
 // --benchmark_display_aggregates_only=true, which smcrypt-bench implements itself: the
@@ -73,6 +75,7 @@ int main(int argc, char** argv) {
   bool paper = false, summary = true, warmup_given = false, repetitions_given = false;
   bool interleave = true, interleave_given = false, display_aggregates_only = true;
   bool dispatch_cases = false, filter_given = false, report_aggregates_only = false;
+  bool min_time_given = false;
   std::string summary_out, headline_out;
   int pin_cpu = -1;
 
@@ -81,6 +84,7 @@ int main(int argc, char** argv) {
   static std::string repetitions_flag =
       "--benchmark_repetitions=" + std::to_string(kDefaultRepetitions);
   static std::string interleave_flag = "--benchmark_enable_random_interleaving=true";
+  static std::string min_time_flag = "--benchmark_min_time=0.1";
   static std::string filter_flag;
   for (int i = 1; i < argc; ++i) {
     std::string v;
@@ -108,6 +112,7 @@ int main(int argc, char** argv) {
     } else {
       if (TakeFlag(argv[i], "--benchmark_min_warmup_time", &v)) warmup_given = true;
       if (TakeFlag(argv[i], "--benchmark_repetitions", &v)) repetitions_given = true;
+      if (TakeFlag(argv[i], "--benchmark_min_time", &v)) min_time_given = true;
       if (TakeFlag(argv[i], "--benchmark_filter", &v)) filter_given = true;
       if (TakeFlag(argv[i], "--benchmark_report_aggregates_only", &v)) {
         report_aggregates_only = Truthy(v);
@@ -123,6 +128,7 @@ int main(int argc, char** argv) {
   if (!warmup_given) args.insert(args.begin() + 1, warmup_flag.data());
   if (!repetitions_given) args.insert(args.begin() + 1, repetitions_flag.data());
   if (!interleave_given) args.insert(args.begin() + 1, interleave_flag.data());
+  if (!min_time_given) args.insert(args.begin() + 1, min_time_flag.data());
   if (dispatch_cases) {
     if (filter_given) {
       std::cerr << "smcrypt-bench: --dispatch_cases sets the filter; drop --benchmark_filter\n";
