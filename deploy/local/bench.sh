@@ -1,78 +1,95 @@
 #!/usr/bin/env bash
 # bench.sh — builds smcrypt-bench and runs it with sensible defaults: pinned to one CPU,
-# warm-up, 3 repetitions reported as aggregates (the summary uses the medians). Writes
-# bench-results.json (Google Benchmark's JSON: every figure with its unit) and
-# bench-summary.txt (the per-family tables and the study's ratio view) to OUT_DIR.
+# warm-up, 9 repetitions of every case in a random interleaving of all (case, repetition)
+# pairs (so that the machine's drift spreads over every case instead of biasing the ratio
+# of two cases that ran minutes apart). Writes bench-results.json (Google Benchmark's
+# JSON: every repetition and the aggregates, each figure with its unit),
+# bench-summary.txt (the per-family tables, each figure with its spread and each ratio
+# with the range of its per-repetition ratios, and the study's ratio view) and
+# bench-headline.txt to OUT_DIR. A full run takes about 30 minutes on a 2-CPU VM.
 #
-# Usage: deploy/local/bench.sh [--update-doc] [smcrypt-bench flags...]
+# Usage: deploy/local/bench.sh [--update-doc | --check-dispatch] [smcrypt-bench flags...]
 #   e.g. deploy/local/bench.sh --benchmark_filter='SM4-GCM|AES-128-GCM'
 #        deploy/local/bench.sh --large          (adds the 1 GiB streamed hashes; slow)
-#   --update-doc  also rewrites, from this run, bench/PERFORMANCE.md (every table) and the
-#                 README's "Performance" section (the headline table), each with the machine
-#                 and the command. Run it on a quiet machine.
+#   --update-doc      also rewrites, from this run, this CPU's section of
+#                     bench/PERFORMANCE.md (every table; other CPUs' sections are kept) and
+#                     the README's "Performance" section (the headline table of this CPU),
+#                     each with the machine and the command. Run it on a quiet machine.
+#   --check-dispatch  runs only the smcrypt back ends of the headline cases, twice, and
+#                     checks with bench/check_dispatch.py that dispatch chose the fastest
+#                     back end (or one within the noise); exits nonzero when it did not.
+#                     Writes dispatch-1.json, dispatch-2.json and their summaries. ~3 min.
 # Environment: BUILD_DIR (default build), OUT_DIR (default .), PIN_CPU (default: the last
-#   CPU), REPETITIONS (default 3), MIN_TIME (seconds per repetition, default 0.1),
+#   CPU), REPETITIONS (default 9), MIN_TIME (seconds per repetition, default 0.06),
 #   SMCRYPT_CPU_DISABLE (hide CPU features, so dispatch picks another back end).
+# Flags given after the options win over these defaults (Google Benchmark takes the last).
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 build_dir="${BUILD_DIR:-$root/build}"
 out_dir="${OUT_DIR:-.}"
 pin_cpu="${PIN_CPU:-$(( $(nproc) - 1 ))}"
-repetitions="${REPETITIONS:-3}"
-min_time="${MIN_TIME:-0.1}"
+repetitions="${REPETITIONS:-9}"
+min_time="${MIN_TIME:-0.06}"
 
 update_doc=0
+check_dispatch=0
 args=()
 for a in "$@"; do
-  if [ "$a" = "--update-doc" ]; then update_doc=1; else args+=("$a"); fi
+  case "$a" in
+    --update-doc) update_doc=1 ;;
+    --check-dispatch) check_dispatch=1 ;;
+    *) args+=("$a") ;;
+  esac
 done
+if [ "$update_doc" -eq 1 ] && [ "$check_dispatch" -eq 1 ]; then
+  echo "bench.sh: --update-doc and --check-dispatch are separate runs; give one" >&2
+  exit 2
+fi
 
 cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build_dir" --target smcrypt-bench --parallel "$(nproc)"
 
 mkdir -p "$out_dir"
+common=("$build_dir/bench/smcrypt-bench" "--pin_cpu=$pin_cpu"
+        "--benchmark_repetitions=$repetitions" "--benchmark_enable_random_interleaving=true"
+        "--benchmark_min_time=$min_time" "--benchmark_min_warmup_time=0.1"
+        "--benchmark_out_format=json")
+
+if [ "$check_dispatch" -eq 1 ]; then
+  runs=()
+  for i in 1 2; do
+    json="$out_dir/dispatch-$i.json"
+    cmd=("${common[@]}" "--dispatch_cases" "--benchmark_out=$json"
+         "--summary_out=$out_dir/dispatch-summary-$i.txt" ${args[@]+"${args[@]}"})
+    echo "bench.sh: dispatch run $i/2: ${cmd[*]}" >&2
+    "${cmd[@]}"
+    runs+=("$json")
+  done
+  exec python3 "$root/bench/check_dispatch.py" "${runs[@]}"
+fi
+
 json="$out_dir/bench-results.json"
 summary="$out_dir/bench-summary.txt"
 headline="$out_dir/bench-headline.txt"
-cmd=("$build_dir/bench/smcrypt-bench" "--pin_cpu=$pin_cpu"
-     "--benchmark_repetitions=$repetitions" "--benchmark_report_aggregates_only=true"
-     "--benchmark_min_time=$min_time" "--benchmark_min_warmup_time=0.1"
-     "--benchmark_out=$json" "--benchmark_out_format=json"
+cmd=("${common[@]}" "--benchmark_out=$json"
      "--paper" "--summary_out=$summary" "--headline_out=$headline" ${args[@]+"${args[@]}"})
 echo "bench.sh: ${cmd[*]}" >&2
+start=$(date +%s)
 "${cmd[@]}"
-echo "bench.sh: wrote $json, $summary and $headline" >&2
+echo "bench.sh: wrote $json, $summary and $headline in $(( ($(date +%s) - start) / 60 )) min" >&2
 
 if [ "$update_doc" -eq 1 ]; then
   command_line="deploy/local/bench.sh --update-doc${args[*]+ ${args[*]}}"
-  machine="$(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1), $(nproc) CPUs, $(uname -sr); $(grep -E '^PRETTY_NAME' /etc/os-release | cut -d'"' -f2)"
-  features="$(python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["context"]; print(c["smcrypt_cpu_features"] + "; dispatched: " + c["smcrypt_dispatched_kernels"])' "$json")"
-  provenance="Generated by \`$command_line\` on $(date -u +%Y-%m-%d) (UTC): medians of $repetitions repetitions, one thread pinned to CPU $pin_cpu; MB/s = 10^6 bytes/s. Machine: $machine. CPU features: $features."
-  doc="$root/bench/PERFORMANCE.md"
-  {
-    echo "# smcrypt performance"
-    echo
-    echo "Do not edit by hand: rerun the command. $provenance"
-    echo
-    echo '```'
-    cat "$summary"
-    echo '```'
-  } > "$doc"
-  echo "bench.sh: wrote $doc" >&2
-  # The README section between the markers is replaced; everything else is kept.
-  python3 - "$root/README.md" "$headline" "$provenance" <<'PY'
-import sys
-readme, headline, provenance = sys.argv[1], open(sys.argv[2]).read().rstrip(), sys.argv[3]
-begin, end = "<!-- performance:begin -->", "<!-- performance:end -->"
-text = open(readme).read()
-if begin not in text or end not in text:
-    sys.exit(f"bench.sh: {readme} lacks the {begin} / {end} markers")
-head, rest = text.split(begin, 1)
-_, tail = rest.split(end, 1)
-body = (f"{begin}\n{provenance}\n\n```\n{headline}\n```\n\nEvery family, every size and every peer: "
-        f"[bench/PERFORMANCE.md](bench/PERFORMANCE.md).\n{end}")
-open(readme, "w").write(head + body + tail)
-PY
-  echo "bench.sh: updated the Performance section of $root/README.md" >&2
+  field() { lscpu | sed -n "s/^$1:[[:space:]]*//p" | head -1; }
+  model_name="$(field 'Model name')"
+  cpu="$model_name (family $(field 'CPU family'), model $(field 'Model'))"
+  machine="$model_name, $(nproc) CPUs, $(uname -sr); $(grep -E '^PRETTY_NAME' /etc/os-release | cut -d'"' -f2)"
+  dispatched="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["context"]["smcrypt_dispatched_kernels"])' "$json")"
+  features="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["context"]["smcrypt_cpu_features"])' "$json")"
+  provenance="Generated by \`$command_line\` on $(date -u +%Y-%m-%d) (UTC): medians of $repetitions randomly interleaved repetitions of ${min_time} s, one thread pinned to CPU $pin_cpu; MB/s = 10^6 bytes/s. Machine: $machine. CPU features: $features; dispatched: $dispatched."
+  python3 "$root/bench/update_performance_doc.py" --doc "$root/bench/PERFORMANCE.md" \
+      --readme "$root/README.md" --cpu "$cpu" --date "$(date -u +%Y-%m-%d)" \
+      --dispatched "$dispatched" --provenance "$provenance" \
+      --summary "$summary" --headline "$headline"
 fi
