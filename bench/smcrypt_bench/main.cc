@@ -188,6 +188,8 @@ int main(int argc, char** argv) {
   benchmark::Shutdown();
 
   const std::map<std::string, smcrypt::bench::Result> results = reporter.results();
+  // Nothing ran (--benchmark_list_tests, a filter that matches nothing): no tables.
+  if (results.empty()) summary = paper = false;
   if (summary || paper) {
     std::ostringstream text;
     text << "\nCPU features: " << smcrypt::FormatCpuFeatureList(smcrypt::GetCpuFeatures())
