@@ -163,6 +163,7 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("smcrypt_cpu_features",
                               smcrypt::FormatCpuFeatureList(smcrypt::GetCpuFeatures()));
   benchmark::AddCustomContext("smcrypt_dispatched_kernels", absl::StrJoin(kernels, ","));
+  benchmark::AddCustomContext("smcrypt_cpu", smcrypt::FormatCpuIdentity(smcrypt::GetCpuIdentity()));
   benchmark::AddCustomContext("smcrypt_pinned_cpu", pin_cpu >= 0 ? std::to_string(pin_cpu) : "none");
   benchmark::AddCustomContext("smcrypt_peers", absl::StrJoin(smcrypt::bench::Peers(), ","));
   // What bench/check_dispatch.py compares: each headline case's dispatched back end.
@@ -192,7 +193,8 @@ int main(int argc, char** argv) {
   if (results.empty()) summary = paper = false;
   if (summary || paper) {
     std::ostringstream text;
-    text << "\nCPU features: " << smcrypt::FormatCpuFeatureList(smcrypt::GetCpuFeatures())
+    text << "\nCPU: " << smcrypt::FormatCpuIdentity(smcrypt::GetCpuIdentity())
+         << "; CPU features: " << smcrypt::FormatCpuFeatureList(smcrypt::GetCpuFeatures())
          << "; dispatched: " << absl::StrJoin(kernels, ", ")
          << "; pinned CPU: " << (pin_cpu >= 0 ? std::to_string(pin_cpu) : "none")
          << "; peers: " << absl::StrJoin(smcrypt::bench::Peers(), ", ") << "\n";
