@@ -14,22 +14,32 @@
 namespace smcrypt::internal {
 namespace {
 
-// Priority order: the first entry whose features the CPU has wins; generic is last.
-const Sm2Kernels* const kSm2Backends[] = {
+using internal::BackendChoice;
+using internal::HasRequiredFeatures;
+
+// Priority order: the first capable entry wins; generic is last and needs nothing.
+// Capability: each back end's required features; no CPU-specific preference.
+// mulx_adx_avx2 differs from mulx_adx only in its table selects (AVX2 loads and masks
+// instead of 64-bit CMOV-style masks). Measured (bench.sh --check-dispatch, two
+// interleaved runs, bench/PERFORMANCE.md) on AMD EPYC family 25 model 17: within the
+// check's bounds of mulx_adx for sign, verify, encrypt and decrypt. (Sequential runs
+// there had put mulx_adx 18–26 % ahead: drift between cases run minutes apart.) Not yet
+// measured on Intel, where a sequential run favoured mulx_adx and an interleaved one
+// mulx_adx_avx2.
+constexpr BackendChoice<Sm2Kernels> kSm2Backends[] = {
 #if defined(__x86_64__)
-    &kSm2KernelsMulxAdxAvx2,
-    &kSm2KernelsMulxAdx,
+    {&kSm2KernelsMulxAdxAvx2, HasRequiredFeatures<&kSm2KernelsMulxAdxAvx2>},
+    {&kSm2KernelsMulxAdx, HasRequiredFeatures<&kSm2KernelsMulxAdx>},
 #endif
-    &kSm2KernelsGeneric,
+    {&kSm2KernelsGeneric, HasRequiredFeatures<&kSm2KernelsGeneric>},
 };
+constexpr size_t kSm2NumBackends = sizeof(kSm2Backends) / sizeof(kSm2Backends[0]);
 
 const Sm2Kernels& Dispatched() {
   static const Sm2Kernels* const chosen = [] {
-    const uint32_t features = GetCpuFeatures();
-    for (const Sm2Kernels* k : kSm2Backends) {
-      if (HasFeatures(features, k->required_features)) return k;
-    }
-    return &kSm2KernelsGeneric;
+    const Sm2Kernels* k =
+        FirstCapable(kSm2Backends, kSm2NumBackends, GetCpuFeatures(), GetCpuIdentity());
+    return k != nullptr ? k : &kSm2KernelsGeneric;
   }();
   return *chosen;
 }
@@ -50,7 +60,16 @@ void Sm2SetKernelsForTesting(const Sm2Kernels* k) {
 }
 
 const Sm2Kernels* const* Sm2AllKernelsForTesting(size_t* count) {
-  *count = sizeof(kSm2Backends) / sizeof(kSm2Backends[0]);
+  static const Sm2Kernels* const* const all = [] {
+    auto* v = new const Sm2Kernels*[kSm2NumBackends];
+    for (size_t i = 0; i < kSm2NumBackends; ++i) v[i] = kSm2Backends[i].kernels;
+    return v;
+  }();
+  *count = kSm2NumBackends;
+  return all;
+}
+
+absl::Span<const BackendChoice<Sm2Kernels>> Sm2DispatchTableForTesting() {
   return kSm2Backends;
 }
 

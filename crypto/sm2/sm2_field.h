@@ -16,6 +16,9 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "absl/types/span.h"
+#include "crypto/cpu/backends.h"
+
 namespace smcrypt::internal {
 
 using Fe = uint64_t[4];
@@ -92,6 +95,10 @@ void Sm2SetKernelsForTesting(const Sm2Kernels* k);
 
 // Sm2AllKernelsForTesting lists every compiled back end, supported here or not.
 const Sm2Kernels* const* Sm2AllKernelsForTesting(size_t* count);
+
+// Sm2DispatchTableForTesting returns the dispatch table: the same back ends in the same
+// order, with their capability predicates (crypto/cpu/backends.h).
+absl::Span<const BackendChoice<Sm2Kernels>> Sm2DispatchTableForTesting();
 
 // ---- Constants (little-endian limbs) ---------------------------------------------
 inline constexpr uint64_t kSm2P[4] = {0xFFFFFFFFFFFFFFFFull, 0xFFFFFFFF00000000ull,

@@ -27,38 +27,39 @@ constexpr Sm3Kernels kSm3Generic = {
     /*hash_jobs=*/nullptr,
 };
 
+using internal::BackendChoice;
+using internal::HasRequiredFeatures;
+
 // Single-stream back ends, strongest first; generic is last and needs nothing, so the
-// search always succeeds.
-constexpr const Sm3Kernels* kSm3SingleTable[] = {
+// search always succeeds. Multi-buffer back ends, widest first (none on builds without
+// any). Capability: each back end's required features; no CPU-specific preference.
+// Measured (bench.sh --check-dispatch, two interleaved runs, bench/PERFORMANCE.md) on AMD
+// EPYC family 25 model 17: avx_bmi2 2.6–2.8× generic for hashes and HMAC from 64 B up,
+// mb16_avx512 above mb8_avx2 at every batch size. Not yet measured on Intel.
+constexpr BackendChoice<Sm3Kernels> kSm3SingleTable[] = {
 #if defined(__x86_64__)
-    &kSm3AvxBmi2,
+    {&kSm3AvxBmi2, HasRequiredFeatures<&kSm3AvxBmi2>},
 #endif
-    &kSm3Generic,
+    {&kSm3Generic, HasRequiredFeatures<&kSm3Generic>},
 };
 
-// Multi-buffer back ends, widest first. Empty on builds without any.
-constexpr const Sm3Kernels* kSm3MultiTable[] = {
+constexpr BackendChoice<Sm3Kernels> kSm3MultiTable[] = {
 #if defined(__x86_64__)
-    &kSm3Mb16Avx512,
-    &kSm3Mb8Avx2,
+    {&kSm3Mb16Avx512, HasRequiredFeatures<&kSm3Mb16Avx512>},
+    {&kSm3Mb8Avx2, HasRequiredFeatures<&kSm3Mb8Avx2>},
 #endif
-    nullptr,  // end marker (keeps the array non-empty on every build)
+    {nullptr, nullptr},  // end marker (keeps the array non-empty on every build)
 };
 
 const Sm3Kernels& ChooseSingle() {
-  const uint32_t features = GetCpuFeatures();
-  for (const Sm3Kernels* k : kSm3SingleTable) {
-    if (internal::HasFeatures(features, k->required_features)) return *k;
-  }
-  return kSm3Generic;
+  const Sm3Kernels* k = internal::FirstCapable(kSm3SingleTable, std::size(kSm3SingleTable),
+                                               GetCpuFeatures(), GetCpuIdentity());
+  return k != nullptr ? *k : kSm3Generic;
 }
 
 const Sm3Kernels* ChooseMulti() {
-  const uint32_t features = GetCpuFeatures();
-  for (const Sm3Kernels* k : kSm3MultiTable) {
-    if (k != nullptr && internal::HasFeatures(features, k->required_features)) return k;
-  }
-  return nullptr;
+  return internal::FirstCapable(kSm3MultiTable, std::size(kSm3MultiTable), GetCpuFeatures(),
+                                GetCpuIdentity());
 }
 
 const Sm3Kernels& DispatchedSingle() {
@@ -123,8 +124,14 @@ void Sm3SetKernelsForTesting(const Sm3Kernels* k) {
 
 std::vector<const Sm3Kernels*> Sm3AllKernelsForTesting() {
   std::vector<const Sm3Kernels*> all;
-  for (const Sm3Kernels* k : kSm3MultiTable) {
-    if (k != nullptr) all.push_back(k);
+  for (const auto& c : Sm3DispatchTableForTesting()) all.push_back(c.kernels);
+  return all;
+}
+
+std::vector<internal::BackendChoice<Sm3Kernels>> Sm3DispatchTableForTesting() {
+  std::vector<BackendChoice<Sm3Kernels>> all;
+  for (const auto& c : kSm3MultiTable) {
+    if (c.kernels != nullptr) all.push_back(c);
   }
   all.insert(all.end(), std::begin(kSm3SingleTable), std::end(kSm3SingleTable));
   return all;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "crypto/cpu/backends.h"
 #include "smcrypt/cpu.h"
 #include "smcrypt/sm3.h"
 
@@ -103,6 +104,11 @@ void Sm3SetKernelsForTesting(const Sm3Kernels* k);
 // multi-buffer table in priority order, then the single-stream table in priority
 // order. Generic is last.
 std::vector<const Sm3Kernels*> Sm3AllKernelsForTesting();
+
+// Sm3DispatchTableForTesting returns both dispatch tables in the order above (multi-buffer,
+// then single-stream), each back end with its capability predicate
+// (crypto/cpu/backends.h). Dispatch takes the first capable entry of each table.
+std::vector<internal::BackendChoice<Sm3Kernels>> Sm3DispatchTableForTesting();
 
 // Sm3DigestWithKernel hashes `data` with the compression function of `kernels`, writing
 // 32 bytes to `out` (§5.2 padding, §5.3 iteration). Used by Sm3Batch and by tests.

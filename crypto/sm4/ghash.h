@@ -21,6 +21,7 @@
 #include <cstdint>
 
 #include "absl/types/span.h"
+#include "crypto/cpu/backends.h"
 
 namespace smcrypt::internal {
 
@@ -58,6 +59,10 @@ const GhashKernels& GhashActiveKernels();
 // GhashAllKernelsForTesting returns every compiled back end, supported here or not,
 // in priority order (generic last). Callers check required_features themselves.
 absl::Span<const GhashKernels* const> GhashAllKernelsForTesting();
+
+// GhashDispatchTableForTesting returns the dispatch table: the same back ends in the
+// same order, with their capability predicates (crypto/cpu/backends.h).
+absl::Span<const BackendChoice<GhashKernels>> GhashDispatchTableForTesting();
 
 // GhashSetKernelsForTesting makes GhashActiveKernels() return `k` (which must outlive
 // its use) until called again; nullptr restores the dispatched choice. An Sm4Gcm object

@@ -30,23 +30,27 @@ constexpr Sm4Kernels kSm4Generic = {
 // Strongest first; generic is last and needs nothing, so the search always succeeds.
 // GFNI computes the S-box in two instructions on every byte of a register, so it goes
 // before AES-NI (about twenty instructions per S-box layer); at equal technique the
-// wider registers go first.
-const Sm4Kernels* const kSm4Table[] = {
+// wider registers go first. Capability: each back end's required features; no
+// CPU-specific preference. Measured (bench.sh --check-dispatch, two interleaved runs,
+// bench/PERFORMANCE.md): on AMD EPYC family 25 model 17 gfni_avx512 is the fastest of the
+// five in every mode at every headline size. Not yet measured on Intel.
+using internal::BackendChoice;
+using internal::HasRequiredFeatures;
+constexpr BackendChoice<Sm4Kernels> kSm4Table[] = {
 #if defined(__x86_64__)
-    &kSm4GfniAvx512,
-    &kSm4GfniAvx2,
-    &kSm4VaesAvx512,
-    &kSm4AesniAvx2,
+    {&kSm4GfniAvx512, HasRequiredFeatures<&kSm4GfniAvx512>},
+    {&kSm4GfniAvx2, HasRequiredFeatures<&kSm4GfniAvx2>},
+    {&kSm4VaesAvx512, HasRequiredFeatures<&kSm4VaesAvx512>},
+    {&kSm4AesniAvx2, HasRequiredFeatures<&kSm4AesniAvx2>},
 #endif
-    &kSm4Generic,
+    {&kSm4Generic, HasRequiredFeatures<&kSm4Generic>},
 };
+constexpr size_t kSm4TableSize = sizeof(kSm4Table) / sizeof(kSm4Table[0]);
 
 const Sm4Kernels& ChooseSm4Kernels() {
-  const uint32_t features = GetCpuFeatures();
-  for (const Sm4Kernels* k : kSm4Table) {
-    if (internal::HasFeatures(features, k->required_features)) return *k;
-  }
-  return kSm4Generic;
+  const Sm4Kernels* k =
+      internal::FirstCapable(kSm4Table, kSm4TableSize, GetCpuFeatures(), GetCpuIdentity());
+  return k != nullptr ? *k : kSm4Generic;
 }
 
 std::atomic<const Sm4Kernels*> g_override{nullptr};
@@ -68,7 +72,13 @@ void Sm4SetKernelsForTesting(const Sm4Kernels* k) {
 }
 
 std::vector<const Sm4Kernels*> Sm4AllKernelsForTesting() {
-  return std::vector<const Sm4Kernels*>(std::begin(kSm4Table), std::end(kSm4Table));
+  std::vector<const Sm4Kernels*> all;
+  for (const auto& c : kSm4Table) all.push_back(c.kernels);
+  return all;
+}
+
+absl::Span<const internal::BackendChoice<Sm4Kernels>> Sm4DispatchTableForTesting() {
+  return kSm4Table;
 }
 
 void Sm4CbcEncryptMulti(const Sm4MultiJob* jobs, size_t num_jobs) {

@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/types/span.h"
+#include "crypto/cpu/backends.h"
 #include "crypto/sm4/ghash.h"
 
 namespace smcrypt {
@@ -135,6 +137,10 @@ const Sm4Kernels& Sm4ActiveKernels();
 // Sm4AllKernelsForTesting returns every compiled back end, whether or not this CPU has
 // its features (tests skip those it lacks, naming the missing features). Generic is last.
 std::vector<const Sm4Kernels*> Sm4AllKernelsForTesting();
+
+// Sm4DispatchTableForTesting returns the dispatch table (the same back ends, in the same
+// order, with their capability predicates; crypto/cpu/backends.h).
+absl::Span<const internal::BackendChoice<Sm4Kernels>> Sm4DispatchTableForTesting();
 
 // The generic back end (sm4_generic.cc), constant time.
 void Sm4GenericEncryptBlocks(const uint32_t rk[32], const uint8_t* in, uint8_t* out,

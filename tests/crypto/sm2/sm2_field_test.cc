@@ -344,19 +344,42 @@ TEST(Sm2ModInv, SafegcdMatchesBignum) {
   }
 }
 
-TEST(Sm2Dispatch, ActiveKernelIsFirstSupportedInPriorityOrder) {
+TEST(Sm2Dispatch, ActiveKernelIsFirstCapableInPriorityOrder) {
   size_t n = 0;
   const Sm2Kernels* const* all = internal::Sm2AllKernelsForTesting(&n);
   ASSERT_GT(n, 0u);
   EXPECT_STREQ(all[n - 1]->name, "generic");
   const char* expected = nullptr;
+  const auto table = internal::Sm2DispatchTableForTesting();
+  ASSERT_EQ(table.size(), n);
   for (size_t i = 0; i < n; ++i) {
-    if (internal::HasFeatures(GetCpuFeatures(), all[i]->required_features)) {
+    EXPECT_EQ(table[i].kernels, all[i]);
+    if (expected == nullptr && table[i].capable(GetCpuFeatures(), GetCpuIdentity())) {
       expected = all[i]->name;
-      break;
     }
   }
   EXPECT_STREQ(internal::Sm2ActiveKernelName(), expected);
+}
+
+// A predicate never holds without its back end's features, on any CPU identity.
+TEST(Sm2Dispatch, CapableImpliesRequiredFeatures) {
+  const CpuIdentity cpus[] = {GetCpuIdentity(), {"GenuineIntel", 6, 207},
+                              {"AuthenticAMD", 25, 17}, {"AuthenticAMD", 26, 2}};
+  for (const auto& c : internal::Sm2DispatchTableForTesting()) {
+    for (const CpuIdentity& cpu : cpus) {
+      for (uint32_t base : {GetCpuFeatures(), ~0u}) {
+        for (int bit = 0; bit < kNumCpuFeatures; ++bit) {
+          const uint32_t f = 1u << bit;
+          if ((c.kernels->required_features & f) == 0) continue;
+          EXPECT_FALSE(c.capable(base & ~f, cpu))
+              << c.kernels->name << " without " << CpuFeatureName(f);
+        }
+      }
+    }
+  }
+  const auto& last = internal::Sm2DispatchTableForTesting().back();
+  EXPECT_STREQ(last.kernels->name, "generic");
+  for (const CpuIdentity& cpu : cpus) EXPECT_TRUE(last.capable(0, cpu));
 }
 
 }  // namespace

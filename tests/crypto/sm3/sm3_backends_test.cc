@@ -463,13 +463,13 @@ TEST(Sm3DispatchTest, FeatureMasksOfEachBackEnd) {
   }
 }
 
-TEST(Sm3DispatchTest, ActiveIsFirstSupportedOfEachTable) {
+TEST(Sm3DispatchTest, ActiveIsFirstCapableOfEachTable) {
   const uint32_t features = GetCpuFeatures();
   std::string single, multi;
-  for (const Sm3Kernels* k : Sm3AllKernelsForTesting()) {
-    if (!internal::HasFeatures(features, k->required_features)) continue;
-    if (k->lanes > 0 && multi.empty()) multi = k->name;
-    if (k->lanes == 0 && single.empty()) single = k->name;
+  for (const auto& c : Sm3DispatchTableForTesting()) {
+    if (!c.capable(features, GetCpuIdentity())) continue;
+    if (c.kernels->lanes > 0 && multi.empty()) multi = c.kernels->name;
+    if (c.kernels->lanes == 0 && single.empty()) single = c.kernels->name;
   }
   ASSERT_FALSE(single.empty());
   const std::string expected = multi.empty() ? single : single + "+" + multi;
@@ -485,6 +485,27 @@ TEST(Sm3DispatchTest, ActiveIsFirstSupportedOfEachTable) {
   EXPECT_EQ(internal::Sm3ActiveKernelName(), expected);
   EXPECT_EQ(Sm3ActiveKernels().lanes == 0, multi.empty());
   EXPECT_STREQ(Sm3AllKernelsForTesting().back()->name, "generic");
+}
+
+// A predicate never holds without its back end's features, on any CPU identity.
+TEST(Sm3DispatchTest, CapableImpliesRequiredFeatures) {
+  const CpuIdentity cpus[] = {GetCpuIdentity(), {"GenuineIntel", 6, 207},
+                              {"AuthenticAMD", 25, 17}, {"AuthenticAMD", 26, 2}};
+  for (const auto& c : Sm3DispatchTableForTesting()) {
+    for (const CpuIdentity& cpu : cpus) {
+      for (uint32_t base : {GetCpuFeatures(), ~0u}) {
+        for (int bit = 0; bit < kNumCpuFeatures; ++bit) {
+          const uint32_t f = 1u << bit;
+          if ((c.kernels->required_features & f) == 0) continue;
+          EXPECT_FALSE(c.capable(base & ~f, cpu))
+              << c.kernels->name << " without " << CpuFeatureName(f);
+        }
+      }
+    }
+  }
+  const auto table = Sm3DispatchTableForTesting();
+  EXPECT_STREQ(table.back().kernels->name, "generic");
+  for (const CpuIdentity& cpu : cpus) EXPECT_TRUE(table.back().capable(0, cpu));
 }
 
 TEST(Sm3DispatchTest, OverrideSwitchesAndRestores) {

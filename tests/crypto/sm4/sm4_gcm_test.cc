@@ -264,6 +264,18 @@ TEST(GhashDispatchTest, ActiveKernelIsSupportedAndListed) {
   }
   EXPECT_TRUE(listed) << active.name;
   EXPECT_EQ(std::string(internal::GhashAllKernelsForTesting().back()->name), "generic");
+  // It is the first capable entry of the dispatch table, and each predicate needs its
+  // back end's features.
+  const internal::GhashKernels* first = nullptr;
+  for (const auto& c : internal::GhashDispatchTableForTesting()) {
+    if (first == nullptr && c.capable(GetCpuFeatures(), GetCpuIdentity())) first = c.kernels;
+    for (int bit = 0; bit < kNumCpuFeatures; ++bit) {
+      const uint32_t f = 1u << bit;
+      if ((c.kernels->required_features & f) == 0) continue;
+      EXPECT_FALSE(c.capable(~f, GetCpuIdentity())) << c.kernels->name;
+    }
+  }
+  EXPECT_EQ(first, &active);
 }
 
 // ---------------------------------------------------------------------------------
