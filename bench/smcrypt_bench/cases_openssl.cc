@@ -596,6 +596,92 @@ void RegisterPublicKeyEncryption() {
   }
 }
 
+// --- P-256 key generation and ECDH ---------------------------------------------------
+
+// The two P-256 operations of one HPKE-P256-SHA256-AES128GCM Encap (RFC 9180 §4.1), each
+// as cheap as OpenSSL offers it, so that 1 / (t_keygen + t_derive) from one run bounds
+// the hybrid cases from above. keygen: EVP_PKEY_keygen on an EVP_PKEY_CTX prepared once
+// (keygen_init, group P-256); the key is freed. ecdh_derive: EVP_PKEY_derive on a
+// context prepared once with its own key and a kept, already validated peer key
+// (derive_init, set_peer without re-validation); the 32-byte x-coordinate is wiped.
+struct P256Case {
+  PkeyCtx keygen;
+  Pkey own, peer;
+  PkeyCtx derive;
+};
+
+const P256Case* GetP256Case() {
+  static const P256Case* const c = [] {
+    auto* p = new P256Case;
+    p->keygen.reset(EVP_PKEY_CTX_new_from_name(nullptr, "EC", nullptr));
+    if (p->keygen == nullptr || EVP_PKEY_keygen_init(p->keygen.get()) != 1 ||
+        EVP_PKEY_CTX_set_group_name(p->keygen.get(), "P-256") != 1) {
+      p->keygen.reset();
+      return p;
+    }
+    p->own = GenerateEc("P-256", false);
+    p->peer = GenerateEc("P-256", false);
+    if (p->own == nullptr || p->peer == nullptr) return p;
+    p->derive.reset(EVP_PKEY_CTX_new_from_pkey(nullptr, p->own.get(), nullptr));
+    if (p->derive == nullptr || EVP_PKEY_derive_init(p->derive.get()) != 1 ||
+        EVP_PKEY_derive_set_peer_ex(p->derive.get(), p->peer.get(), /*validate_peer=*/0) != 1) {
+      p->derive.reset();
+    }
+    return p;
+  }();
+  return c;
+}
+
+bool P256Derive(EVP_PKEY_CTX* ctx, uint8_t out[32]) {
+  size_t len = 32;
+  return EVP_PKEY_derive(ctx, out, &len) == 1 && len == 32;
+}
+
+void RegisterP256() {
+  Register(
+      CaseName(kImpl, "P-256", "keygen", 0), 0, false,
+      [] {
+        EVP_PKEY* key = nullptr;
+        const bool ok = EVP_PKEY_keygen(GetP256Case()->keygen.get(), &key) == 1;
+        benchmark::DoNotOptimize(key);
+        EVP_PKEY_free(key);
+        return ok;
+      },
+      []() -> std::string {
+        const P256Case* c = GetP256Case();
+        if (c->keygen == nullptr) return "preparing the P-256 keygen context failed";
+        EVP_PKEY* key = nullptr;
+        if (EVP_PKEY_keygen(c->keygen.get(), &key) != 1) return "EVP_PKEY_keygen failed";
+        const bool p256 = EVP_PKEY_is_a(key, "EC") && EVP_PKEY_get_bits(key) == 256;
+        EVP_PKEY_free(key);
+        return p256 ? "" : "EVP_PKEY_keygen made something other than a P-256 key";
+      },
+      "EVP_PKEY_keygen on a prepared EVP_PKEY_CTX (group P-256)");
+  Register(
+      CaseName(kImpl, "P-256", "ecdh_derive", 0), 0, false,
+      [] {
+        uint8_t out[32];
+        const bool ok = P256Derive(GetP256Case()->derive.get(), out);
+        benchmark::DoNotOptimize(out);
+        OPENSSL_cleanse(out, sizeof(out));
+        return ok;
+      },
+      []() -> std::string {
+        const P256Case* c = GetP256Case();
+        if (c->derive == nullptr) return "preparing the P-256 ECDH context failed";
+        // The other direction (peer's key, own public key) gives the same secret.
+        PkeyCtx back(EVP_PKEY_CTX_new_from_pkey(nullptr, c->peer.get(), nullptr));
+        uint8_t a[32], b[32];
+        if (back == nullptr || EVP_PKEY_derive_init(back.get()) != 1 ||
+            EVP_PKEY_derive_set_peer_ex(back.get(), c->own.get(), 1) != 1 ||
+            !P256Derive(back.get(), b) || !P256Derive(c->derive.get(), a)) {
+          return "EVP_PKEY_derive failed";
+        }
+        return CRYPTO_memcmp(a, b, sizeof(a)) == 0 ? "" : "ECDH is not symmetric";
+      },
+      "EVP_PKEY_derive on a prepared context: own key and validated peer key kept");
+}
+
 }  // namespace
 
 std::string OpensslPeer() {
@@ -608,6 +694,7 @@ void RegisterOpensslCases(const BenchOptions& options) {
   RegisterAeads();
   RegisterSignatures();
   RegisterPublicKeyEncryption();
+  RegisterP256();
 }
 
 }  // namespace smcrypt::bench
