@@ -14,6 +14,7 @@
 #include "crypto/common/status_macros.h"
 #include "crypto/hpke/hpke_internal.h"
 #include "crypto/openssl/hkdf_openssl.h"
+#include "crypto/openssl/p256_kem_openssl.h"
 #include "crypto/sm2/sm2_batch.h"
 #include "crypto/sm2/sm2_key_cache.h"
 #include "smcrypt/pem.h"
@@ -115,6 +116,18 @@ absl::StatusOr<std::unique_ptr<HpkeContext>> NewHpkeContext(const HpkeSuiteDesc&
   state->base_nonce = ks.base_nonce;
   state->exporter_secret = ks.exporter_secret;
   return std::make_unique<HpkeContext>(std::move(state));
+}
+
+absl::StatusOr<std::unique_ptr<HpkeContext>> NewHpkeContextFromDh(const HpkeSuiteDesc& desc,
+                                                                  absl::string_view dh,
+                                                                  absl::string_view enc,
+                                                                  absl::string_view pk_r,
+                                                                  absl::string_view info) {
+  const std::string kem_context = absl::StrCat(enc, pk_r);
+  SMCRYPT_ASSIGN_OR_RETURN(SecretData shared_secret,
+                           ExtractAndExpand(*desc.kem, dh, kem_context));
+  SMCRYPT_ASSIGN_OR_RETURN(HpkeKeySchedule ks, KeyScheduleBase(desc, View(shared_secret), info));
+  return NewHpkeContext(desc, ks);
 }
 
 absl::StatusOr<HpkeContext::Sender> SetupBaseSWithEphemeral(HpkeSuite suite,
@@ -296,18 +309,34 @@ namespace {
 class HpkeHybridEncrypt final : public HybridEncrypt {
  public:
   // `sm2` (HPKE-SM2-SM3-SM4GCM only): the recipient's key with its lazily built comb
-  // table, for the ephemeral Diffie–Hellman of Sm2EphemeralDhBatch.
-  HpkeHybridEncrypt(HpkeSuite suite, std::string pk_r, std::unique_ptr<Sm2PublicKeyCache> sm2)
+  // table, for the ephemeral Diffie–Hellman of Sm2EphemeralDhBatch. `p256`
+  // (HPKE-P256-SHA256-AES128GCM only): the recipient's key as an OpenSSL key object,
+  // parsed and validated once, for every message's EphemeralDh.
+  HpkeHybridEncrypt(HpkeSuite suite, std::string pk_r, std::unique_ptr<Sm2PublicKeyCache> sm2,
+                    std::unique_ptr<const P256KemPublicKey> p256)
       : suite_(suite),
         header_(HpkeWireHeader(suite)),
         pk_r_(std::move(pk_r)),
-        sm2_(std::move(sm2)) {}
+        sm2_(std::move(sm2)),
+        p256_(std::move(p256)) {}
 
   absl::StatusOr<std::string> Encrypt(absl::string_view plaintext,
                                       absl::string_view context_info) const override {
     if (sm2_ != nullptr) {
       const HybridEncryptInput in{plaintext, context_info};
       return std::move(EncryptMany(absl::MakeConstSpan(&in, 1))[0]);
+    }
+    if (p256_ != nullptr) {
+      // SetupBaseS (§5.1.1): GenerateKeyPair and DH(skE, pkR) (§4.1 Encap) on the kept
+      // key, then ExtractAndExpand and the key schedule; then Seal (§5.2).
+      std::string enc;
+      SecretData dh;
+      SMCRYPT_RETURN_IF_ERROR(p256_->EphemeralDh(&enc, &dh));
+      SMCRYPT_ASSIGN_OR_RETURN(
+          std::unique_ptr<HpkeContext> context,
+          internal::NewHpkeContextFromDh(internal::GetHpkeSuiteDesc(suite_), View(dh), enc,
+                                         pk_r_, context_info));
+      return Frame(enc, *context, plaintext);
     }
     SMCRYPT_ASSIGN_OR_RETURN(HpkeContext::Sender sender,
                              HpkeContext::SetupBaseS(suite_, pk_r_, context_info));
@@ -377,18 +406,23 @@ class HpkeHybridEncrypt final : public HybridEncrypt {
   const std::string header_;
   const std::string pk_r_;  // 65-byte uncompressed point, validated
   const std::unique_ptr<Sm2PublicKeyCache> sm2_;
+  const std::unique_ptr<const P256KemPublicKey> p256_;
 };
 
 class HpkeHybridDecrypt final : public HybridDecrypt {
  public:
-  HpkeHybridDecrypt(HpkeSuite suite, SecretData sk_r, std::string pk_r)
-      : suite_(suite), sk_r_(std::move(sk_r)), pk_r_(std::move(pk_r)) {}
+  // `p256` (HPKE-P256-SHA256-AES128GCM only): skR as an OpenSSL key object, parsed
+  // once, for every message's DH(skR, pkE).
+  HpkeHybridDecrypt(HpkeSuite suite, SecretData sk_r, std::string pk_r,
+                    std::unique_ptr<const P256KemPrivateKey> p256)
+      : suite_(suite), sk_r_(std::move(sk_r)), pk_r_(std::move(pk_r)), p256_(std::move(p256)) {}
 
   absl::StatusOr<std::string> Decrypt(absl::string_view ciphertext,
                                       absl::string_view context_info) const override {
     SMCRYPT_ASSIGN_OR_RETURN(HpkeWireMessage m, ParseHpkeWireMessage(suite_, ciphertext));
-    auto context = internal::SetupBaseRWithPublicKey(suite_, m.enc, View(sk_r_), pk_r_,
-                                                     context_info);
+    auto context = p256_ != nullptr ? SetupBaseRP256(m.enc, context_info)
+                                    : internal::SetupBaseRWithPublicKey(
+                                          suite_, m.enc, View(sk_r_), pk_r_, context_info);
     if (!context.ok()) {
       // enc that is not a valid point: the same answer as any other tampering.
       if (context.status().code() == absl::StatusCode::kInvalidArgument) {
@@ -400,9 +434,19 @@ class HpkeHybridDecrypt final : public HybridDecrypt {
   }
 
  private:
+  // SetupBaseR (§5.1.1) on the kept key: DH(skR, pkE) (§4.1 Decap, pkE validated),
+  // ExtractAndExpand and the key schedule.
+  absl::StatusOr<std::unique_ptr<HpkeContext>> SetupBaseRP256(absl::string_view enc,
+                                                              absl::string_view info) const {
+    SMCRYPT_ASSIGN_OR_RETURN(SecretData dh, p256_->Dh(enc));
+    return internal::NewHpkeContextFromDh(internal::GetHpkeSuiteDesc(suite_), View(dh), enc,
+                                          pk_r_, info);
+  }
+
   const HpkeSuite suite_;
   const SecretData sk_r_;   // 32-byte scalar
   const std::string pk_r_;  // its 65-byte public point (pkRm)
+  const std::unique_ptr<const P256KemPrivateKey> p256_;
 };
 
 }  // namespace
@@ -411,21 +455,31 @@ absl::StatusOr<std::unique_ptr<HybridEncrypt>> NewHpkeEncrypt(
     HpkeSuite suite, absl::string_view recipient_public_key) {
   SMCRYPT_ASSIGN_OR_RETURN(std::string pk_r, HpkeParsePublicKey(suite, recipient_public_key));
   std::unique_ptr<Sm2PublicKeyCache> sm2;
+  std::unique_ptr<const P256KemPublicKey> p256;
   if (suite == HpkeSuite::kSm2Sm3Sm4Gcm) {
     SMCRYPT_ASSIGN_OR_RETURN(Sm2PublicKey key, Sm2PublicKey::FromPoint(pk_r));
     sm2 = std::make_unique<Sm2PublicKeyCache>(key);
+  } else {
+    SMCRYPT_ASSIGN_OR_RETURN(p256, P256KemPublicKey::New(pk_r));
   }
   return std::unique_ptr<HybridEncrypt>(
-      new HpkeHybridEncrypt(suite, std::move(pk_r), std::move(sm2)));
+      new HpkeHybridEncrypt(suite, std::move(pk_r), std::move(sm2), std::move(p256)));
 }
 
 absl::StatusOr<std::unique_ptr<HybridDecrypt>> NewHpkeDecrypt(
     HpkeSuite suite, absl::string_view recipient_private_key) {
   SMCRYPT_ASSIGN_OR_RETURN(SecretData sk_r, HpkeParsePrivateKey(suite, recipient_private_key));
-  const internal::HpkeKem& kem = *internal::GetHpkeSuiteDesc(suite).kem;
-  SMCRYPT_ASSIGN_OR_RETURN(std::string pk_r, kem.public_key(View(sk_r)));
+  std::string pk_r;
+  std::unique_ptr<const P256KemPrivateKey> p256;
+  if (suite == HpkeSuite::kP256Sha256Aes128Gcm) {
+    SMCRYPT_ASSIGN_OR_RETURN(p256, P256KemPrivateKey::New(View(sk_r)));
+    pk_r = p256->public_point();
+  } else {
+    const internal::HpkeKem& kem = *internal::GetHpkeSuiteDesc(suite).kem;
+    SMCRYPT_ASSIGN_OR_RETURN(pk_r, kem.public_key(View(sk_r)));
+  }
   return std::unique_ptr<HybridDecrypt>(
-      new HpkeHybridDecrypt(suite, std::move(sk_r), std::move(pk_r)));
+      new HpkeHybridDecrypt(suite, std::move(sk_r), std::move(pk_r), std::move(p256)));
 }
 
 }  // namespace smcrypt

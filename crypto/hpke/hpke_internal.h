@@ -148,6 +148,15 @@ absl::Status EncapKeyScheduleManyHkdfSm3(const HpkeSuiteDesc& desc,
 absl::StatusOr<std::unique_ptr<HpkeContext>> NewHpkeContext(const HpkeSuiteDesc& desc,
                                                             const HpkeKeySchedule& ks);
 
+// NewHpkeContextFromDh is what Encap and Decap leave once DH is known (§4.1):
+// shared_secret = ExtractAndExpand(dh, enc ‖ pk_r), then KeyScheduleBase with `info`
+// (§5.1) and the context.
+absl::StatusOr<std::unique_ptr<HpkeContext>> NewHpkeContextFromDh(const HpkeSuiteDesc& desc,
+                                                                  absl::string_view dh,
+                                                                  absl::string_view enc,
+                                                                  absl::string_view pk_r,
+                                                                  absl::string_view info);
+
 // SetupBaseSWithEphemeral is SetupBaseS with the ephemeral key pair given (RFC 9180's
 // test vectors fix it through ikmE). Production code passes a fresh random pair.
 absl::StatusOr<HpkeContext::Sender> SetupBaseSWithEphemeral(HpkeSuite suite,

@@ -1,17 +1,23 @@
-// hkdf_openssl.cc — HKDF-SHA256 through EVP_KDF, P-256 point and DH helpers for HPKE.
+// hkdf_openssl.cc — HKDF-SHA256 over OpenSSL's HMAC (EVP_MAC), P-256 point and DH
+// helpers for HPKE.
 #include "crypto/openssl/hkdf_openssl.h"
 
 #include <openssl/core_names.h>
-#include <openssl/kdf.h>
+#include <openssl/crypto.h>
+#include <openssl/params.h>
 #include <openssl/x509.h>
 
+#include <algorithm>
 #include <climits>
+#include <cstdint>
+#include <cstring>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "crypto/common/status_macros.h"
 #include "crypto/openssl/ecdh_p256_openssl.h"
 #include "crypto/openssl/openssl_keys.h"
+#include "crypto/openssl/openssl_util.h"
 #include "crypto/openssl/ssl_errors.h"
 #include "crypto/openssl/ssl_unique_ptr.h"
 #include "smcrypt/pem.h"
@@ -19,47 +25,84 @@
 namespace smcrypt {
 namespace {
 
-struct KdfCtxDeleter {
-  void operator()(EVP_KDF_CTX* p) const { EVP_KDF_CTX_free(p); }
+// HmacSha256Template is an HMAC context with its digest set to SHA-256 and no key,
+// made once: each HMAC duplicates it and keys the copy, so no call looks the digest up
+// by name (OpenSSL 3 fetches a method for every name it is given). The template is
+// never modified after it is made, so threads may duplicate it concurrently; it lives
+// until the process exits.
+const EVP_MAC_CTX* HmacSha256Template() {
+  static const EVP_MAC_CTX* const tmpl = []() -> EVP_MAC_CTX* {
+    absl::StatusOr<EVP_MAC*> mac = FetchedHmac();
+    if (!mac.ok()) return nullptr;
+    SslUniquePtr<EVP_MAC_CTX> ctx(EVP_MAC_CTX_new(*mac));
+    char digest[] = "SHA2-256";
+    const OSSL_PARAM params[] = {
+        OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+        OSSL_PARAM_construct_end(),
+    };
+    if (ctx == nullptr || EVP_MAC_CTX_set_params(ctx.get(), params) != 1) return nullptr;
+    return ctx.release();
+  }();
+  return tmpl;
+}
+
+// Mac is one keyed HMAC-SHA-256 computation: Start(key), any number of Update, then
+// Final into 32 bytes.
+class Mac {
+ public:
+  absl::Status Start(absl::string_view key) {
+    const EVP_MAC_CTX* tmpl = HmacSha256Template();
+    if (tmpl == nullptr) return SslInternalError("preparing HMAC-SHA-256");
+    ctx_.reset(EVP_MAC_CTX_dup(tmpl));
+    // EVP_MAC_init reads a null key as "keep the current key": pass a valid pointer.
+    static const unsigned char kNoKey[1] = {0};
+    const unsigned char* k =
+        key.empty() ? kNoKey : reinterpret_cast<const unsigned char*>(key.data());
+    if (ctx_ == nullptr || EVP_MAC_init(ctx_.get(), k, key.size(), nullptr) != 1) {
+      return SslInternalError("EVP_MAC_init(HMAC-SHA-256)");
+    }
+    return absl::OkStatus();
+  }
+  absl::Status Update(absl::string_view data) {
+    if (!data.empty() &&
+        EVP_MAC_update(ctx_.get(), reinterpret_cast<const unsigned char*>(data.data()),
+                       data.size()) != 1) {
+      return SslInternalError("EVP_MAC_update(HMAC-SHA-256)");
+    }
+    return absl::OkStatus();
+  }
+  absl::Status Final(uint8_t out[kHkdfSha256HashSize]) {
+    size_t len = 0;
+    if (EVP_MAC_final(ctx_.get(), out, &len, kHkdfSha256HashSize) != 1 ||
+        len != kHkdfSha256HashSize) {
+      return SslInternalError("EVP_MAC_final(HMAC-SHA-256)");
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  SslUniquePtr<EVP_MAC_CTX> ctx_;  // EVP_MAC_CTX_free clears the key's pads
 };
 
-// Hkdf runs OpenSSL's HKDF in `mode` (extract only or expand only) with SHA-256.
-absl::StatusOr<SecretData> Hkdf(int mode, absl::string_view salt, absl::string_view key,
-                                absl::string_view info, size_t length) {
-  // Fetched once (OpenSSL 3 method fetches cost microseconds each; a fetched EVP_KDF is
-  // immutable and safe to share between threads). Never freed: process lifetime.
-  static EVP_KDF* const kdf = EVP_KDF_fetch(nullptr, "HKDF", nullptr);
-  if (kdf == nullptr) return SslInternalError("EVP_KDF_fetch(HKDF)");
-  std::unique_ptr<EVP_KDF_CTX, KdfCtxDeleter> ctx(EVP_KDF_CTX_new(kdf));
-  if (ctx == nullptr) return SslInternalError("EVP_KDF_CTX_new");
-  char digest[] = "SHA256";
-  OSSL_PARAM params[6];
-  size_t n = 0;
-  params[n++] = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, digest, 0);
-  params[n++] = OSSL_PARAM_construct_int(OSSL_KDF_PARAM_MODE, &mode);
-  params[n++] = OSSL_PARAM_construct_octet_string(
-      OSSL_KDF_PARAM_KEY, const_cast<char*>(key.data()), key.size());
-  if (!salt.empty()) {
-    params[n++] = OSSL_PARAM_construct_octet_string(
-        OSSL_KDF_PARAM_SALT, const_cast<char*>(salt.data()), salt.size());
-  }
-  if (!info.empty()) {
-    params[n++] = OSSL_PARAM_construct_octet_string(
-        OSSL_KDF_PARAM_INFO, const_cast<char*>(info.data()), info.size());
-  }
-  params[n] = OSSL_PARAM_construct_end();
-  SecretData out(length);
-  if (EVP_KDF_derive(ctx.get(), out.data(), out.size(), params) != 1) {
-    return SslInternalError("HKDF-SHA256");
-  }
-  return out;
+absl::string_view View(const uint8_t* p, size_t n) {
+  return absl::string_view(reinterpret_cast<const char*>(p), n);
 }
 
 }  // namespace
 
+// HKDF (RFC 5869) written over HMAC-SHA-256: Extract is one HMAC, Expand one per 32
+// bytes of output.
 absl::StatusOr<SecretData> HkdfSha256Extract(absl::string_view salt, absl::string_view ikm) {
   if (ikm.empty()) return absl::InvalidArgumentError("HKDF-SHA256 extract: empty ikm");
-  return Hkdf(EVP_KDF_HKDF_MODE_EXTRACT_ONLY, salt, ikm, "", kHkdfSha256HashSize);
+  // §2.2: no salt means HashLen zero bytes.
+  static constexpr char kZeroSalt[kHkdfSha256HashSize] = {};
+  if (salt.empty()) salt = absl::string_view(kZeroSalt, sizeof(kZeroSalt));
+  Mac mac;
+  SMCRYPT_RETURN_IF_ERROR(mac.Start(salt));
+  SMCRYPT_RETURN_IF_ERROR(mac.Update(ikm));
+  SecretData prk(kHkdfSha256HashSize);
+  SMCRYPT_RETURN_IF_ERROR(mac.Final(prk.data()));
+  return prk;
 }
 
 absl::StatusOr<SecretData> HkdfSha256Expand(absl::string_view prk, absl::string_view info,
@@ -74,7 +117,28 @@ absl::StatusOr<SecretData> HkdfSha256Expand(absl::string_view prk, absl::string_
                                                    kHkdfSha256HashSize, " bytes, got ",
                                                    prk.size()));
   }
-  return Hkdf(EVP_KDF_HKDF_MODE_EXPAND_ONLY, "", prk, info, length);
+  // §2.3: T(0) = empty, T(i) = HMAC(PRK, T(i − 1) ‖ info ‖ i), OKM = the first L bytes.
+  SecretData okm(length);
+  uint8_t t[kHkdfSha256HashSize];
+  size_t done = 0;
+  absl::Status st;
+  for (uint8_t i = 1; done < length && st.ok(); ++i) {
+    Mac mac;
+    const char counter = static_cast<char>(i);
+    st = mac.Start(prk);
+    if (st.ok() && i > 1) st = mac.Update(View(t, sizeof(t)));
+    if (st.ok()) st = mac.Update(info);
+    if (st.ok()) st = mac.Update(absl::string_view(&counter, 1));
+    if (st.ok()) st = mac.Final(t);
+    if (st.ok()) {
+      const size_t n = std::min(sizeof(t), length - done);
+      std::memcpy(okm.data() + done, t, n);
+      done += n;
+    }
+  }
+  OPENSSL_cleanse(t, sizeof(t));
+  if (!st.ok()) return st;
+  return okm;
 }
 
 absl::StatusOr<std::string> P256PublicPointFromScalar(absl::string_view sk) {

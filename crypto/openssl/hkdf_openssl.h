@@ -1,7 +1,7 @@
-// hkdf_openssl.h — HKDF-SHA256 (RFC 5869) through OpenSSL 3's EVP_KDF "HKDF", and the
-// P-256 operations HPKE's DHKEM(P-256, HKDF-SHA256) needs (RFC 9180 §4.1, §7.1), on
-// OpenSSL's constant-time P-256 code. The key-format helpers read the encodings of
-// openssl_keys.h for HPKE's raw forms.
+// hkdf_openssl.h — HKDF-SHA256 (RFC 5869) over OpenSSL 3's HMAC-SHA-256 (EVP_MAC, the
+// digest fetched once), and the P-256 operations HPKE's DHKEM(P-256, HKDF-SHA256) needs
+// (RFC 9180 §4.1, §7.1), on OpenSSL's constant-time P-256 code. The key-format helpers
+// read the encodings of openssl_keys.h for HPKE's raw forms.
 //
 // Internal header (crypto/hpke and tests). It includes no OpenSSL header, so callers
 // outside crypto/openssl can use it.
