@@ -126,7 +126,8 @@ absl::StatusOr<std::unique_ptr<HpkeContext>> NewHpkeContextFromDh(const HpkeSuit
   const std::string kem_context = absl::StrCat(enc, pk_r);
   SMCRYPT_ASSIGN_OR_RETURN(SecretData shared_secret,
                            ExtractAndExpand(*desc.kem, dh, kem_context));
-  SMCRYPT_ASSIGN_OR_RETURN(HpkeKeySchedule ks, KeyScheduleBase(desc, View(shared_secret), info));
+  SMCRYPT_ASSIGN_OR_RETURN(HpkeKeySchedule ks, KeyScheduleBase(desc, View(shared_secret), info,
+                                                               /*with_exporter=*/false));
   return NewHpkeContext(desc, ks);
 }
 

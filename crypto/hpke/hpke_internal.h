@@ -119,7 +119,9 @@ absl::StatusOr<HpkeEncapResult> EncapWithEphemeral(const HpkeKem& kem,
 absl::StatusOr<SecretData> Decap(const HpkeKem& kem, absl::string_view enc,
                                  absl::string_view sk_r, absl::string_view pk_r);
 
-// KeyScheduleBase (§5.1, mode_base, empty psk and psk_id): every intermediate.
+// KeyScheduleBase (§5.1, mode_base, empty psk and psk_id): every intermediate; with
+// `with_exporter` false, exporter_secret is left empty (one-shot messages never export,
+// and Export then fails rather than using it).
 struct HpkeKeySchedule {
   std::string key_schedule_context;
   SecretData secret;
@@ -129,7 +131,8 @@ struct HpkeKeySchedule {
 };
 absl::StatusOr<HpkeKeySchedule> KeyScheduleBase(const HpkeSuiteDesc& desc,
                                                 absl::string_view shared_secret,
-                                                absl::string_view info);
+                                                absl::string_view info,
+                                                bool with_exporter = true);
 
 // EncapKeyScheduleManyHkdfSm3 is ExtractAndExpand (§4.1, the shared_secret of Encap)
 // followed by KeyScheduleBase (§5.1) for many messages of a suite whose KEM and KDF are
@@ -150,7 +153,7 @@ absl::StatusOr<std::unique_ptr<HpkeContext>> NewHpkeContext(const HpkeSuiteDesc&
 
 // NewHpkeContextFromDh is what Encap and Decap leave once DH is known (§4.1):
 // shared_secret = ExtractAndExpand(dh, enc ‖ pk_r), then KeyScheduleBase with `info`
-// (§5.1) and the context.
+// (§5.1) and the context, for one message: no exporter_secret, so Export fails.
 absl::StatusOr<std::unique_ptr<HpkeContext>> NewHpkeContextFromDh(const HpkeSuiteDesc& desc,
                                                                   absl::string_view dh,
                                                                   absl::string_view enc,

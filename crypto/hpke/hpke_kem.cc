@@ -160,13 +160,32 @@ absl::StatusOr<SecretData> Decap(const HpkeKem& kem, absl::string_view enc,
   return ExtractAndExpand(kem, View(dh), kem_context);
 }
 
+namespace {
+
+// PskIdHash is LabeledExtract("", "psk_id_hash", psk_id) with psk_id empty (mode_base,
+// §5.1): a constant of the suite, computed once for each of the two suites.
+absl::StatusOr<SecretData> PskIdHash(const HpkeSuiteDesc& desc, absl::string_view suite_id) {
+  auto compute = [&] { return LabeledExtract(*desc.kdf, suite_id, "", "psk_id_hash", ""); };
+  if (&desc == &GetHpkeSuiteDesc(HpkeSuite::kP256Sha256Aes128Gcm)) {
+    static const absl::StatusOr<SecretData>* const p256 =
+        new absl::StatusOr<SecretData>(compute());
+    return *p256;
+  }
+  if (&desc == &GetHpkeSuiteDesc(HpkeSuite::kSm2Sm3Sm4Gcm)) {
+    static const absl::StatusOr<SecretData>* const sm = new absl::StatusOr<SecretData>(compute());
+    return *sm;
+  }
+  return compute();  // a descriptor made elsewhere (tests)
+}
+
+}  // namespace
+
 absl::StatusOr<HpkeKeySchedule> KeyScheduleBase(const HpkeSuiteDesc& desc,
                                                 absl::string_view shared_secret,
-                                                absl::string_view info) {
+                                                absl::string_view info, bool with_exporter) {
   const HpkeKdf& kdf = *desc.kdf;
   const std::string suite_id = HpkeSuiteId(desc);
-  SMCRYPT_ASSIGN_OR_RETURN(SecretData psk_id_hash,
-                           LabeledExtract(kdf, suite_id, "", "psk_id_hash", ""));
+  SMCRYPT_ASSIGN_OR_RETURN(SecretData psk_id_hash, PskIdHash(desc, suite_id));
   SMCRYPT_ASSIGN_OR_RETURN(SecretData info_hash,
                            LabeledExtract(kdf, suite_id, "", "info_hash", info));
   HpkeKeySchedule ks;
@@ -179,9 +198,11 @@ absl::StatusOr<HpkeKeySchedule> KeyScheduleBase(const HpkeSuiteDesc& desc,
   SMCRYPT_ASSIGN_OR_RETURN(ks.base_nonce,
                            LabeledExpand(kdf, suite_id, View(ks.secret), "base_nonce",
                                          ks.key_schedule_context, desc.aead->nn));
-  SMCRYPT_ASSIGN_OR_RETURN(ks.exporter_secret,
-                           LabeledExpand(kdf, suite_id, View(ks.secret), "exp",
-                                         ks.key_schedule_context, kdf.nh));
+  if (with_exporter) {
+    SMCRYPT_ASSIGN_OR_RETURN(ks.exporter_secret,
+                             LabeledExpand(kdf, suite_id, View(ks.secret), "exp",
+                                           ks.key_schedule_context, kdf.nh));
+  }
   return ks;
 }
 
