@@ -213,7 +213,10 @@ struct HpkeContext::Sender {
 // Encrypt runs SetupBaseS with a fresh ephemeral key and `context_info` as HPKE info,
 // then one Seal. For HPKE-SM2-SM3-SM4GCM skE is uniform in [1, n − 1] from the CSPRNG
 // (§4 GenerateKeyPair); EncryptMany computes 8 messages' skE·G and DH(skE, pkR) at a
-// time in IFMA lanes and their key schedules in SM3 lanes, each with its own skE.
+// time in IFMA lanes and their key schedules in SM3 lanes, each with its own skE. For
+// HPKE-P256-SHA256-AES128GCM the recipient's key is parsed and validated once, into an
+// OpenSSL key object the HybridEncrypt keeps, and skE is OpenSSL's EVP_PKEY_keygen
+// (uniform in [1, n − 1], §4 GenerateKeyPair): one key generation and one ECDH per message.
 // `recipient_public_key`: SubjectPublicKeyInfo (DER or PEM "PUBLIC KEY"),
 // or a raw 65-byte uncompressed / 33-byte compressed point; for the SM suite an SM2 key
 // (id-ecPublicKey with curve sm2p256v1, or the older 1.2.156.10197.1.301 form), for the
@@ -223,7 +226,8 @@ absl::StatusOr<std::unique_ptr<HybridEncrypt>> NewHpkeEncrypt(
     HpkeSuite suite, absl::string_view recipient_public_key);
 
 // NewHpkeDecrypt returns the matching HybridDecrypt. `recipient_private_key`: PKCS#8
-// (DER or PEM "PRIVATE KEY") or the raw 32-byte scalar. Decrypt errors: those of
+// (DER or PEM "PRIVATE KEY") or the raw 32-byte scalar (for the P-256 suite kept as an
+// OpenSSL key object: each Decrypt decodes and validates enc and runs one ECDH). Decrypt errors: those of
 // ParseHpkeWireMessage for a malformed header or short input; InvalidArgument
 // "decryption failed" when enc is not a valid point or any authentication fails (so a
 // flipped bit anywhere after the header gives that one message).
