@@ -445,7 +445,7 @@ class HpkeHybridDecrypt final : public HybridDecrypt {
   }
 
   const HpkeSuite suite_;
-  const SecretData sk_r_;   // 32-byte scalar
+  const SecretData sk_r_;   // 32-byte scalar (empty for the P-256 suite: held by p256_)
   const std::string pk_r_;  // its 65-byte public point (pkRm)
   const std::unique_ptr<const P256KemPrivateKey> p256_;
 };
@@ -475,6 +475,7 @@ absl::StatusOr<std::unique_ptr<HybridDecrypt>> NewHpkeDecrypt(
   if (suite == HpkeSuite::kP256Sha256Aes128Gcm) {
     SMCRYPT_ASSIGN_OR_RETURN(p256, P256KemPrivateKey::New(View(sk_r)));
     pk_r = p256->public_point();
+    SecretData().swap(sk_r);  // skR lives in the key object only (freed storage is wiped)
   } else {
     const internal::HpkeKem& kem = *internal::GetHpkeSuiteDesc(suite).kem;
     SMCRYPT_ASSIGN_OR_RETURN(pk_r, kem.public_key(View(sk_r)));
