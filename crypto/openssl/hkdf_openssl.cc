@@ -46,10 +46,37 @@ const EVP_MAC_CTX* HmacSha256Template() {
   return tmpl;
 }
 
-// Mac is one keyed HMAC-SHA-256 computation: Start(key), any number of Update, then
-// Final into 32 bytes.
+constexpr char kZeroSalt[kHkdfSha256HashSize] = {};
+
+// ZeroSaltHmac is HmacSha256Template keyed with RFC 5869's default salt (HashLen zero
+// bytes, public), made once: an extract without salt (most of HPKE's) starts from a copy
+// of it instead of keying a context.
+const EVP_MAC_CTX* ZeroSaltHmac() {
+  static const EVP_MAC_CTX* const keyed = []() -> EVP_MAC_CTX* {
+    const EVP_MAC_CTX* tmpl = HmacSha256Template();
+    if (tmpl == nullptr) return nullptr;
+    SslUniquePtr<EVP_MAC_CTX> ctx(EVP_MAC_CTX_dup(tmpl));
+    if (ctx == nullptr ||
+        EVP_MAC_init(ctx.get(), reinterpret_cast<const unsigned char*>(kZeroSalt),
+                     sizeof(kZeroSalt), nullptr) != 1) {
+      return nullptr;
+    }
+    return ctx.release();
+  }();
+  return keyed;
+}
+
+// Mac is one keyed HMAC-SHA-256 computation: Start(key) (or StartZeroSalt()), any
+// number of Update, then Final into 32 bytes.
 class Mac {
  public:
+  absl::Status StartZeroSalt() {
+    const EVP_MAC_CTX* keyed = ZeroSaltHmac();
+    if (keyed == nullptr) return SslInternalError("preparing HMAC-SHA-256");
+    ctx_.reset(EVP_MAC_CTX_dup(keyed));
+    if (ctx_ == nullptr) return SslInternalError("EVP_MAC_CTX_dup(HMAC-SHA-256)");
+    return absl::OkStatus();
+  }
   absl::Status Start(absl::string_view key) {
     const EVP_MAC_CTX* tmpl = HmacSha256Template();
     if (tmpl == nullptr) return SslInternalError("preparing HMAC-SHA-256");
@@ -95,10 +122,8 @@ absl::string_view View(const uint8_t* p, size_t n) {
 absl::StatusOr<SecretData> HkdfSha256Extract(absl::string_view salt, absl::string_view ikm) {
   if (ikm.empty()) return absl::InvalidArgumentError("HKDF-SHA256 extract: empty ikm");
   // §2.2: no salt means HashLen zero bytes.
-  static constexpr char kZeroSalt[kHkdfSha256HashSize] = {};
-  if (salt.empty()) salt = absl::string_view(kZeroSalt, sizeof(kZeroSalt));
   Mac mac;
-  SMCRYPT_RETURN_IF_ERROR(mac.Start(salt));
+  SMCRYPT_RETURN_IF_ERROR(salt.empty() ? mac.StartZeroSalt() : mac.Start(salt));
   SMCRYPT_RETURN_IF_ERROR(mac.Update(ikm));
   SecretData prk(kHkdfSha256HashSize);
   SMCRYPT_RETURN_IF_ERROR(mac.Final(prk.data()));
