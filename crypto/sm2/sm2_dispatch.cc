@@ -21,11 +21,11 @@ using internal::HasRequiredFeatures;
 // Capability: each back end's required features; no CPU-specific preference.
 // mulx_adx_avx2 differs from mulx_adx only in its table selects (AVX2 loads and masks
 // instead of 64-bit CMOV-style masks). Measured (bench.sh --check-dispatch, two
-// interleaved runs, bench/PERFORMANCE.md) on AMD EPYC family 25 model 17: within the
-// check's bounds of mulx_adx for sign, verify, encrypt and decrypt. (Sequential runs
-// there had put mulx_adx 18–26 % ahead: drift between cases run minutes apart.) Not yet
-// measured on Intel, where a sequential run favoured mulx_adx and an interleaved one
-// mulx_adx_avx2.
+// interleaved runs of 9 repetitions, 2026-12-01) on AMD EPYC family 25 model 17: no
+// difference beyond the noise; mulx_adx/mulx_adx_avx2 medians 0.90 (sign, verify) and
+// 1.04 (encrypt, decrypt), every range spanning 1. (Sequential runs there had put
+// mulx_adx 18–26 % ahead: drift between cases run minutes apart.) Not yet measured on
+// Intel, where a sequential run favoured mulx_adx and an interleaved one mulx_adx_avx2.
 constexpr BackendChoice<Sm2Kernels> kSm2Backends[] = {
 #if defined(__x86_64__)
     {&kSm2KernelsMulxAdxAvx2, HasRequiredFeatures<&kSm2KernelsMulxAdxAvx2>},

@@ -33,9 +33,10 @@ using internal::HasRequiredFeatures;
 // Single-stream back ends, strongest first; generic is last and needs nothing, so the
 // search always succeeds. Multi-buffer back ends, widest first (none on builds without
 // any). Capability: each back end's required features; no CPU-specific preference.
-// Measured (bench.sh --check-dispatch, two interleaved runs, bench/PERFORMANCE.md) on AMD
-// EPYC family 25 model 17: avx_bmi2 2.6–2.8× generic for hashes and HMAC from 64 B up,
-// mb16_avx512 above mb8_avx2 at every batch size. Not yet measured on Intel.
+// Measured (bench.sh --check-dispatch, two interleaved runs of 9 repetitions, 2026-12-01)
+// on AMD EPYC family 25 model 17: avx_bmi2 2.4–2.9× generic (hash at 64 B, 8 KiB and
+// 1 MiB, HMAC at 1 KiB); for a batch of 16 × 1 KiB, mb16_avx512 1.8–2.0× mb8_avx2. Not
+// yet measured on Intel.
 constexpr BackendChoice<Sm3Kernels> kSm3SingleTable[] = {
 #if defined(__x86_64__)
     {&kSm3AvxBmi2, HasRequiredFeatures<&kSm3AvxBmi2>},
