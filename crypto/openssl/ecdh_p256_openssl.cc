@@ -28,12 +28,14 @@ absl::StatusOr<SecretData> EcdhP256OpenSsl::ComputeSharedSecret(
     absl::string_view peer_public_key) const {
   SMCRYPT_ASSIGN_OR_RETURN(SslUniquePtr<EVP_PKEY> peer,
                            ParsePublicKey(peer_public_key, EcP256KeySpec()));
-  // ParsePublicKey has validated the point (on the curve, not infinity; cofactor 1), so
-  // the peer is not validated again: OpenSSL's check there is the full one, whose n·Q
-  // costs as much as the ECDH itself.
-  SslUniquePtr<EVP_PKEY_CTX> ctx(EVP_PKEY_CTX_new_from_pkey(nullptr, key_.get(), nullptr));
+  // ParsePublicKey has validated the point.
+  return EcdhP256Derive(key_.get(), peer.get());
+}
+
+absl::StatusOr<SecretData> EcdhP256Derive(EVP_PKEY* own, EVP_PKEY* peer) {
+  SslUniquePtr<EVP_PKEY_CTX> ctx(EVP_PKEY_CTX_new_from_pkey(nullptr, own, nullptr));
   if (ctx == nullptr || EVP_PKEY_derive_init(ctx.get()) != 1 ||
-      EVP_PKEY_derive_set_peer_ex(ctx.get(), peer.get(), /*validate_peer=*/0) != 1) {
+      EVP_PKEY_derive_set_peer_ex(ctx.get(), peer, /*validate_peer=*/0) != 1) {
     return SslInternalError("ECDH P-256 setup");
   }
   SecretData out(kEcdhP256SharedSecretSize);

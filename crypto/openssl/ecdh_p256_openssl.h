@@ -55,6 +55,12 @@ class EcdhP256OpenSsl {
   const std::string public_point_;
 };
 
+// EcdhP256Derive returns the 32-byte x(d·Q) for `own` (a P-256 key holding d) and `peer`
+// (holding Q). The peer must have been validated when it was parsed (on the curve, not
+// infinity; cofactor 1): it is not validated again, since OpenSSL's check at derive is the
+// full one, whose n·Q costs as much as the ECDH itself. Errors: Internal from OpenSSL.
+absl::StatusOr<SecretData> EcdhP256Derive(EVP_PKEY* own, EVP_PKEY* peer);
+
 }  // namespace smcrypt
 
 #endif  // SMCRYPT_CRYPTO_OPENSSL_ECDH_P256_OPENSSL_H_

@@ -57,22 +57,6 @@ EVP_PKEY_CTX* KeygenContext() {
   return ctx.get();
 }
 
-// Derive returns x(d·Q) for `own` (holding d) and `peer` (holding Q, already validated:
-// the peer is not validated again, which for OpenSSL would mean a full n·Q check).
-absl::StatusOr<SecretData> Derive(EVP_PKEY* own, EVP_PKEY* peer) {
-  SslUniquePtr<EVP_PKEY_CTX> ctx(EVP_PKEY_CTX_new_from_pkey(nullptr, own, nullptr));
-  if (ctx == nullptr || EVP_PKEY_derive_init(ctx.get()) != 1 ||
-      EVP_PKEY_derive_set_peer_ex(ctx.get(), peer, /*validate_peer=*/0) != 1) {
-    return SslInternalError("ECDH P-256 setup");
-  }
-  SecretData out(kEcdhP256SharedSecretSize);
-  size_t len = out.size();
-  if (EVP_PKEY_derive(ctx.get(), out.data(), &len) != 1 || len != kEcdhP256SharedSecretSize) {
-    return SslInternalError("ECDH P-256");
-  }
-  return out;
-}
-
 }  // namespace
 
 // ---- P256KemPublicKey ----------------------------------------------------------------
@@ -107,7 +91,7 @@ absl::Status P256KemPublicKey::EphemeralDh(std::string* enc, SecretData* dh) con
       len != kEcPointSize || (*enc)[0] != 0x04) {
     return SslInternalError("encoding the ephemeral P-256 public key");
   }
-  SMCRYPT_ASSIGN_OR_RETURN(*dh, Derive(ephemeral.get(), key_->pkey.get()));
+  SMCRYPT_ASSIGN_OR_RETURN(*dh, EcdhP256Derive(ephemeral.get(), key_->pkey.get()));
   return absl::OkStatus();
 }
 
@@ -153,7 +137,7 @@ absl::StatusOr<SecretData> P256KemPrivateKey::Dh(absl::string_view peer_point) c
           peer_point.size()) != 1) {
     return InvalidPoint();
   }
-  return Derive(key_->pkey.get(), peer.get());
+  return EcdhP256Derive(key_->pkey.get(), peer.get());
 }
 
 }  // namespace smcrypt

@@ -11,6 +11,7 @@
 #include "crypto/sm2/sm2_point.h"
 #include "gtest/gtest.h"
 #include "smcrypt/cpu.h"
+#include "tests/crypto/cpu/dispatch_checks.h"
 #include "tests/crypto/sm2/sm2_openssl_util.h"
 #include "tests/testing/test_util.h"
 
@@ -361,25 +362,8 @@ TEST(Sm2Dispatch, ActiveKernelIsFirstCapableInPriorityOrder) {
   EXPECT_STREQ(internal::Sm2ActiveKernelName(), expected);
 }
 
-// A predicate never holds without its back end's features, on any CPU identity.
 TEST(Sm2Dispatch, CapableImpliesRequiredFeatures) {
-  const CpuIdentity cpus[] = {GetCpuIdentity(), {"GenuineIntel", 6, 207},
-                              {"AuthenticAMD", 25, 17}, {"AuthenticAMD", 26, 2}};
-  for (const auto& c : internal::Sm2DispatchTableForTesting()) {
-    for (const CpuIdentity& cpu : cpus) {
-      for (uint32_t base : {GetCpuFeatures(), ~0u}) {
-        for (int bit = 0; bit < kNumCpuFeatures; ++bit) {
-          const uint32_t f = 1u << bit;
-          if ((c.kernels->required_features & f) == 0) continue;
-          EXPECT_FALSE(c.capable(base & ~f, cpu))
-              << c.kernels->name << " without " << CpuFeatureName(f);
-        }
-      }
-    }
-  }
-  const auto& last = internal::Sm2DispatchTableForTesting().back();
-  EXPECT_STREQ(last.kernels->name, "generic");
-  for (const CpuIdentity& cpu : cpus) EXPECT_TRUE(last.capable(0, cpu));
+  ExpectPredicatesNeedFeatures(internal::Sm2DispatchTableForTesting());
 }
 
 }  // namespace

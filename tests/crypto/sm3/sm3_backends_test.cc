@@ -19,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "smcrypt/cpu.h"
 #include "smcrypt/sm3.h"
+#include "tests/crypto/cpu/dispatch_checks.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/test_util.h"
 
@@ -487,25 +488,9 @@ TEST(Sm3DispatchTest, ActiveIsFirstCapableOfEachTable) {
   EXPECT_STREQ(Sm3AllKernelsForTesting().back()->name, "generic");
 }
 
-// A predicate never holds without its back end's features, on any CPU identity.
 TEST(Sm3DispatchTest, CapableImpliesRequiredFeatures) {
-  const CpuIdentity cpus[] = {GetCpuIdentity(), {"GenuineIntel", 6, 207},
-                              {"AuthenticAMD", 25, 17}, {"AuthenticAMD", 26, 2}};
-  for (const auto& c : Sm3DispatchTableForTesting()) {
-    for (const CpuIdentity& cpu : cpus) {
-      for (uint32_t base : {GetCpuFeatures(), ~0u}) {
-        for (int bit = 0; bit < kNumCpuFeatures; ++bit) {
-          const uint32_t f = 1u << bit;
-          if ((c.kernels->required_features & f) == 0) continue;
-          EXPECT_FALSE(c.capable(base & ~f, cpu))
-              << c.kernels->name << " without " << CpuFeatureName(f);
-        }
-      }
-    }
-  }
   const auto table = Sm3DispatchTableForTesting();
-  EXPECT_STREQ(table.back().kernels->name, "generic");
-  for (const CpuIdentity& cpu : cpus) EXPECT_TRUE(table.back().capable(0, cpu));
+  testing::ExpectPredicatesNeedFeatures<Sm3Kernels>(table);
 }
 
 TEST(Sm3DispatchTest, OverrideSwitchesAndRestores) {

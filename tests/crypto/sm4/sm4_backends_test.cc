@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "smcrypt/cpu.h"
 #include "smcrypt/sm4.h"
+#include "tests/crypto/cpu/dispatch_checks.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/test_util.h"
 
@@ -160,28 +161,8 @@ TEST(Sm4DispatchTest, ActiveIsFirstCapableInPriorityOrder) {
   EXPECT_EQ(Sm4AllKernelsForTesting().back()->required_features, 0u);
 }
 
-// A predicate never holds without its back end's features, whatever the CPU: checked
-// with each required feature masked out of this CPU's set and of the full set, on this
-// CPU's identity and on both vendors'.
 TEST(Sm4DispatchTest, CapableImpliesRequiredFeatures) {
-  const CpuIdentity cpus[] = {GetCpuIdentity(), {"GenuineIntel", 6, 207},
-                              {"AuthenticAMD", 25, 17}, {"AuthenticAMD", 26, 2}};
-  for (const auto& c : Sm4DispatchTableForTesting()) {
-    for (const CpuIdentity& cpu : cpus) {
-      for (uint32_t base : {GetCpuFeatures(), ~0u}) {
-        for (int bit = 0; bit < kNumCpuFeatures; ++bit) {
-          const uint32_t f = 1u << bit;
-          if ((c.kernels->required_features & f) == 0) continue;
-          EXPECT_FALSE(c.capable(base & ~f, cpu))
-              << c.kernels->name << " without " << CpuFeatureName(f);
-        }
-      }
-    }
-  }
-  // The last entry needs nothing, so dispatch always finds one.
-  const auto& last = Sm4DispatchTableForTesting().back();
-  EXPECT_EQ(last.kernels->required_features, 0u);
-  for (const CpuIdentity& cpu : cpus) EXPECT_TRUE(last.capable(0, cpu));
+  testing::ExpectPredicatesNeedFeatures(Sm4DispatchTableForTesting());
 }
 
 }  // namespace
