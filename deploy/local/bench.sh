@@ -18,7 +18,7 @@
 #   --check-dispatch  runs only the smcrypt back ends of the headline cases, twice, and
 #                     checks with bench/check_dispatch.py that dispatch chose the fastest
 #                     back end (or one within the noise); exits nonzero when it did not.
-#                     Writes dispatch-1.json, dispatch-2.json and their summaries. ~3 min.
+#                     Writes dispatch-1.json, dispatch-2.json and their summaries. ~2.5 min.
 # Environment: BUILD_DIR (default build), OUT_DIR (default .), PIN_CPU (default: the last
 #   CPU), REPETITIONS (default 9), MIN_TIME (seconds per repetition, default 0.06),
 #   SMCRYPT_CPU_DISABLE (hide CPU features, so dispatch picks another back end).
