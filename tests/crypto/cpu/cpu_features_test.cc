@@ -111,10 +111,11 @@ TEST(CpuIdentityTest, MatchesProcCpuinfo) {
   std::string line, vendor;
   int family = -1, model = -1;
   while (std::getline(f, line) && (vendor.empty() || family < 0 || model < 0)) {
-    const size_t colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    const absl::string_view key = absl::StripAsciiWhitespace(line.substr(0, colon));
-    const absl::string_view value = absl::StripAsciiWhitespace(line.substr(colon + 1));
+    const absl::string_view text(line);  // key and value point into `line`
+    const size_t colon = text.find(':');
+    if (colon == absl::string_view::npos) continue;
+    const absl::string_view key = absl::StripAsciiWhitespace(text.substr(0, colon));
+    const absl::string_view value = absl::StripAsciiWhitespace(text.substr(colon + 1));
     if (key == "vendor_id") vendor = std::string(value);
     if (key == "cpu family") ASSERT_TRUE(absl::SimpleAtoi(value, &family)) << line;
     if (key == "model") ASSERT_TRUE(absl::SimpleAtoi(value, &model)) << line;
