@@ -81,6 +81,7 @@ TEST(DynamicBatcherTest, RequestsArrivingDuringARunAreTakenTogether) {
   for (int i = 1; i <= 10; ++i) q.Add(i);  // queued behind the run in progress
   release.Notify();
   while (done.load() != 11) absl::SleepFor(absl::Milliseconds(1));
+  q.WaitIdle();  // no run touches q after it is destroyed
   std::lock_guard<std::mutex> lock(mu);
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_EQ(runs[0], std::vector<int>{0});
@@ -111,6 +112,7 @@ TEST(DynamicBatcherTest, MaxBatchSplitsTheQueue) {
   for (int i = 1; i <= 10; ++i) q.Add(i);
   release.Notify();
   while (done.load() != 11) absl::SleepFor(absl::Milliseconds(1));
+  q.WaitIdle();  // no run touches q after it is destroyed
   std::lock_guard<std::mutex> lock(mu);
   EXPECT_EQ(sizes, (std::vector<size_t>{1, 4, 4, 2}));
 }
@@ -141,6 +143,7 @@ TEST(DynamicBatcherTest, RunsInProgressShareTheQueue) {
   for (int i = 2; i < 22; ++i) q.Add(i);
   release.Notify();
   while (done.load() != 22) absl::SleepFor(absl::Milliseconds(1));
+  q.WaitIdle();  // no run touches q after it is destroyed
   std::lock_guard<std::mutex> lock(mu);
   // Each run takes its share of what is queued when it looks (half of it while both are
   // in progress), so the 20 queued go in several batches, none over half the queue.
@@ -173,6 +176,7 @@ TEST(DynamicBatcherTest, MaxDelayWaitsForCompanyButNotPastTheDelay) {
   const absl::Time second = absl::Now();
   for (int i = 0; i < 8; ++i) q.Add(i);  // a full batch runs without waiting the delay
   while (done.load() != 11) absl::SleepFor(absl::Milliseconds(1));
+  q.WaitIdle();  // no run touches q after it is destroyed
   EXPECT_LT(absl::Now() - second, absl::Milliseconds(250));
   std::lock_guard<std::mutex> lock(mu);
   ASSERT_EQ(sizes.size(), 2u);
@@ -206,6 +210,7 @@ TEST(DynamicBatcherTest, ConcurrentAddsAreEachRunOnce) {
   }
   for (std::thread& th : threads) th.join();
   while (done.load() != kThreads * kPerThread) absl::SleepFor(absl::Milliseconds(1));
+  q.WaitIdle();  // no run touches q after it is destroyed
   EXPECT_EQ(oversized.load(), 0);
   for (size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i].load(), 1) << i;
   EXPECT_EQ(q.items(), static_cast<uint64_t>(kThreads * kPerThread));
