@@ -44,14 +44,32 @@ if ! command -v kubectl >/dev/null 2>&1; then
     || missing+=(kubernetes-client)
 fi
 
-if [ "${#missing[@]}" -eq 0 ]; then
-  echo "install-deps: all ${#packages[@]} packages present"
-  exit 0
-fi
-
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+updated=0
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+else
+  echo "install-deps: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  updated=1
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# Debian 12's own kubectl (kubernetes-client 1.20, kustomize v2.0.3), unpacked into
+# $KUBECTL_DEBIAN_DIR beside, not over, the kubectl on PATH: the deploy tests render
+# every overlay with both and compare (README "Deploy"). Not registered with dpkg.
+KUBECTL_DEBIAN_DIR=${KUBECTL_DEBIAN_DIR:-/opt/smcrypt/kubernetes-client}
+if [ ! -x "$KUBECTL_DEBIAN_DIR/usr/bin/kubectl" ]; then
+  echo "install-deps: unpacking Debian's kubernetes-client into $KUBECTL_DEBIAN_DIR"
+  if [ "$updated" -eq 0 ] && ! apt-cache show kubernetes-client >/dev/null 2>&1; then
+    $SUDO apt-get update -qq
+  fi
+  deb_dir=$(mktemp -d)
+  (cd "$deb_dir" && $SUDO apt-get download -qq -o APT::Sandbox::User=root kubernetes-client)
+  $SUDO mkdir -p "$KUBECTL_DEBIAN_DIR"
+  $SUDO dpkg -x "$deb_dir"/kubernetes-client_*.deb "$KUBECTL_DEBIAN_DIR"
+  rm -rf "$deb_dir"
+fi

@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """deploy_test.py — the `deploy` tests: everything in deploy/ is valid and consistent.
 
-- Kubernetes: both kustomize overlays render with `kubectl kustomize`; every object
+- Kubernetes: every kustomize overlay (dev, prod, prometheus-operator) renders with
+  `kubectl kustomize` of the kubectl on PATH and, when install-deps.sh has unpacked it,
+  of Debian 12's kubectl 1.20 (kustomize v2.0.3), into the same objects; dev and prod
+  hold no Prometheus Operator object (they apply without its CRDs); the
+  PrometheusRule's groups are those of deploy/monitoring/alerts.yaml; every object
   validates against the Kubernetes OpenAPI schemas (kubernetes-models, offline); the
   properties smcryptd relies on hold (non-root, read-only root, no privilege escalation,
   dropped capabilities, seccomp, gRPC probes on the health port, grace period longer than
@@ -14,7 +18,8 @@
   binaries load.
 
 Usage: deploy_test.py --src ROOT --build BUILD_DIR --smcryptd PATH --node_dir DIR
-(run_deploy_test.sh sets DIR up with `npm ci`).
+                      [--kubectl_debian PATH]
+(run_deploy_test.sh sets DIR up with `npm ci` and passes Debian's kubectl when present).
 """
 import argparse
 import json
@@ -54,16 +59,31 @@ def yaml_docs(path):
     return json.loads(out)
 
 
-def render(overlay, tmp):
+OVERLAYS = ("dev", "prod", "prometheus-operator")
+OPERATOR_GROUP = "monitoring.coreos.com"
+
+
+def render(overlay, tmp, kubectl="kubectl", tag=""):
+    """Renders an overlay into a file; a stderr line that is not a deprecation warning
+    (newer kustomize warns about bases, patchesStrategicMerge, commonLabels) fails."""
     out = subprocess.run(
-        ["kubectl", "kustomize", os.path.join(ARGS.src, "deploy/k8s/overlays", overlay)],
+        [kubectl, "kustomize", os.path.join(ARGS.src, "deploy/k8s/overlays", overlay)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if out.returncode != 0:
-        raise AssertionError(f"kubectl kustomize {overlay} failed: {out.stderr}")
-    path = os.path.join(tmp, f"{overlay}.yaml")
+        raise AssertionError(f"{kubectl} kustomize {overlay} failed: {out.stderr}")
+    other = [l for l in out.stderr.splitlines()
+             if l.strip() and not re.match(r"#?\s*Warning: '\w+' is deprecated", l)]
+    if other:
+        raise AssertionError(f"{kubectl} kustomize {overlay} printed: {other}")
+    path = os.path.join(tmp, f"{overlay}{tag}.yaml")
     with open(path, "w") as f:
         f.write(out.stdout)
     return path
+
+
+def by_identity(objects):
+    return {(o["apiVersion"], o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]): o
+            for o in objects}
 
 
 def flag(args, name):
@@ -85,7 +105,7 @@ class KubernetesTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp()
-        cls.files = {o: render(o, cls.tmp) for o in ("dev", "prod")}
+        cls.files = {o: render(o, cls.tmp) for o in OVERLAYS}
         cls.objects = {o: yaml_docs(p) for o, p in cls.files.items()}
 
     @classmethod
@@ -106,7 +126,7 @@ class KubernetesTest(unittest.TestCase):
     def test_objects_validate_against_the_openapi_schemas(self):
         rc, out = node("validate.mjs", *self.files.values())
         self.assertEqual(rc, 0, out)
-        self.assertIn("14 objects validated, 0 failures", out)
+        self.assertIn("20 objects validated, 0 failures", out)
 
     def test_validator_rejects_a_wrong_object(self):
         # The schema check can fail: a string where an integer belongs is reported.
@@ -118,15 +138,72 @@ class KubernetesTest(unittest.TestCase):
         rc, out = node("validate.mjs", bad)
         self.assertNotEqual(rc, 0, out)
         self.assertIn("replicas", out)
+        # The PrometheusRule is checked against the operator's CRD schema too.
+        with open(self.files["prometheus-operator"]) as f:
+            text = f.read()
+        self.assertIn("for: 10m", text)
+        with open(bad, "w") as f:
+            f.write(text.replace("for: 10m", "for: ten minutes", 1))
+        rc, out = node("validate.mjs", bad)
+        self.assertNotEqual(rc, 0, out)
+        self.assertIn("PrometheusRule/smcryptd: data/spec/groups/0/rules/0/for", out)
 
     def test_every_object_is_present(self):
+        core = ["Deployment", "Service", "Service", "HorizontalPodAutoscaler",
+                "PodDisruptionBudget", "NetworkPolicy"]
         for overlay in self.objects:
             kinds = sorted(o["kind"] for o in self.objects[overlay])
-            self.assertEqual(kinds, sorted(["Deployment", "Service", "Service",
-                                            "HorizontalPodAutoscaler", "PodDisruptionBudget",
-                                            "NetworkPolicy", "ServiceMonitor"]), overlay)
+            extra = ["PrometheusRule", "ServiceMonitor"] if overlay == "prometheus-operator" else []
+            self.assertEqual(kinds, sorted(core + extra), overlay)
             ns = {o["metadata"].get("namespace") for o in self.objects[overlay]}
             self.assertEqual(ns, {"smcrypt-dev" if overlay == "dev" else "smcrypt"})
+
+    def test_dev_and_prod_need_no_operator_crds(self):
+        for overlay in ("dev", "prod"):
+            groups = {o["apiVersion"].split("/")[0] for o in self.objects[overlay]}
+            self.assertNotIn(OPERATOR_GROUP, groups, overlay)
+
+    def test_prometheus_operator_overlay_is_prod_plus_its_objects(self):
+        prod = by_identity(self.objects["prod"])
+        po = by_identity(self.objects["prometheus-operator"])
+        added = {k for k in po if k not in prod}
+        self.assertEqual({k[1] for k in added}, {"ServiceMonitor", "PrometheusRule"})
+        self.assertTrue(all(k[0] == OPERATOR_GROUP + "/v1" for k in added), added)
+        for k, o in prod.items():
+            self.assertEqual(po.get(k), o, f"prometheus-operator changes prod's {k}")
+
+    def test_renderings_of_both_kubectl_versions_agree(self):
+        if not ARGS.kubectl_debian:
+            self.skipTest("Debian's kubectl 1.20 not unpacked (deploy/local/install-deps.sh)")
+        version = subprocess.run([ARGS.kubectl_debian, "version", "--client", "--short"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.assertIn("v1.20.", version.stdout)
+        for overlay in OVERLAYS:
+            old = by_identity(yaml_docs(render(overlay, self.tmp, ARGS.kubectl_debian, "-1.20")))
+            new = by_identity(self.objects[overlay])
+            self.assertEqual(sorted(old, key=str), sorted(new, key=str), overlay)
+            for k in new:
+                self.assertEqual(old[k], new[k], f"{overlay}: {k} renders differently")
+
+    def test_prometheus_rule_carries_the_groups_of_alerts_yaml(self):
+        (rule,) = [o for o in self.objects["prometheus-operator"] if o["kind"] == "PrometheusRule"]
+        (plain,) = yaml_docs(os.path.join(ARGS.src, "deploy/monitoring/alerts.yaml"))
+        self.assertEqual(rule["spec"]["groups"], plain["groups"],
+                         "run deploy/monitoring/prometheusrule.py")
+        out = subprocess.run([sys.executable,
+                              os.path.join(ARGS.src, "deploy/monitoring/prometheusrule.py"),
+                              "--check"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True)
+        self.assertEqual(out.returncode, 0, out.stdout)
+        # The shape the operator's CRD requires of each rule (beyond the schema check).
+        for g in rule["spec"]["groups"]:
+            self.assertTrue(g["name"])
+            for r in g["rules"]:
+                self.assertEqual(set(r) - {"alert", "expr", "for", "labels", "annotations"},
+                                 set(), r.get("alert"))
+                self.assertTrue(r["alert"] and r["expr"].strip())
+                self.assertIn(r["labels"]["severity"], {"warning", "critical"}, r["alert"])
+                self.assertTrue(r["annotations"]["summary"] and r["annotations"]["description"])
 
     def test_pod_security(self):
         for overlay in self.objects:
@@ -179,13 +256,14 @@ class KubernetesTest(unittest.TestCase):
             for s in svcs.values():
                 for k, v in s["spec"]["selector"].items():
                     self.assertEqual(labels.get(k), v, f"{s['metadata']['name']} selects no pod")
-            sm = self.one(overlay, "ServiceMonitor")
-            port = sm["spec"]["endpoints"][0]["port"]
-            matched = [s for s in svcs.values()
-                       if all(s["metadata"]["labels"].get(k) == v
-                              for k, v in sm["spec"]["selector"]["matchLabels"].items())
-                       and port in [p["name"] for p in s["spec"]["ports"]]]
-            self.assertTrue(matched, "the ServiceMonitor matches no Service port")
+            if overlay == "prometheus-operator":
+                sm = self.one(overlay, "ServiceMonitor")
+                port = sm["spec"]["endpoints"][0]["port"]
+                matched = [s for s in svcs.values()
+                           if all(s["metadata"]["labels"].get(k) == v
+                                  for k, v in sm["spec"]["selector"]["matchLabels"].items())
+                           and port in [p["name"] for p in s["spec"]["ports"]]]
+                self.assertTrue(matched, "the ServiceMonitor matches no Service port")
             keys = {t["topologyKey"] for t in pod["topologySpreadConstraints"]}
             self.assertIn("kubernetes.io/hostname", keys)
 
@@ -236,7 +314,7 @@ class KubernetesTest(unittest.TestCase):
                 found += 1
                 (k,) = yaml_docs(os.path.join(dirpath, "kustomization.yaml"))
                 self.assertLessEqual(set(k), allowed, dirpath)
-        self.assertEqual(found, 3)
+        self.assertEqual(found, 4)
 
 
 def start_smcryptd():
@@ -459,6 +537,7 @@ def main():
     p.add_argument("--build", required=True)
     p.add_argument("--smcryptd", required=True)
     p.add_argument("--node_dir", required=True)
+    p.add_argument("--kubectl_debian", default="")
     ARGS, rest = p.parse_known_args()
     unittest.main(argv=[sys.argv[0], "-v", *rest])
 
