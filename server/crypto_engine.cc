@@ -141,6 +141,7 @@ using engine_internal::SignatureVariant;
 using engine_internal::FormatVariant;
 using engine_internal::IsDefaultSignatureOptions;
 using engine_internal::CountsAsVerified;
+using engine_internal::RecordDecryptResult;
 using engine_internal::FindPrimitive;
 using engine_internal::Shared;
 using engine_internal::CachedPublic;
@@ -249,6 +250,11 @@ size_t CryptoEngine::keyring_primitives() const {
 
 void CryptoEngine::Record(Algorithm alg, Operation op, size_t bytes) const {
   if (observer_ != nullptr) observer_->OnBytesProcessed(alg, op, bytes);
+}
+
+void CryptoEngine::RecordVerified(Algorithm alg, size_t bytes, bool valid) const {
+  Record(alg, IsMacAlgorithm(alg) ? Operation::kMac : Operation::kVerify, bytes);
+  if (!valid && observer_ != nullptr) observer_->OnVerifyFailure(alg);
 }
 
 // ---- Keys --------------------------------------------------------------------------
@@ -362,7 +368,7 @@ absl::StatusOr<bool> CryptoEngine::VerifyHmac(Algorithm alg, const KeyInput& key
   if (!mac.ok()) return mac.status();
   absl::StatusOr<bool> equal = VerifyTruncatedMac(**mac, data, expected);
   if (!equal.ok()) return equal.status();
-  Record(alg, Operation::kMac, data.size());
+  RecordVerified(alg, data.size(), *equal);
   return *equal;
 }
 
@@ -426,7 +432,7 @@ absl::StatusOr<bool> CryptoEngine::Verify(Algorithm alg, const KeyInput& key,
   if (!verifier.ok()) return verifier.status();
   absl::Status v = (*verifier)->Verify(signature, data);
   if (CountsAsVerified(v)) {
-    Record(alg, Operation::kVerify, data.size());
+    RecordVerified(alg, data.size(), v.ok());
     return v.ok();
   }
   return v;
@@ -514,6 +520,7 @@ absl::StatusOr<std::string> CryptoEngine::Decrypt(const SymmetricParams& p,
     pt = (*cipher)->Decrypt(nonce, ciphertext);
   }
   if (pt.ok()) Record(p.algorithm, Operation::kDecrypt, ciphertext.size());
+  RecordDecryptResult(observer_, p.algorithm, pt.status());
   return pt;
 }
 
@@ -571,6 +578,7 @@ absl::StatusOr<std::string> CryptoEngine::PublicKeyDecrypt(Algorithm alg, const 
   if (!dec.ok()) return NameInlineKey(ExplainPrivateKeyError(dec.status(), alg, key), key);
   absl::StatusOr<std::string> pt = (*dec)->Decrypt(ciphertext);
   if (pt.ok()) Record(alg, Operation::kDecrypt, ciphertext.size());
+  RecordDecryptResult(observer_, alg, pt.status());
   return pt;
 }
 
@@ -621,6 +629,7 @@ absl::StatusOr<std::string> CryptoEngine::HybridDecrypt(Algorithm alg, const Key
   if (!dec.ok()) return NameInlineKey(ExplainPrivateKeyError(dec.status(), alg, key), key);
   absl::StatusOr<std::string> pt = (*dec)->Decrypt(ciphertext, info);
   if (pt.ok()) Record(alg, Operation::kDecrypt, ciphertext.size());
+  RecordDecryptResult(observer_, alg, pt.status());
   return pt;
 }
 

@@ -46,12 +46,19 @@ enum class Operation { kHash, kMac, kSign, kVerify, kEncrypt, kDecrypt };
 inline constexpr int kNumOperations = 6;
 absl::string_view OperationName(Operation op);  // "hash", "mac", "sign", ...
 
-// EngineObserver receives the number of input bytes of each completed operation (the
-// metrics layer implements it). Must be thread-safe.
+// EngineObserver receives the number of input bytes of each completed operation, and
+// each decryption that failed authentication and each signature or MAC that did not
+// verify (the metrics layer implements it). Must be thread-safe.
 class EngineObserver {
  public:
   virtual ~EngineObserver() = default;
   virtual void OnBytesProcessed(Algorithm alg, Operation op, uint64_t bytes) = 0;
+  // OnDecryptFailure: Decrypt, PublicKeyDecrypt, HybridDecrypt or a decrypting stream
+  // returned InvalidArgument "decryption failed" (the one error of every authentication
+  // or padding failure); malformed requests are not counted.
+  virtual void OnDecryptFailure(Algorithm alg) { (void)alg; }
+  // OnVerifyFailure: Verify, a VerifyBatch item or VerifyHmac answered false.
+  virtual void OnVerifyFailure(Algorithm alg) { (void)alg; }
 };
 
 // KeyInput is a request's KeyRef: nothing, a keyring key_id, or inline key bytes. The
@@ -324,6 +331,8 @@ class CryptoEngine {
   absl::StatusOr<absl::string_view> PublicKey(Algorithm alg, const KeyInput& key) const;
   absl::StatusOr<const StoredKey*> KeyringEntry(Algorithm alg, absl::string_view key_id) const;
   void Record(Algorithm alg, Operation op, size_t bytes) const;
+  // RecordVerified records a verification that answered (bytes, and a false answer).
+  void RecordVerified(Algorithm alg, size_t bytes, bool valid) const;
   // The signer / verifier Sign / Verify use (options checked, key resolved, keyring
   // primitive or a freshly parsed / cached one).
   absl::StatusOr<std::shared_ptr<const PublicKeySign>> SignerFor(

@@ -135,7 +135,7 @@ std::vector<absl::StatusOr<bool>> CryptoEngine::VerifyBatch(
     }
     for (size_t j = 0; j < group.size(); ++j) {
       if (CountsAsVerified(res[j])) {
-        Record(first.algorithm, Operation::kVerify, inputs[j].data.size());
+        RecordVerified(first.algorithm, inputs[j].data.size(), res[j].ok());
         out[group[j]] = res[j].ok();
       } else {
         out[group[j]] = res[j];

@@ -51,6 +51,17 @@ inline bool CountsAsVerified(const absl::Status& v) {
   return v.ok() || v.code() == absl::StatusCode::kUnauthenticated;
 }
 
+// IsDecryptionFailure: the single error every authentication failure of a decryption is
+// reported with (InvalidArgument "decryption failed", smcrypt/primitives/aead.h).
+inline bool IsDecryptionFailure(const absl::Status& s) {
+  return s.code() == absl::StatusCode::kInvalidArgument && s.message() == "decryption failed";
+}
+
+// RecordDecryptResult tells `observer` (may be null) when `s` is a failed decryption.
+inline void RecordDecryptResult(EngineObserver* observer, Algorithm alg, const absl::Status& s) {
+  if (observer != nullptr && IsDecryptionFailure(s)) observer->OnDecryptFailure(alg);
+}
+
 template <typename T>
 std::shared_ptr<const T> FindPrimitive(
     const absl::flat_hash_map<std::string, std::shared_ptr<const T>>& map, Algorithm alg,

@@ -14,11 +14,13 @@ using engine_internal::ExplainPrivateKeyError;
 using engine_internal::NameInlineKey;
 using engine_internal::CheckSymmetricParams;
 using engine_internal::CheckHybridAlgorithm;
+using engine_internal::RecordDecryptResult;
 
 namespace {
 
 // CountingStreamEncryptor / CountingStreamDecryptor record the bytes a symmetric stream
-// processes (plaintext in, ciphertext in), as the unary Encrypt/Decrypt do.
+// processes (plaintext in, ciphertext in), and a failed decryption, as the unary
+// Encrypt/Decrypt do.
 class CountingStreamEncryptor final : public StreamEncryptor {
  public:
   CountingStreamEncryptor(std::unique_ptr<StreamEncryptor> inner, Algorithm alg,
@@ -51,9 +53,14 @@ class CountingStreamDecryptor final : public StreamDecryptor {
     if (out.ok() && observer_ != nullptr) {
       observer_->OnBytesProcessed(alg_, Operation::kDecrypt, ciphertext.size());
     }
+    RecordDecryptResult(observer_, alg_, out.status());
     return out;
   }
-  absl::StatusOr<StreamChunk> Finish() override { return inner_->Finish(); }
+  absl::StatusOr<StreamChunk> Finish() override {
+    absl::StatusOr<StreamChunk> out = inner_->Finish();
+    RecordDecryptResult(observer_, alg_, out.status());
+    return out;
+  }
 
  private:
   std::unique_ptr<StreamDecryptor> inner_;
@@ -79,7 +86,8 @@ class CountingHashStream final : public HashStream {
 };
 
 // CountingHybridStreamEncryptor / CountingHybridStreamDecryptor record the bytes a
-// hybrid stream processes (plaintext sealed; ct ‖ tag of each chunk opened).
+// hybrid stream processes (plaintext sealed; ct ‖ tag of each chunk opened), and a
+// failed decryption.
 class CountingHybridStreamEncryptor final : public HybridStreamEncryptor {
  public:
   CountingHybridStreamEncryptor(std::unique_ptr<HpkeStreamEncryptor> inner, Algorithm alg,
@@ -113,9 +121,14 @@ class CountingHybridStreamDecryptor final : public HybridStreamDecryptor {
     if (observer_ != nullptr && opened > 0) {
       observer_->OnBytesProcessed(alg_, Operation::kDecrypt, opened);
     }
+    RecordDecryptResult(observer_, alg_, out.status());
     return out;
   }
-  absl::Status Finish() override { return inner_->Finish(); }
+  absl::Status Finish() override {
+    absl::Status s = inner_->Finish();
+    RecordDecryptResult(observer_, alg_, s);
+    return s;
+  }
 
  private:
   std::unique_ptr<HpkeStreamDecryptor> inner_;

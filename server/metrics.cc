@@ -14,6 +14,10 @@
 #include "prometheus/collectable.h"
 #include "prometheus/metric_family.h"
 
+#ifndef SMCRYPT_VERSION
+#error "SMCRYPT_VERSION is defined by server/CMakeLists.txt"
+#endif
+
 namespace smcrypt::server {
 namespace {
 
@@ -64,6 +68,24 @@ std::vector<Operation> OperationsOf(Algorithm alg) {
   }
   if (IsSignatureAlgorithm(alg)) return {Operation::kSign, Operation::kVerify};
   return {Operation::kEncrypt, Operation::kDecrypt};
+}
+
+bool Performs(Algorithm alg, Operation op) {
+  for (Operation o : OperationsOf(alg)) {
+    if (o == op) return true;
+  }
+  return false;
+}
+
+// CompilerName is the compiler that built smcryptd, e.g. "gcc 12.2.0", "clang 14.0.6".
+std::string CompilerName() {
+#if defined(__clang__)
+  return absl::StrCat("clang ", __clang_major__, ".", __clang_minor__, ".", __clang_patchlevel__);
+#elif defined(__GNUC__)
+  return absl::StrCat("gcc ", __GNUC__, ".", __GNUC_MINOR__, ".", __GNUC_PATCHLEVEL__);
+#else
+  return "unknown";
+#endif
 }
 
 size_t AlgorithmIndex(Algorithm alg) {
@@ -117,8 +139,19 @@ class MetricsInterceptor final : public grpc::experimental::Interceptor {
   }
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
-    if (methods->QueryInterceptionHookPoint(
-            grpc::experimental::InterceptionHookPoints::PRE_SEND_STATUS)) {
+    using grpc::experimental::InterceptionHookPoints;
+    // A message received: the read succeeded (a failed read, the end of a client stream,
+    // has no message). A message sent: handed to the transport.
+    if (method_ != nullptr &&
+        methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_MESSAGE) &&
+        methods->GetRecvMessage() != nullptr) {
+      method_->msg_received->Increment();
+    }
+    if (method_ != nullptr &&
+        methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_MESSAGE)) {
+      method_->msg_sent->Increment();
+    }
+    if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
       Record(methods->GetSendStatus().error_code());
     }
     methods->Proceed();
@@ -202,6 +235,14 @@ std::unique_ptr<Metrics> Metrics::New() {
                       .Help("Histogram of response latency (seconds) of gRPC that had been "
                             "application-level handled by the server.")
                       .Register(r);
+  auto& msg_received = prometheus::BuildCounter()
+                           .Name("grpc_server_msg_received_total")
+                           .Help("Total number of RPC stream messages received on the server.")
+                           .Register(r);
+  auto& msg_sent = prometheus::BuildCounter()
+                       .Name("grpc_server_msg_sent_total")
+                       .Help("Total number of gRPC stream messages sent by the server.")
+                       .Register(r);
   // 10 µs to 10 s.
   const prometheus::Histogram::BucketBoundaries buckets = {
       1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3,
@@ -213,6 +254,8 @@ std::unique_ptr<Metrics> Metrics::New() {
                                        {"grpc_type", std::string(d.type)}};
     mm.started = &started.Add(labels);
     mm.seconds = &seconds.Add(labels, buckets);
+    mm.msg_received = &msg_received.Add(labels);
+    mm.msg_sent = &msg_sent.Add(labels);
     for (int c = 0; c < kNumGrpcCodes; ++c) {
       prometheus::Labels with_code = labels;
       with_code["grpc_code"] = std::string(GrpcCodeName(static_cast<grpc::StatusCode>(c)));
@@ -235,6 +278,47 @@ std::unique_ptr<Metrics> Metrics::New() {
                       {"operation", std::string(OperationName(op))}});
     }
   }
+  auto& decrypt_failures =
+      prometheus::BuildCounter()
+          .Name("smcrypt_decrypt_failures_total")
+          .Help("Decryptions that failed authentication (\"decryption failed\": wrong key, "
+                "tampered or truncated ciphertext, bad padding), by algorithm.")
+          .Register(r);
+  auto& verify_failures = prometheus::BuildCounter()
+                              .Name("smcrypt_verify_failures_total")
+                              .Help("Signatures and MACs that did not verify, by algorithm.")
+                              .Register(r);
+  m->decrypt_failures_.assign(all.size(), nullptr);
+  m->verify_failures_.assign(all.size(), nullptr);
+  for (size_t i = 0; i < all.size(); ++i) {
+    const prometheus::Labels labels = {{"algorithm", std::string(AlgorithmName(all[i]))}};
+    if (Performs(all[i], Operation::kDecrypt)) {
+      m->decrypt_failures_[i] = &decrypt_failures.Add(labels);
+    }
+    if (Performs(all[i], Operation::kVerify) || Performs(all[i], Operation::kMac)) {
+      m->verify_failures_[i] = &verify_failures.Add(labels);
+    }
+  }
+  auto& keyring_reloads = prometheus::BuildCounter()
+                              .Name("smcrypt_keyring_reloads_total")
+                              .Help("Reloads of the keyring (--keys_dir), by result.")
+                              .Register(r);
+  m->keyring_reloads_ok_ = &keyring_reloads.Add({{"result", "success"}});
+  m->keyring_reloads_failed_ = &keyring_reloads.Add({{"result", "failure"}});
+  auto& tls_reloads = prometheus::BuildCounter()
+                          .Name("smcrypt_tls_certificate_reloads_total")
+                          .Help("Reloads of the TLS certificate and key, by result.")
+                          .Register(r);
+  m->tls_reloads_ok_ = &tls_reloads.Add({{"result", "success"}});
+  m->tls_reloads_failed_ = &tls_reloads.Add({{"result", "failure"}});
+  prometheus::BuildGauge()
+      .Name("smcrypt_build_info")
+      .Help("The smcryptd build (value 1): version, compiler, and the CPU it runs on.")
+      .Register(r)
+      .Add({{"version", SMCRYPT_VERSION},
+            {"compiler", CompilerName()},
+            {"cpu", FormatCpuIdentity(GetCpuIdentity())}})
+      .Set(1);
   auto& batch_size = prometheus::BuildHistogram()
                          .Name("smcrypt_batch_size")
                          .Help("Unary calls run together in one batch (dynamic batching).")
@@ -315,6 +399,20 @@ void Metrics::OnBytesProcessed(Algorithm alg, Operation op, uint64_t n) {
   if (i >= bytes_.size()) return;
   prometheus::Counter* c = bytes_[i][static_cast<int>(op)];
   if (c != nullptr) c->Increment(static_cast<double>(n));
+}
+
+void Metrics::OnDecryptFailure(Algorithm alg) {
+  const size_t i = AlgorithmIndex(alg);
+  if (i < decrypt_failures_.size() && decrypt_failures_[i] != nullptr) {
+    decrypt_failures_[i]->Increment();
+  }
+}
+
+void Metrics::OnVerifyFailure(Algorithm alg) {
+  const size_t i = AlgorithmIndex(alg);
+  if (i < verify_failures_.size() && verify_failures_[i] != nullptr) {
+    verify_failures_[i]->Increment();
+  }
 }
 
 void Metrics::SetKernels(const std::vector<KernelChoice>& kernels) {

@@ -8,7 +8,14 @@
 //   grpc_server_started_total{grpc_service,grpc_method,grpc_type}
 //   grpc_server_handled_total{grpc_service,grpc_method,grpc_type,grpc_code}
 //   grpc_server_handling_seconds{grpc_service,grpc_method,grpc_type}   10 µs … 10 s
+//   grpc_server_msg_received_total{grpc_service,grpc_method,grpc_type}
+//   grpc_server_msg_sent_total{grpc_service,grpc_method,grpc_type}
 //   smcrypt_bytes_processed_total{algorithm,operation}
+//   smcrypt_decrypt_failures_total{algorithm}                         "decryption failed"
+//   smcrypt_verify_failures_total{algorithm}                          signature/MAC false
+//   smcrypt_keyring_reloads_total{result}                             success, failure
+//   smcrypt_tls_certificate_reloads_total{result}                     success, failure
+//   smcrypt_build_info{version,compiler,cpu}                          1
 //   smcrypt_kernel_info{algorithm,kernel}                              1
 //   smcrypt_selftest_ok                                               1 or 0
 //   smcrypt_inflight_requests
@@ -19,7 +26,8 @@
 //   process_cpu_seconds_total, process_resident_memory_bytes           from /proc/self
 //
 // The grpc_server_* metrics are recorded in one place, the server interceptor made by
-// NewMetricsInterceptorFactory; smcrypt_bytes_processed_total by the engine observer.
+// NewMetricsInterceptorFactory; smcrypt_bytes_processed_total and the decrypt/verify
+// failures by the engine observer.
 // Thread-safe.
 #ifndef SMCRYPT_SERVER_METRICS_H_
 #define SMCRYPT_SERVER_METRICS_H_
@@ -54,6 +62,8 @@ class Metrics final : public EngineObserver, public BatchObserver {
     prometheus::Counter* started = nullptr;
     std::array<prometheus::Counter*, kNumGrpcCodes> handled{};
     prometheus::Histogram* seconds = nullptr;
+    prometheus::Counter* msg_received = nullptr;
+    prometheus::Counter* msg_sent = nullptr;
   };
 
   // New creates the registry and all children; no HTTP listener.
@@ -69,6 +79,16 @@ class Metrics final : public EngineObserver, public BatchObserver {
   const MethodMetrics* ForMethod(absl::string_view full_method) const;
 
   void OnBytesProcessed(Algorithm alg, Operation op, uint64_t bytes) override;
+  void OnDecryptFailure(Algorithm alg) override;
+  void OnVerifyFailure(Algorithm alg) override;
+  // OnKeyringReload / OnTlsCertificateReload count one reload of the keyring or of the
+  // TLS certificate and key, by result.
+  void OnKeyringReload(bool ok) {
+    (ok ? keyring_reloads_ok_ : keyring_reloads_failed_)->Increment();
+  }
+  void OnTlsCertificateReload(bool ok) {
+    (ok ? tls_reloads_ok_ : tls_reloads_failed_)->Increment();
+  }
   void OnBatch(BatchedOperation op, size_t size, absl::Span<const double> queued_seconds) override;
   void SetSelfTestOk(bool ok) { selftest_ok_->Set(ok ? 1 : 0); }
   void SetKernels(const std::vector<KernelChoice>& kernels);
@@ -94,6 +114,14 @@ class Metrics final : public EngineObserver, public BatchObserver {
   absl::flat_hash_map<std::string, MethodMetrics> methods_;
   // bytes_[algorithm index][operation]: null where the pair does not exist.
   std::vector<std::array<prometheus::Counter*, kNumOperations>> bytes_;
+  // decrypt_failures_ / verify_failures_[algorithm index]: null where the algorithm does
+  // not decrypt / verify.
+  std::vector<prometheus::Counter*> decrypt_failures_;
+  std::vector<prometheus::Counter*> verify_failures_;
+  prometheus::Counter* keyring_reloads_ok_ = nullptr;
+  prometheus::Counter* keyring_reloads_failed_ = nullptr;
+  prometheus::Counter* tls_reloads_ok_ = nullptr;
+  prometheus::Counter* tls_reloads_failed_ = nullptr;
   prometheus::Family<prometheus::Gauge>* kernel_family_ = nullptr;
   prometheus::Gauge* selftest_ok_ = nullptr;
   prometheus::Gauge* inflight_ = nullptr;

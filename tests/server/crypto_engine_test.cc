@@ -969,6 +969,108 @@ TEST_F(EngineTest, AeadStreamSegmentsMatchOpenSsl) {
 }
 
 
+// ---- Failed decryptions and verifications ------------------------------------------------
+
+// FailureObserver counts OnDecryptFailure / OnVerifyFailure per algorithm.
+class FailureObserver : public EngineObserver {
+ public:
+  void OnBytesProcessed(Algorithm, Operation, uint64_t) override {}
+  void OnDecryptFailure(Algorithm alg) override { decrypt.push_back(alg); }
+  void OnVerifyFailure(Algorithm alg) override { verify.push_back(alg); }
+  std::vector<Algorithm> decrypt, verify;
+};
+
+// A tampered AEAD tag, a tampered SM2 ciphertext, a hybrid ciphertext opened with other
+// info and a cut-short decrypting stream are decrypt failures; a wrong signature (unary
+// and batched) and a wrong HMAC are verify failures; malformed requests are neither.
+TEST_F(EngineTest, ObserverSeesFailedDecryptionsAndVerifications) {
+  FailureObserver seen;
+  CryptoEngine e(keys_.get(), EngineOptions{}, &seen);
+  SymmetricParams p;
+  p.algorithm = Algorithm::kSm4Gcm;
+  p.key = KeyInput::Id("sm4");
+  absl::StatusOr<SymmetricCiphertext> ct = e.Encrypt(p, "attack at dawn");
+  ASSERT_THAT(ct, IsOk());
+  p.nonce = ct->nonce;
+  ASSERT_THAT(e.Decrypt(p, ct->ciphertext, ct->tag), IsOk());
+  std::string bad_tag = ct->tag;
+  bad_tag[0] ^= 1;
+  EXPECT_THAT(e.Decrypt(p, ct->ciphertext, bad_tag),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("decryption failed")));
+  EXPECT_THAT(e.Decrypt(p, ct->ciphertext, ""), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_EQ(seen.decrypt, std::vector<Algorithm>{Algorithm::kSm4Gcm});
+
+  absl::StatusOr<std::string> sm2_ct =
+      e.PublicKeyEncrypt(Algorithm::kSm2, KeyInput::Id("sm2"), "hello", Sm2CiphertextFormat{});
+  ASSERT_THAT(sm2_ct, IsOk());
+  std::string tampered = *sm2_ct;
+  tampered[tampered.size() - 1] ^= 1;
+  EXPECT_THAT(e.PublicKeyDecrypt(Algorithm::kSm2, KeyInput::Id("sm2"), tampered,
+                                 Sm2CiphertextFormat{}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("decryption failed")));
+  absl::StatusOr<std::string> hct =
+      e.HybridEncrypt(Algorithm::kHpkeSm2Sm3Sm4Gcm, KeyInput::Id("sm2"), "x", "info");
+  ASSERT_THAT(hct, IsOk());
+  EXPECT_THAT(e.HybridDecrypt(Algorithm::kHpkeSm2Sm3Sm4Gcm, KeyInput::Id("sm2"), *hct, "other"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("decryption failed")));
+  EXPECT_THAT(e.HybridDecrypt(Algorithm::kHpkeSm2Sm3Sm4Gcm, KeyInput::Id("nope"), *hct, "info"),
+              StatusIs(absl::StatusCode::kNotFound));
+
+  // A stream cut short (its final segment dropped) fails once, at Update or Finish.
+  SymmetricParams sp;
+  sp.algorithm = Algorithm::kSm4Gcm;
+  sp.key = KeyInput::Id("sm4");
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<StreamEncryptor> enc, e.NewStreamEncryptor(sp));
+  const std::string nonce(enc->nonce());
+  ASSERT_OK_AND_ASSIGN(std::optional<StreamChunk> none, enc->Update("first"));
+  ASSERT_OK_AND_ASSIGN(std::optional<StreamChunk> first, enc->Update("second"));
+  EXPECT_FALSE(none.has_value());
+  ASSERT_TRUE(first.has_value());
+  sp.nonce = nonce;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<StreamDecryptor> dec, e.NewStreamDecryptor(sp));
+  absl::StatusOr<std::optional<StreamChunk>> opened = dec->Update(first->data, first->tag);
+  absl::Status cut = opened.ok() ? dec->Finish().status() : opened.status();
+  EXPECT_THAT(cut, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("decryption failed")));
+  EXPECT_EQ(seen.decrypt, (std::vector<Algorithm>{Algorithm::kSm4Gcm, Algorithm::kSm2,
+                                                  Algorithm::kHpkeSm2Sm3Sm4Gcm,
+                                                  Algorithm::kSm4Gcm}));
+
+  absl::StatusOr<std::string> sig =
+      e.Sign(Algorithm::kSm2, KeyInput::Id("sm2"), "message", SignatureOptions{}, false);
+  ASSERT_THAT(sig, IsOk());
+  EXPECT_THAT(e.Verify(Algorithm::kSm2, KeyInput::Id("sm2pub"), "message", *sig,
+                       SignatureOptions{}, false),
+              IsOkAndHolds(true));
+  EXPECT_THAT(e.Verify(Algorithm::kSm2, KeyInput::Id("sm2pub"), "other", *sig,
+                       SignatureOptions{}, false),
+              IsOkAndHolds(false));
+  std::vector<VerifyItem> items(3);
+  for (VerifyItem& it : items) {
+    it.algorithm = Algorithm::kSm2;
+    it.key = KeyInput::Id("sm2pub");
+    it.data = "message";
+    it.signature = *sig;
+  }
+  items[1].data = "other";
+  items[2].key = KeyInput::Id("nope");
+  std::vector<absl::StatusOr<bool>> batch = e.VerifyBatch(items);
+  ASSERT_EQ(batch.size(), 3u);
+  EXPECT_THAT(batch[0], IsOkAndHolds(true));
+  EXPECT_THAT(batch[1], IsOkAndHolds(false));
+  EXPECT_THAT(batch[2], StatusIs(absl::StatusCode::kNotFound));
+  const std::string key(32, 'k');
+  absl::StatusOr<std::string> mac = e.Hmac(Algorithm::kHmacSm3, KeyInput::Inline(key), "data");
+  ASSERT_THAT(mac, IsOk());
+  EXPECT_THAT(e.VerifyHmac(Algorithm::kHmacSm3, KeyInput::Inline(key), "data", *mac),
+              IsOkAndHolds(true));
+  EXPECT_THAT(e.VerifyHmac(Algorithm::kHmacSm3, KeyInput::Inline(key), "datum", *mac),
+              IsOkAndHolds(false));
+  EXPECT_THAT(e.VerifyHmac(Algorithm::kHmacSm3, KeyInput::Inline(key), "data", "short"),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_EQ(seen.verify, (std::vector<Algorithm>{Algorithm::kSm2, Algorithm::kSm2,
+                                                 Algorithm::kHmacSm3}));
+}
+
 // ---- Hybrid encryption -------------------------------------------------------------------
 
 class CountingObserver : public EngineObserver {

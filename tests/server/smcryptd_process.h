@@ -2,8 +2,9 @@
 //
 // Smcryptd starts SMCRYPTD_PATH (a compile definition of the including test) with
 // --listen=127.0.0.1:0 and --metrics_listen=127.0.0.1:0, learns the chosen ports from its
-// log (which it keeps for inspection), and kills the process when destroyed. HttpGet and
-// MetricValue read /metrics with a plain socket.
+// log (which it keeps for inspection), and kills the process when destroyed. HttpGet
+// reads /metrics with a plain socket; MetricValue (tests/testing/metric_value.h) reads a
+// sample out of it.
 #ifndef SMCRYPT_TESTS_SERVER_SMCRYPTD_PROCESS_H_
 #define SMCRYPT_TESTS_SERVER_SMCRYPTD_PROCESS_H_
 
@@ -26,6 +27,7 @@
 #include "absl/synchronization/mutex.h"
 #include "grpcpp/grpcpp.h"
 #include "smcrypt/v1/crypto.grpc.pb.h"
+#include "tests/testing/metric_value.h"
 
 namespace smcrypt::testing {
 
@@ -181,14 +183,6 @@ inline std::string HttpGet(int port, const std::string& path) {
   while ((n = read(fd, buf, sizeof(buf))) > 0) out.append(buf, n);
   close(fd);
   return out;
-}
-
-// MetricValue returns the value of the sample whose line starts with `series`
-// ("name{labels}") — labels in the order prometheus-cpp prints them (sorted) — or -1.
-inline double MetricValue(const std::string& text, const std::string& series) {
-  size_t pos = text.find("\n" + series + " ");
-  if (pos == std::string::npos) return -1;
-  return std::strtod(text.c_str() + pos + series.size() + 2, nullptr);
 }
 
 }  // namespace smcrypt::testing

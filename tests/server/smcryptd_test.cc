@@ -1027,6 +1027,104 @@ TEST_F(SmcryptdTest, MetricsCountWithLabels) {
   EXPECT_NE(after.find("smcrypt_inflight_requests "), std::string::npos);
 }
 
+// Messages by method and type (a unary call: one in, one out when it succeeds; a client
+// stream: every Write in, one out), failed decryptions and verifications by algorithm,
+// the reload counters at zero with both results, and the build info.
+TEST_F(SmcryptdTest, MetricsCountMessagesFailuresAndBuild) {
+  auto msgs = [](absl::string_view dir, absl::string_view method, absl::string_view type) {
+    return absl::StrCat("grpc_server_msg_", dir, "_total{grpc_method=\"", method,
+                        "\",grpc_service=\"smcrypt.v1.CryptoService\",grpc_type=\"", type, "\"}");
+  };
+  const std::vector<std::string> series = {
+      msgs("received", "Hash", "unary"),
+      msgs("sent", "Hash", "unary"),
+      msgs("received", "HashStream", "client_stream"),
+      msgs("sent", "HashStream", "client_stream"),
+      msgs("received", "Decrypt", "unary"),
+      msgs("sent", "Decrypt", "unary"),
+      "smcrypt_decrypt_failures_total{algorithm=\"AES-128-GCM\"}",
+      "smcrypt_verify_failures_total{algorithm=\"SM2\"}",
+      "smcrypt_decrypt_failures_total{algorithm=\"SM4-GCM\"}",
+  };
+  auto values = [&] {
+    const std::string text = HttpGet(server_->metrics_port(), "/metrics");
+    std::vector<double> v;
+    for (const std::string& s : series) v.push_back(MetricValue(text, s));
+    return v;
+  };
+  const std::vector<double> before = values();
+  for (size_t i = 0; i < series.size(); ++i) ASSERT_GE(before[i], 0) << series[i];
+  {
+    grpc::ClientContext ctx;
+    v1::HashRequest req;
+    req.set_algorithm(v1::SM3);
+    req.set_data("abc");
+    v1::HashResponse resp;
+    ASSERT_TRUE(stub_->Hash(&ctx, req, &resp).ok());
+  }
+  {
+    grpc::ClientContext ctx;
+    v1::HashStreamResponse resp;
+    auto writer = stub_->HashStream(&ctx, &resp);
+    for (int i = 0; i < 3; ++i) {
+      v1::HashStreamRequest req;
+      if (i == 0) req.set_algorithm(v1::SM3);
+      req.set_data("chunk");
+      ASSERT_TRUE(writer->Write(req));
+    }
+    writer->WritesDone();
+    ASSERT_TRUE(writer->Finish().ok());
+  }
+  {
+    grpc::ClientContext ctx;
+    v1::DecryptRequest req;
+    req.set_algorithm(v1::AES_128_GCM);
+    *req.mutable_key() = KeyId("aes");
+    req.set_nonce(std::string(12, 'n'));
+    req.set_ciphertext("not what was sealed");
+    req.set_tag(std::string(16, 't'));
+    v1::DecryptResponse resp;
+    grpc::Status s = stub_->Decrypt(&ctx, req, &resp);
+    ASSERT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    ASSERT_EQ(s.error_message(), "decryption failed");
+  }
+  {
+    grpc::ClientContext sctx;
+    v1::SignRequest sreq;
+    sreq.set_algorithm(v1::SM2);
+    *sreq.mutable_key() = KeyId("sm2");
+    sreq.set_data("signed");
+    v1::SignResponse sig;
+    ASSERT_TRUE(stub_->Sign(&sctx, sreq, &sig).ok());
+    grpc::ClientContext vctx;
+    v1::VerifyRequest vreq;
+    vreq.set_algorithm(v1::SM2);
+    *vreq.mutable_key() = KeyId("sm2");
+    vreq.set_data("not signed");
+    vreq.set_signature(sig.signature());
+    v1::VerifyResponse vresp;
+    ASSERT_TRUE(stub_->Verify(&vctx, vreq, &vresp).ok());
+    ASSERT_FALSE(vresp.valid());
+  }
+  const std::vector<double> after = values();
+  const std::vector<double> delta = {1, 1, 3, 1, 1, 0, 1, 1, 0};
+  for (size_t i = 0; i < series.size(); ++i) {
+    EXPECT_EQ(after[i] - before[i], delta[i]) << series[i];
+  }
+  const std::string text = HttpGet(server_->metrics_port(), "/metrics");
+  for (absl::string_view family :
+       {"smcrypt_keyring_reloads_total", "smcrypt_tls_certificate_reloads_total"}) {
+    for (absl::string_view result : {"success", "failure"}) {
+      EXPECT_EQ(MetricValue(text, absl::StrCat(family, "{result=\"", result, "\"}")), 0)
+          << family << " " << result;
+    }
+  }
+  EXPECT_TRUE(std::regex_search(
+      text, std::regex("\nsmcrypt_build_info\\{compiler=\"(gcc|clang) [0-9.]+\",cpu=\"[^\"]+\","
+                       "version=\"[0-9]+\\.[0-9]+\\.[0-9]+\"\\} 1\n")))
+      << text.substr(0, 2000);
+}
+
 TEST_F(SmcryptdTest, HealthServing) {
   auto health = grpc::health::v1::Health::NewStub(
       grpc::CreateChannel(server_->target(), grpc::InsecureChannelCredentials()));

@@ -1,0 +1,116 @@
+// metrics_test.cc — server/metrics.h without a server: the series smcryptd's /metrics
+// shows before any traffic and how the observer methods move them, read from the text
+// exposition of the registry (what the exposer serves).
+#include "server/metrics.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "prometheus/text_serializer.h"
+#include "smcrypt/cpu.h"
+#include "tests/testing/metric_value.h"
+
+namespace smcrypt::server {
+namespace {
+
+using ::smcrypt::testing::MetricValue;
+
+std::string Scrape(Metrics& m) {
+  // The leading newline lets MetricValue find the first sample too.
+  return "\n" + prometheus::TextSerializer().Serialize(m.registry()->Collect());
+}
+
+std::string Reloads(absl::string_view family, absl::string_view result) {
+  return absl::StrCat(family, "{result=\"", result, "\"}");
+}
+
+TEST(MetricsTest, ReloadCountersShowBothResultsAtZeroAndCountByResult) {
+  std::unique_ptr<Metrics> m = Metrics::New();
+  for (absl::string_view family :
+       {"smcrypt_keyring_reloads_total", "smcrypt_tls_certificate_reloads_total"}) {
+    EXPECT_EQ(MetricValue(Scrape(*m), Reloads(family, "success")), 0) << family;
+    EXPECT_EQ(MetricValue(Scrape(*m), Reloads(family, "failure")), 0) << family;
+  }
+  m->OnKeyringReload(true);
+  m->OnKeyringReload(true);
+  m->OnKeyringReload(false);
+  m->OnTlsCertificateReload(false);
+  const std::string text = Scrape(*m);
+  EXPECT_EQ(MetricValue(text, Reloads("smcrypt_keyring_reloads_total", "success")), 2);
+  EXPECT_EQ(MetricValue(text, Reloads("smcrypt_keyring_reloads_total", "failure")), 1);
+  EXPECT_EQ(MetricValue(text, Reloads("smcrypt_tls_certificate_reloads_total", "success")), 0);
+  EXPECT_EQ(MetricValue(text, Reloads("smcrypt_tls_certificate_reloads_total", "failure")), 1);
+  m->OnTlsCertificateReload(true);
+  EXPECT_EQ(
+      MetricValue(Scrape(*m), Reloads("smcrypt_tls_certificate_reloads_total", "success")), 1);
+}
+
+TEST(MetricsTest, FailuresCountPerAlgorithm) {
+  std::unique_ptr<Metrics> m = Metrics::New();
+  const std::string gcm = "smcrypt_decrypt_failures_total{algorithm=\"SM4-GCM\"}";
+  const std::string sm2_dec = "smcrypt_decrypt_failures_total{algorithm=\"SM2\"}";
+  const std::string hpke = "smcrypt_decrypt_failures_total{algorithm=\"HPKE-SM2-SM3-SM4GCM\"}";
+  const std::string sm2_ver = "smcrypt_verify_failures_total{algorithm=\"SM2\"}";
+  const std::string hmac = "smcrypt_verify_failures_total{algorithm=\"HMAC-SM3\"}";
+  const std::string before = Scrape(*m);
+  for (const std::string& s : {gcm, sm2_dec, hpke, sm2_ver, hmac}) {
+    EXPECT_EQ(MetricValue(before, s), 0) << s;
+  }
+  // Only algorithms that decrypt / verify have a series.
+  EXPECT_EQ(MetricValue(before, "smcrypt_decrypt_failures_total{algorithm=\"SM3\"}"), -1);
+  EXPECT_EQ(MetricValue(before, "smcrypt_verify_failures_total{algorithm=\"SM4-GCM\"}"), -1);
+  EXPECT_EQ(MetricValue(before, "smcrypt_verify_failures_total{algorithm=\"ECDSA-P256\"}"), 0);
+  m->OnDecryptFailure(Algorithm::kSm4Gcm);
+  m->OnDecryptFailure(Algorithm::kSm4Gcm);
+  m->OnDecryptFailure(Algorithm::kHpkeSm2Sm3Sm4Gcm);
+  m->OnVerifyFailure(Algorithm::kSm2);
+  m->OnVerifyFailure(Algorithm::kHmacSm3);
+  m->OnVerifyFailure(Algorithm::kSm3);  // no series: ignored
+  const std::string after = Scrape(*m);
+  EXPECT_EQ(MetricValue(after, gcm), 2);
+  EXPECT_EQ(MetricValue(after, sm2_dec), 0);
+  EXPECT_EQ(MetricValue(after, hpke), 1);
+  EXPECT_EQ(MetricValue(after, sm2_ver), 1);
+  EXPECT_EQ(MetricValue(after, hmac), 1);
+  EXPECT_EQ(MetricValue(after, "smcrypt_verify_failures_total{algorithm=\"SM3\"}"), -1);
+}
+
+TEST(MetricsTest, BuildInfoNamesVersionCompilerAndCpu) {
+  std::unique_ptr<Metrics> m = Metrics::New();
+#if defined(__clang__)
+  const std::string compiler = absl::StrCat("clang ", __clang_major__, ".", __clang_minor__, ".",
+                                            __clang_patchlevel__);
+#else
+  const std::string compiler =
+      absl::StrCat("gcc ", __GNUC__, ".", __GNUC_MINOR__, ".", __GNUC_PATCHLEVEL__);
+#endif
+  EXPECT_EQ(MetricValue(Scrape(*m),
+                        absl::StrCat("smcrypt_build_info{compiler=\"", compiler, "\",cpu=\"",
+                                     FormatCpuIdentity(GetCpuIdentity()), "\",version=\"",
+                                     SMCRYPT_TEST_VERSION, "\"}")),
+            1)
+      << Scrape(*m).substr(0, 2000);
+}
+
+TEST(MetricsTest, MessageCountersExistForEveryMethodAtZero) {
+  std::unique_ptr<Metrics> m = Metrics::New();
+  const std::string text = Scrape(*m);
+  for (absl::string_view name : {"grpc_server_msg_received_total", "grpc_server_msg_sent_total"}) {
+    EXPECT_EQ(MetricValue(text, absl::StrCat(name,
+                                             "{grpc_method=\"DecryptStream\",grpc_service=\"smcrypt."
+                                             "v1.CryptoService\",grpc_type=\"bidi_stream\"}")),
+              0);
+    EXPECT_EQ(MetricValue(text, absl::StrCat(name,
+                                             "{grpc_method=\"Watch\",grpc_service=\"grpc.health."
+                                             "v1.Health\",grpc_type=\"server_stream\"}")),
+              0);
+  }
+  const Metrics::MethodMetrics* hash = m->ForMethod("/smcrypt.v1.CryptoService/Hash");
+  ASSERT_NE(hash, nullptr);
+  ASSERT_NE(hash->msg_received, nullptr);
+  ASSERT_NE(hash->msg_sent, nullptr);
+}
+
+}  // namespace
+}  // namespace smcrypt::server
