@@ -397,6 +397,10 @@ class MonitoringTest(unittest.TestCase):
 
     def test_live_server_exports_the_core_metrics(self):
         for name in ("grpc_server_handled_total", "grpc_server_handling_seconds_bucket",
+                     "grpc_server_msg_received_total", "grpc_server_msg_sent_total",
+                     "smcrypt_decrypt_failures_total", "smcrypt_verify_failures_total",
+                     "smcrypt_keyring_reloads_total", "smcrypt_tls_certificate_reloads_total",
+                     "smcrypt_build_info",
                      "smcrypt_bytes_processed_total", "smcrypt_kernel_info",
                      "smcrypt_selftest_ok", "process_cpu_seconds_total",
                      "process_resident_memory_bytes"):
@@ -420,10 +424,12 @@ class MonitoringTest(unittest.TestCase):
                 for label in labels:
                     self.assertIn(label, self.labels | TARGET_LABELS, f"{where}: label {label}")
 
-    def test_alerts_cover_errors_latency_selftest_restarts(self):
+    def test_alerts_cover_errors_latency_selftest_restarts_failures_reloads(self):
         names = {w for w, _ in self.exprs if w.startswith("alert ")}
         for a in ("SmcryptdErrorRatioHigh", "SmcryptdLatencyP99High", "SmcryptdSelfTestFailed",
-                  "SmcryptdPodRestarting"):
+                  "SmcryptdPodRestarting", "SmcryptdDecryptFailuresHigh",
+                  "SmcryptdVerifyFailuresHigh", "SmcryptdKeyringReloadFailing",
+                  "SmcryptdTlsCertificateReloadFailing"):
             self.assertIn("alert " + a, names)
 
 
