@@ -10,8 +10,8 @@
 #         without the *_mask_* reruns of whole suites under CPU-feature masks (every
 #         suite already runs each back end this CPU has; the Release stage runs the masks)
 #   tsan  clang TSan of the core and the engine (no gRPC: Debian's is not instrumented):
-#         the multi-threaded tests (engine, its caches, worker pool, batch queues, shared
-#         core and OpenSSL primitives); the rest of the unit suites are single-threaded
+#         the multi-threaded tests (engine, its caches, keyring swaps, worker pool, batch
+#         queues, shared core and OpenSSL primitives); the rest of the unit suites are single-threaded
 # SMCRYPT_CI_SANITIZERS=0 skips both (quick local runs); CI runs them. Each stage prints
 # its wall time. ASAN_BUILD_DIR / TSAN_BUILD_DIR choose the folders.
 set -euo pipefail
