@@ -139,33 +139,36 @@ KeyringDiff DiffKeyrings(const KeyStore& previous, const KeyStore& next) {
 
 // ---- KeyringReloader -------------------------------------------------------------------
 
-KeyringReloader::KeyringReloader(std::string dir, KeyStoreOptions options,
-                                 CryptoEngine* engine, ReloadObserver* observer)
-    : dir_(std::move(dir)), options_(options), engine_(engine), observer_(observer) {
-  absl::MutexLock lock(&mu_);
-  fingerprint_ = Fingerprint();
-}
-
-std::string KeyringReloader::Fingerprint() const {
-  std::vector<std::string> paths = {dir_};
+std::string KeyringFingerprint(const std::string& dir) {
+  std::vector<std::string> paths;
   std::error_code ec;
-  for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (name.empty() || name[0] == '.') continue;  // as LoadFromDirectory
     paths.push_back(it->path().string());
   }
-  std::sort(paths.begin() + 1, paths.end());
+  std::sort(paths.begin(), paths.end());
+  paths.insert(paths.begin(), dir);
   return FileFingerprint(paths);
+}
+
+KeyringReloader::KeyringReloader(std::string dir, KeyStoreOptions options,
+                                 CryptoEngine* engine, ReloadObserver* observer,
+                                 std::string loaded_fingerprint)
+    : dir_(std::move(dir)), options_(options), engine_(engine), observer_(observer) {
+  absl::MutexLock lock(&mu_);
+  fingerprint_ =
+      loaded_fingerprint.empty() ? KeyringFingerprint(dir_) : std::move(loaded_fingerprint);
 }
 
 absl::Status KeyringReloader::Reload() {
   absl::MutexLock lock(&mu_);
-  return ReloadLocked(Fingerprint());
+  return ReloadLocked(KeyringFingerprint(dir_));
 }
 
 bool KeyringReloader::ReloadIfChanged() {
   absl::MutexLock lock(&mu_);
-  std::string now = Fingerprint();
+  std::string now = KeyringFingerprint(dir_);
   if (now == fingerprint_) return false;
   ReloadLocked(std::move(now)).IgnoreError();  // logged and reported
   return true;

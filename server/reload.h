@@ -57,11 +57,16 @@ struct KeyringDiff {
 };
 KeyringDiff DiffKeyrings(const KeyStore& previous, const KeyStore& next);
 
+// KeyringFingerprint is the fingerprint of keyring directory `dir` described above.
+std::string KeyringFingerprint(const std::string& dir);
+
 class KeyringReloader {
  public:
   // `engine` must outlive the reloader; `observer` may be null, else must outlive it.
+  // `loaded_fingerprint` is KeyringFingerprint(dir) taken before the engine's keyring
+  // was loaded (so a change during that load is seen); empty: taken now.
   KeyringReloader(std::string dir, KeyStoreOptions options, CryptoEngine* engine,
-                  ReloadObserver* observer);
+                  ReloadObserver* observer, std::string loaded_fingerprint = "");
 
   // Reload loads the directory now. On success the engine uses it from the next call on
   // (an unchanged keyring is kept as it is) and one line is logged:
@@ -78,7 +83,6 @@ class KeyringReloader {
 
  private:
   absl::Status ReloadLocked(std::string fingerprint) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  std::string Fingerprint() const;
 
   const std::string dir_;
   const KeyStoreOptions options_;

@@ -199,9 +199,12 @@ absl::Status Server::BuildAndStart(const ServerOptions& options) {
   std::unique_ptr<KeyStore> keys;
   KeyStoreOptions key_options;
   key_options.allow_insecure_permissions = options_.allow_insecure_key_permissions;
+  // Taken before the load, so that a change while it runs is reloaded at the first check.
+  std::string keyring_fingerprint;
   if (options_.keys_dir.empty()) {
     keys = KeyStore::Empty();
   } else {
+    keyring_fingerprint = KeyringFingerprint(options_.keys_dir);
     absl::StatusOr<std::unique_ptr<KeyStore>> loaded =
         KeyStore::LoadFromDirectory(options_.keys_dir, key_options);
     if (!loaded.ok()) return loaded.status();
@@ -242,7 +245,8 @@ absl::Status Server::BuildAndStart(const ServerOptions& options) {
   ReloadObserver* const reload_observer = options_.reload_observer;
   if (!options_.keys_dir.empty()) {
     keyring_reloader_ = std::make_unique<KeyringReloader>(options_.keys_dir, key_options,
-                                                          engine_.get(), reload_observer);
+                                                          engine_.get(), reload_observer,
+                                                          std::move(keyring_fingerprint));
   }
   if (!options_.tls_cert.empty() && options_.reload_interval > absl::ZeroDuration()) {
     tls_check_ = std::make_unique<TlsFileCheck>(options_.tls_cert, options_.tls_key,
