@@ -254,7 +254,9 @@ bool TlsFileCheck::CheckIfChanged() {
   fingerprint_ = std::move(now);
   const absl::Status s = ValidateTlsFiles(cert_, key_, client_ca_);
   if (s.ok()) {
-    LogInfo("TLS certificate files changed: valid, new handshakes use them");
+    LogInfo(
+        "TLS certificate files changed: valid (new handshakes use them once gRPC's file "
+        "watcher has re-read them)");
   } else {
     LogError(absl::StrCat("TLS certificate files changed and are invalid: ", s.message()));
   }

@@ -106,7 +106,7 @@ class TlsFileCheck {
   TlsFileCheck(std::string cert, std::string key, std::string client_ca,
                ReloadObserver* observer);
   // CheckIfChanged validates the files when their fingerprint changed since the last
-  // check, logs "TLS certificate files changed: valid, new handshakes use them" or
+  // check, logs "TLS certificate files changed: valid (...)" or
   // "TLS certificate files changed and are invalid: <reason>", and reports the result;
   // true when it checked.
   bool CheckIfChanged();

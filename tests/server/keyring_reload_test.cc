@@ -1,11 +1,14 @@
 // Keyring reloads without gRPC (server/reload.h, CryptoEngine::SetKeyStore): the
 // Kubernetes Secret `..data` symlink swap, explicit reloads, bad directories that keep
 // the previous keyring, a stream started before a swap, and calls racing repeated swaps
-// (meaningful under ThreadSanitizer; the TSan build runs this suite).
+// (meaningful under ThreadSanitizer; the TSan build runs this suite); the checks of
+// changed TLS files.
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <iterator>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -241,6 +244,63 @@ TEST(KeyringReloadTest, CallsDuringRepeatedSwapsSeeOneKeyringEach) {
   EXPECT_EQ(failures, 0);
   EXPECT_GT(seen_a, 0);
   EXPECT_GT(seen_b, 0);
+}
+
+// ---- TLS file checks ------------------------------------------------------------------
+
+// SelfSigned makes <name>.pem and <name>.key (P-256, CN localhost) in `dir` with the
+// openssl command and returns {certificate, key} text.
+std::pair<std::string, std::string> SelfSigned(const std::string& dir, const std::string& name) {
+  const std::string base = dir + "/" + name;
+  const std::string cmd = absl::StrCat(
+      "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -keyout ",
+      base, ".key -out ", base, ".pem -subj /CN=localhost >/dev/null 2>&1");
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << "openssl could not make a test certificate";
+  auto read = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  return {read(base + ".pem"), read(base + ".key")};
+}
+
+TEST(TlsFileCheckTest, ReportsEachChangeValidOrNot) {
+  SecretVolume vol;
+  const auto [cert_a, key_a] = SelfSigned(vol.dir(), "a");
+  const auto [cert_b, key_b] = SelfSigned(vol.dir(), "b");
+  vol.Publish({{"tls.crt", cert_a}, {"tls.key", key_a}});
+  const std::string cert = vol.dir() + "/tls.crt", key = vol.dir() + "/tls.key";
+  EXPECT_THAT(ValidateTlsFiles(cert, key, ""), IsOk());
+  CountingObserver observer;
+  TlsFileCheck check(cert, key, "", &observer);
+  EXPECT_FALSE(check.CheckIfChanged());
+
+  vol.Publish({{"tls.crt", cert_b}, {"tls.key", key_b}});
+  EXPECT_TRUE(check.CheckIfChanged());
+  EXPECT_FALSE(check.CheckIfChanged());
+  EXPECT_EQ(observer.tls_ok, 1);
+  EXPECT_EQ(observer.tls_failed, 0);
+
+  vol.Publish({{"tls.crt", cert_a}, {"tls.key", key_b}});  // a key of another certificate
+  EXPECT_TRUE(check.CheckIfChanged());
+  EXPECT_EQ(observer.tls_failed, 1);
+  EXPECT_THAT(ValidateTlsFiles(cert, key, ""),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("does not match")));
+
+  vol.Publish({{"tls.crt", "not PEM"}, {"tls.key", key_a}});
+  EXPECT_TRUE(check.CheckIfChanged());
+  EXPECT_EQ(observer.tls_failed, 2);
+  EXPECT_THAT(ValidateTlsFiles(cert, key, ""),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("no PEM certificate")));
+  EXPECT_EQ(observer.tls_ok, 1);
+  EXPECT_EQ(observer.keyring_ok + observer.keyring_failed, 0);
+
+  // The client CA bundle must hold a certificate; a missing file is NotFound.
+  vol.Publish({{"tls.crt", cert_a}, {"tls.key", key_a}, {"ca.pem", key_a}});
+  EXPECT_THAT(ValidateTlsFiles(cert, key, vol.dir() + "/ca.pem"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--tls_client_ca")));
+  EXPECT_THAT(ValidateTlsFiles(cert, key, vol.dir() + "/missing.pem"),
+              StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(ValidateTlsFiles(cert, key, vol.dir() + "/a.pem"), IsOk());
 }
 
 }  // namespace
