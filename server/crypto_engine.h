@@ -223,8 +223,8 @@ class CryptoEngine {
   ~CryptoEngine();
 
   // SetKeyStore builds the primitives of `keys` (not null) and then makes it the
-  // current keyring (see "Keyring replacement" above). Thread-safe; concurrent calls
-  // are applied in the order they take the lock, so callers serialize them.
+  // current keyring (see "Keyring replacement" above). Thread-safe; of concurrent
+  // SetKeyStore calls the last to swap wins (KeyringReloader serializes its reloads).
   void SetKeyStore(std::shared_ptr<const KeyStore> keys);
   // key_store is the current keyring, kept alive by the returned pointer.
   std::shared_ptr<const KeyStore> key_store() const;
