@@ -25,6 +25,8 @@
 namespace smcrypt {
 namespace {
 
+using ::smcrypt::testing::Ctx;
+using ::smcrypt::testing::ReadAll;
 using ::smcrypt::testing::SecretVolume;
 using ::smcrypt::testing::Smcryptd;
 using ::testing::HasSubstr;
@@ -39,26 +41,20 @@ bool WaitFor(const std::function<bool()>& done, int seconds = 20) {
   return done();
 }
 
-std::unique_ptr<grpc::ClientContext> Ctx() {
-  auto ctx = std::make_unique<grpc::ClientContext>();
-  ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
-  return ctx;
-}
-
 grpc::Status Hmac(v1::CryptoService::Stub* stub, const std::string& key_id) {
   v1::HmacRequest req;
   req.set_algorithm(v1::HMAC_SM3);
   req.mutable_key()->set_key_id(key_id);
   req.set_data("message");
   v1::HmacResponse resp;
-  auto ctx = Ctx();
+  auto ctx = Ctx(5);
   return stub->Hmac(ctx.get(), req, &resp);
 }
 
 uint32_t KeyringSize(v1::CryptoService::Stub* stub) {
   v1::GetServerInfoRequest req;
   v1::GetServerInfoResponse resp;
-  auto ctx = Ctx();
+  auto ctx = Ctx(5);
   EXPECT_TRUE(stub->GetServerInfo(ctx.get(), req, &resp).ok());
   return resp.keyring_size();
 }
@@ -124,13 +120,6 @@ TEST(SmcryptdReloadTest, PollingPicksUpASecretUpdateWithoutASignal) {
 
 // ---- TLS ------------------------------------------------------------------------------
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // Two independent CAs, each with a server certificate for localhost, made with the
 // openssl command in `dir`: ca-a.pem, server-a.{pem,key}, ca-b.pem, server-b.{pem,key}.
 bool MakeCertificates(const std::string& dir) {
@@ -160,7 +149,7 @@ grpc::Status Handshake(const std::string& target, const std::string& ca_pem) {
   req.set_algorithm(v1::SM3);
   req.set_data("abc");
   v1::HashResponse resp;
-  auto ctx = Ctx();
+  auto ctx = Ctx(5);
   return stub->Hash(ctx.get(), req, &resp);
 }
 
