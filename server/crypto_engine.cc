@@ -172,33 +172,60 @@ absl::string_view OperationName(Operation op) {
 
 
 CryptoEngine::CryptoEngine(const KeyStore* keys, EngineOptions options, EngineObserver* observer)
-    : keys_(keys),
-      options_(options),
+    // The aliasing constructor with an empty owner: a pointer that owns nothing.
+    : CryptoEngine(std::shared_ptr<const KeyStore>(std::shared_ptr<const void>(), keys), options,
+                   observer) {}
+
+CryptoEngine::CryptoEngine(std::shared_ptr<const KeyStore> keys, EngineOptions options,
+                           EngineObserver* observer)
+    : options_(options),
       observer_(observer),
+      ring_(Ring::Build(std::move(keys))),
       verifier_cache_(options.public_key_cache_size),
       encrypter_cache_(options.public_key_cache_size),
-      hybrid_encrypter_cache_(options.public_key_cache_size) {
-  BuildKeyringPrimitives();
+      hybrid_encrypter_cache_(options.public_key_cache_size) {}
+
+CryptoEngine::~CryptoEngine() = default;
+
+void CryptoEngine::SetKeyStore(std::shared_ptr<const KeyStore> keys) {
+  std::shared_ptr<const Ring> next = Ring::Build(std::move(keys));
+  {
+    absl::MutexLock lock(&ring_mu_);
+    ring_.swap(next);
+  }
+  // `next` now holds the previous keyring; it is freed here unless a call still uses it.
 }
 
-void CryptoEngine::BuildKeyringPrimitives() {
-  for (const StoredKey* e : keys_->entries()) {
+std::shared_ptr<const CryptoEngine::Ring> CryptoEngine::ring() const {
+  absl::ReaderMutexLock lock(&ring_mu_);
+  return ring_;
+}
+
+std::shared_ptr<const KeyStore> CryptoEngine::key_store() const { return ring()->keys; }
+
+size_t CryptoEngine::keyring_size() const { return ring()->keys->size(); }
+
+std::shared_ptr<const CryptoEngine::Ring> CryptoEngine::Ring::Build(
+    std::shared_ptr<const KeyStore> keys) {
+  auto ring = std::make_shared<Ring>();
+  ring->keys = std::move(keys);
+  for (const StoredKey* e : ring->keys->entries()) {
     const absl::string_view secret = SecretDataAsStringView(e->material);
     const absl::string_view id = e->key_id;
     for (Algorithm alg : AllAlgorithms()) {
       if (!FamilyServes(e->family, alg)) continue;
       if (e->is_symmetric) {
-        if (IsMacAlgorithm(alg)) Put(&keyring_macs_, KeyringPrimitiveKey(alg, "", id), NewMac(alg, secret));
+        if (IsMacAlgorithm(alg)) Put(&ring->macs, KeyringPrimitiveKey(alg, "", id), NewMac(alg, secret));
         if (IsAeadAlgorithm(alg)) {
-          Put(&keyring_aeads_, KeyringPrimitiveKey(alg, "", id), NewAead(alg, secret, 16));
+          Put(&ring->aeads, KeyringPrimitiveKey(alg, "", id), NewAead(alg, secret, 16));
         }
         continue;
       }
       if (IsSignatureAlgorithm(alg)) {
-        Put(&keyring_verifiers_, KeyringPrimitiveKey(alg, "", id),
+        Put(&ring->verifiers, KeyringPrimitiveKey(alg, "", id),
             NewPublicKeyVerify(alg, e->public_key_der));
         if (e->is_private) {
-          Put(&keyring_signers_, KeyringPrimitiveKey(alg, "", id), NewPublicKeySign(alg, secret));
+          Put(&ring->signers, KeyringPrimitiveKey(alg, "", id), NewPublicKeySign(alg, secret));
         }
       }
       if (IsPublicKeyEncryptionAlgorithm(alg)) {
@@ -210,24 +237,30 @@ void CryptoEngine::BuildKeyringPrimitives() {
         for (Sm2CiphertextFormat f : formats) {
           PublicKeyEncryptionOptions o;
           o.sm2_format = f;
-          Put(&keyring_encrypters_, KeyringPrimitiveKey(alg, FormatVariant(f), id),
+          Put(&ring->encrypters, KeyringPrimitiveKey(alg, FormatVariant(f), id),
               NewPublicKeyEncrypt(alg, e->public_key_der, o));
           if (e->is_private) {
-            Put(&keyring_decrypters_, KeyringPrimitiveKey(alg, FormatVariant(f), id),
+            Put(&ring->decrypters, KeyringPrimitiveKey(alg, FormatVariant(f), id),
                 NewPublicKeyDecrypt(alg, secret, o));
           }
         }
       }
       if (IsHybridAlgorithm(alg)) {
-        Put(&keyring_hybrid_encrypters_, KeyringPrimitiveKey(alg, "", id),
+        Put(&ring->hybrid_encrypters, KeyringPrimitiveKey(alg, "", id),
             NewHybridEncrypt(alg, e->public_key_der));
         if (e->is_private) {
-          Put(&keyring_hybrid_decrypters_, KeyringPrimitiveKey(alg, "", id),
+          Put(&ring->hybrid_decrypters, KeyringPrimitiveKey(alg, "", id),
               NewHybridDecrypt(alg, secret));
         }
       }
     }
   }
+  return ring;
+}
+
+size_t CryptoEngine::Ring::num_primitives() const {
+  return signers.size() + verifiers.size() + encrypters.size() + decrypters.size() +
+         hybrid_encrypters.size() + hybrid_decrypters.size() + macs.size() + aeads.size();
 }
 
 CacheStats CryptoEngine::public_key_cache_stats() const {
@@ -242,11 +275,7 @@ CacheStats CryptoEngine::public_key_cache_stats() const {
   return total;
 }
 
-size_t CryptoEngine::keyring_primitives() const {
-  return keyring_signers_.size() + keyring_verifiers_.size() + keyring_encrypters_.size() +
-         keyring_decrypters_.size() + keyring_hybrid_encrypters_.size() +
-         keyring_hybrid_decrypters_.size() + keyring_macs_.size() + keyring_aeads_.size();
-}
+size_t CryptoEngine::keyring_primitives() const { return ring()->num_primitives(); }
 
 void CryptoEngine::Record(Algorithm alg, Operation op, size_t bytes) const {
   if (observer_ != nullptr) observer_->OnBytesProcessed(alg, op, bytes);
@@ -259,9 +288,9 @@ void CryptoEngine::RecordVerified(Algorithm alg, size_t bytes, bool valid) const
 
 // ---- Keys --------------------------------------------------------------------------
 
-absl::StatusOr<const StoredKey*> CryptoEngine::KeyringEntry(Algorithm alg,
+absl::StatusOr<const StoredKey*> CryptoEngine::KeyringEntry(const Ring& ring, Algorithm alg,
                                                             absl::string_view key_id) const {
-  absl::StatusOr<const StoredKey*> entry = keys_->Find(key_id);
+  absl::StatusOr<const StoredKey*> entry = ring.keys->Find(key_id);
   if (!entry.ok()) return entry.status();
   if (!FamilyServes((*entry)->family, alg)) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -272,7 +301,7 @@ absl::StatusOr<const StoredKey*> CryptoEngine::KeyringEntry(Algorithm alg,
   return entry;
 }
 
-absl::StatusOr<absl::string_view> CryptoEngine::SymmetricKey(Algorithm alg,
+absl::StatusOr<absl::string_view> CryptoEngine::SymmetricKey(const Ring& ring, Algorithm alg,
                                                              const KeyInput& key) const {
   switch (key.kind) {
     case KeyInput::Kind::kNone:
@@ -280,7 +309,7 @@ absl::StatusOr<absl::string_view> CryptoEngine::SymmetricKey(Algorithm alg,
     case KeyInput::Kind::kInline:
       return key.value;
     case KeyInput::Kind::kKeyId: {
-      absl::StatusOr<const StoredKey*> entry = KeyringEntry(alg, key.value);
+      absl::StatusOr<const StoredKey*> entry = KeyringEntry(ring, alg, key.value);
       if (!entry.ok()) return entry.status();
       return SecretDataAsStringView((*entry)->material);
     }
@@ -288,7 +317,7 @@ absl::StatusOr<absl::string_view> CryptoEngine::SymmetricKey(Algorithm alg,
   return absl::InternalError("bad key kind");
 }
 
-absl::StatusOr<absl::string_view> CryptoEngine::PrivateKey(Algorithm alg,
+absl::StatusOr<absl::string_view> CryptoEngine::PrivateKey(const Ring& ring, Algorithm alg,
                                                            const KeyInput& key) const {
   switch (key.kind) {
     case KeyInput::Kind::kNone:
@@ -301,7 +330,7 @@ absl::StatusOr<absl::string_view> CryptoEngine::PrivateKey(Algorithm alg,
       }
       return key.value;
     case KeyInput::Kind::kKeyId: {
-      absl::StatusOr<const StoredKey*> entry = KeyringEntry(alg, key.value);
+      absl::StatusOr<const StoredKey*> entry = KeyringEntry(ring, alg, key.value);
       if (!entry.ok()) return entry.status();
       if (!(*entry)->is_private) {
         return absl::FailedPreconditionError(absl::StrCat(
@@ -313,7 +342,7 @@ absl::StatusOr<absl::string_view> CryptoEngine::PrivateKey(Algorithm alg,
   return absl::InternalError("bad key kind");
 }
 
-absl::StatusOr<absl::string_view> CryptoEngine::PublicKey(Algorithm alg,
+absl::StatusOr<absl::string_view> CryptoEngine::PublicKey(const Ring& ring, Algorithm alg,
                                                           const KeyInput& key) const {
   switch (key.kind) {
     case KeyInput::Kind::kNone:
@@ -321,7 +350,7 @@ absl::StatusOr<absl::string_view> CryptoEngine::PublicKey(Algorithm alg,
     case KeyInput::Kind::kInline:
       return key.value;
     case KeyInput::Kind::kKeyId: {
-      absl::StatusOr<const StoredKey*> entry = KeyringEntry(alg, key.value);
+      absl::StatusOr<const StoredKey*> entry = KeyringEntry(ring, alg, key.value);
       if (!entry.ok()) return entry.status();
       return absl::string_view((*entry)->public_key_der);
     }
@@ -342,11 +371,12 @@ absl::StatusOr<std::string> CryptoEngine::Hash(Algorithm alg, absl::string_view 
 
 absl::StatusOr<std::string> CryptoEngine::Hmac(Algorithm alg, const KeyInput& key,
                                                absl::string_view data) const {
+  const std::shared_ptr<const Ring> ring = this->ring();
   if (!IsMacAlgorithm(alg)) return WrongAlgorithm(alg, "HMAC-SM3 or HMAC-SHA-256");
-  absl::StatusOr<absl::string_view> k = SymmetricKey(alg, key);
+  absl::StatusOr<absl::string_view> k = SymmetricKey(*ring, alg, key);
   if (!k.ok()) return k.status();
   std::shared_ptr<const Mac> cached;
-  if (key.kind == KeyInput::Kind::kKeyId) cached = FindPrimitive(keyring_macs_, alg, "", key.value);
+  if (key.kind == KeyInput::Kind::kKeyId) cached = FindPrimitive(ring->macs, alg, "", key.value);
   absl::StatusOr<std::shared_ptr<const Mac>> mac =
       cached != nullptr ? cached : Shared(NewMac(alg, *k));
   if (!mac.ok()) return mac.status();
@@ -358,11 +388,12 @@ absl::StatusOr<std::string> CryptoEngine::Hmac(Algorithm alg, const KeyInput& ke
 absl::StatusOr<bool> CryptoEngine::VerifyHmac(Algorithm alg, const KeyInput& key,
                                               absl::string_view data,
                                               absl::string_view expected) const {
+  const std::shared_ptr<const Ring> ring = this->ring();
   if (!IsMacAlgorithm(alg)) return WrongAlgorithm(alg, "HMAC-SM3 or HMAC-SHA-256");
-  absl::StatusOr<absl::string_view> k = SymmetricKey(alg, key);
+  absl::StatusOr<absl::string_view> k = SymmetricKey(*ring, alg, key);
   if (!k.ok()) return k.status();
   std::shared_ptr<const Mac> cached;
-  if (key.kind == KeyInput::Kind::kKeyId) cached = FindPrimitive(keyring_macs_, alg, "", key.value);
+  if (key.kind == KeyInput::Kind::kKeyId) cached = FindPrimitive(ring->macs, alg, "", key.value);
   absl::StatusOr<std::shared_ptr<const Mac>> mac =
       cached != nullptr ? cached : Shared(NewMac(alg, *k));
   if (!mac.ok()) return mac.status();
@@ -375,15 +406,15 @@ absl::StatusOr<bool> CryptoEngine::VerifyHmac(Algorithm alg, const KeyInput& key
 // ---- Signatures --------------------------------------------------------------------
 
 absl::StatusOr<std::shared_ptr<const PublicKeySign>> CryptoEngine::SignerFor(
-    Algorithm alg, const KeyInput& key, const SignatureOptions& options,
+    const Ring& ring, Algorithm alg, const KeyInput& key, const SignatureOptions& options,
     bool user_id_set) const {
   absl::Status s = CheckSignatureOptions(alg, options, user_id_set);
   if (!s.ok()) return s;
-  absl::StatusOr<absl::string_view> k = PrivateKey(alg, key);
+  absl::StatusOr<absl::string_view> k = PrivateKey(ring, alg, key);
   if (!k.ok()) return k.status();
   std::shared_ptr<const PublicKeySign> cached;
   if (key.kind == KeyInput::Kind::kKeyId && IsDefaultSignatureOptions(options)) {
-    cached = FindPrimitive(keyring_signers_, alg, "", key.value);
+    cached = FindPrimitive(ring.signers, alg, "", key.value);
   }
   // An inline private key is parsed for this request only and never cached.
   if (cached != nullptr) return cached;
@@ -394,15 +425,15 @@ absl::StatusOr<std::shared_ptr<const PublicKeySign>> CryptoEngine::SignerFor(
 }
 
 absl::StatusOr<std::shared_ptr<const PublicKeyVerify>> CryptoEngine::VerifierFor(
-    Algorithm alg, const KeyInput& key, const SignatureOptions& options,
+    const Ring& ring, Algorithm alg, const KeyInput& key, const SignatureOptions& options,
     bool user_id_set) const {
   absl::Status s = CheckSignatureOptions(alg, options, user_id_set);
   if (!s.ok()) return s;
-  absl::StatusOr<absl::string_view> k = PublicKey(alg, key);
+  absl::StatusOr<absl::string_view> k = PublicKey(ring, alg, key);
   if (!k.ok()) return k.status();
   std::shared_ptr<const PublicKeyVerify> cached;
   if (key.kind == KeyInput::Kind::kKeyId && IsDefaultSignatureOptions(options)) {
-    cached = FindPrimitive(keyring_verifiers_, alg, "", key.value);
+    cached = FindPrimitive(ring.verifiers, alg, "", key.value);
   }
   if (cached != nullptr) return cached;
   absl::StatusOr<std::shared_ptr<const PublicKeyVerify>> verifier =
@@ -416,8 +447,9 @@ absl::StatusOr<std::string> CryptoEngine::Sign(Algorithm alg, const KeyInput& ke
                                                absl::string_view data,
                                                const SignatureOptions& options,
                                                bool user_id_set) const {
+  const std::shared_ptr<const Ring> ring = this->ring();
   absl::StatusOr<std::shared_ptr<const PublicKeySign>> signer =
-      SignerFor(alg, key, options, user_id_set);
+      SignerFor(*ring, alg, key, options, user_id_set);
   if (!signer.ok()) return signer.status();
   absl::StatusOr<std::string> sig = (*signer)->Sign(data);
   if (sig.ok()) Record(alg, Operation::kSign, data.size());
@@ -427,8 +459,9 @@ absl::StatusOr<bool> CryptoEngine::Verify(Algorithm alg, const KeyInput& key,
                                           absl::string_view data, absl::string_view signature,
                                           const SignatureOptions& options,
                                           bool user_id_set) const {
+  const std::shared_ptr<const Ring> ring = this->ring();
   absl::StatusOr<std::shared_ptr<const PublicKeyVerify>> verifier =
-      VerifierFor(alg, key, options, user_id_set);
+      VerifierFor(*ring, alg, key, options, user_id_set);
   if (!verifier.ok()) return verifier.status();
   absl::Status v = (*verifier)->Verify(signature, data);
   if (CountsAsVerified(v)) {
@@ -442,15 +475,21 @@ absl::StatusOr<bool> CryptoEngine::Verify(Algorithm alg, const KeyInput& key,
 
 absl::StatusOr<SymmetricCiphertext> CryptoEngine::Encrypt(const SymmetricParams& p,
                                                           absl::string_view plaintext) const {
+  return EncryptWith(*ring(), p, plaintext);
+}
+
+absl::StatusOr<SymmetricCiphertext> CryptoEngine::EncryptWith(const Ring& ring,
+                                                              const SymmetricParams& p,
+                                                              absl::string_view plaintext) const {
   absl::Status s = CheckSymmetricParams(p);
   if (!s.ok()) return s;
-  absl::StatusOr<absl::string_view> key = SymmetricKey(p.algorithm, p.key);
+  absl::StatusOr<absl::string_view> key = SymmetricKey(ring, p.algorithm, p.key);
   if (!key.ok()) return key.status();
   SymmetricCiphertext out;
   if (IsAeadAlgorithm(p.algorithm)) {
     std::shared_ptr<const Aead> cached;
     if (p.key.kind == KeyInput::Kind::kKeyId && (p.tag_length == 0 || p.tag_length == 16)) {
-      cached = FindPrimitive(keyring_aeads_, p.algorithm, "", p.key.value);
+      cached = FindPrimitive(ring.aeads, p.algorithm, "", p.key.value);
     }
     absl::StatusOr<std::shared_ptr<const Aead>> aead =
         cached != nullptr ? cached : Shared(NewAead(p.algorithm, *key, p.tag_length));
@@ -490,9 +529,10 @@ absl::StatusOr<SymmetricCiphertext> CryptoEngine::Encrypt(const SymmetricParams&
 absl::StatusOr<std::string> CryptoEngine::Decrypt(const SymmetricParams& p,
                                                   absl::string_view ciphertext,
                                                   absl::string_view tag) const {
+  const std::shared_ptr<const Ring> ring = this->ring();
   absl::Status s = CheckSymmetricParams(p);
   if (!s.ok()) return s;
-  absl::StatusOr<absl::string_view> key = SymmetricKey(p.algorithm, p.key);
+  absl::StatusOr<absl::string_view> key = SymmetricKey(*ring, p.algorithm, p.key);
   if (!key.ok()) return key.status();
   const absl::string_view nonce = p.nonce.value_or("");
   absl::StatusOr<std::string> pt;
@@ -503,7 +543,7 @@ absl::StatusOr<std::string> CryptoEngine::Decrypt(const SymmetricParams& p,
     }
     std::shared_ptr<const Aead> cached;
     if (p.key.kind == KeyInput::Kind::kKeyId && tag.size() == 16) {
-      cached = FindPrimitive(keyring_aeads_, p.algorithm, "", p.key.value);
+      cached = FindPrimitive(ring->aeads, p.algorithm, "", p.key.value);
     }
     absl::StatusOr<std::shared_ptr<const Aead>> aead =
         cached != nullptr ? cached : Shared(NewAead(p.algorithm, *key, tag.size()));
@@ -527,17 +567,17 @@ absl::StatusOr<std::string> CryptoEngine::Decrypt(const SymmetricParams& p,
 // ---- Public-key encryption ---------------------------------------------------------
 
 absl::StatusOr<std::shared_ptr<const smcrypt::PublicKeyEncrypt>> CryptoEngine::EncrypterFor(
-    Algorithm alg, const KeyInput& key, Sm2CiphertextFormat format) const {
+    const Ring& ring, Algorithm alg, const KeyInput& key, Sm2CiphertextFormat format) const {
   if (!IsPublicKeyEncryptionAlgorithm(alg)) {
     return WrongAlgorithm(alg, "SM2, RSA-2048-OAEP or RSA-3072-OAEP");
   }
-  absl::StatusOr<absl::string_view> k = PublicKey(alg, key);
+  absl::StatusOr<absl::string_view> k = PublicKey(ring, alg, key);
   if (!k.ok()) return k.status();
   PublicKeyEncryptionOptions options;
   options.sm2_format = format;
   if (key.kind == KeyInput::Kind::kKeyId) {
     std::shared_ptr<const smcrypt::PublicKeyEncrypt> cached =
-        FindPrimitive(keyring_encrypters_, alg, FormatVariant(format), key.value);
+        FindPrimitive(ring.encrypters, alg, FormatVariant(format), key.value);
     if (cached != nullptr) return cached;
   }
   absl::StatusOr<std::shared_ptr<const smcrypt::PublicKeyEncrypt>> enc =
@@ -550,8 +590,9 @@ absl::StatusOr<std::shared_ptr<const smcrypt::PublicKeyEncrypt>> CryptoEngine::E
 absl::StatusOr<std::string> CryptoEngine::PublicKeyEncrypt(Algorithm alg, const KeyInput& key,
                                                            absl::string_view plaintext,
                                                            Sm2CiphertextFormat format) const {
+  const std::shared_ptr<const Ring> ring = this->ring();
   absl::StatusOr<std::shared_ptr<const smcrypt::PublicKeyEncrypt>> enc =
-      EncrypterFor(alg, key, format);
+      EncrypterFor(*ring, alg, key, format);
   if (!enc.ok()) return enc.status();
   absl::StatusOr<std::string> ct = (*enc)->Encrypt(plaintext);
   if (ct.ok()) Record(alg, Operation::kEncrypt, plaintext.size());
@@ -561,16 +602,17 @@ absl::StatusOr<std::string> CryptoEngine::PublicKeyEncrypt(Algorithm alg, const 
 absl::StatusOr<std::string> CryptoEngine::PublicKeyDecrypt(Algorithm alg, const KeyInput& key,
                                                            absl::string_view ciphertext,
                                                            Sm2CiphertextFormat format) const {
+  const std::shared_ptr<const Ring> ring = this->ring();
   if (!IsPublicKeyEncryptionAlgorithm(alg)) {
     return WrongAlgorithm(alg, "SM2, RSA-2048-OAEP or RSA-3072-OAEP");
   }
-  absl::StatusOr<absl::string_view> k = PrivateKey(alg, key);
+  absl::StatusOr<absl::string_view> k = PrivateKey(*ring, alg, key);
   if (!k.ok()) return k.status();
   PublicKeyEncryptionOptions options;
   options.sm2_format = format;
   std::shared_ptr<const smcrypt::PublicKeyDecrypt> cached;
   if (key.kind == KeyInput::Kind::kKeyId) {
-    cached = FindPrimitive(keyring_decrypters_, alg, FormatVariant(format), key.value);
+    cached = FindPrimitive(ring->decrypters, alg, FormatVariant(format), key.value);
   }
   // An inline private key is parsed for this request only and never cached.
   absl::StatusOr<std::shared_ptr<const smcrypt::PublicKeyDecrypt>> dec =
@@ -585,14 +627,14 @@ absl::StatusOr<std::string> CryptoEngine::PublicKeyDecrypt(Algorithm alg, const 
 // ---- Hybrid encryption -------------------------------------------------------------
 
 absl::StatusOr<std::shared_ptr<const smcrypt::HybridEncrypt>> CryptoEngine::HybridEncrypterFor(
-    Algorithm alg, const KeyInput& key) const {
+    const Ring& ring, Algorithm alg, const KeyInput& key) const {
   absl::Status s = CheckHybridAlgorithm(alg);
   if (!s.ok()) return s;
-  absl::StatusOr<absl::string_view> k = PublicKey(alg, key);
+  absl::StatusOr<absl::string_view> k = PublicKey(ring, alg, key);
   if (!k.ok()) return k.status();
   std::shared_ptr<const smcrypt::HybridEncrypt> cached;
   if (key.kind == KeyInput::Kind::kKeyId) {
-    cached = FindPrimitive(keyring_hybrid_encrypters_, alg, "", key.value);
+    cached = FindPrimitive(ring.hybrid_encrypters, alg, "", key.value);
   }
   if (cached != nullptr) return cached;
   absl::StatusOr<std::shared_ptr<const smcrypt::HybridEncrypt>> enc =
@@ -605,7 +647,8 @@ absl::StatusOr<std::shared_ptr<const smcrypt::HybridEncrypt>> CryptoEngine::Hybr
 absl::StatusOr<std::string> CryptoEngine::HybridEncrypt(Algorithm alg, const KeyInput& key,
                                                         absl::string_view plaintext,
                                                         absl::string_view info) const {
-  absl::StatusOr<std::shared_ptr<const smcrypt::HybridEncrypt>> enc = HybridEncrypterFor(alg, key);
+  const std::shared_ptr<const Ring> ring = this->ring();
+  absl::StatusOr<std::shared_ptr<const smcrypt::HybridEncrypt>> enc = HybridEncrypterFor(*ring, alg, key);
   if (!enc.ok()) return enc.status();
   absl::StatusOr<std::string> ct = (*enc)->Encrypt(plaintext, info);
   if (ct.ok()) Record(alg, Operation::kEncrypt, plaintext.size());
@@ -615,13 +658,14 @@ absl::StatusOr<std::string> CryptoEngine::HybridEncrypt(Algorithm alg, const Key
 absl::StatusOr<std::string> CryptoEngine::HybridDecrypt(Algorithm alg, const KeyInput& key,
                                                         absl::string_view ciphertext,
                                                         absl::string_view info) const {
+  const std::shared_ptr<const Ring> ring = this->ring();
   absl::Status s = CheckHybridAlgorithm(alg);
   if (!s.ok()) return s;
-  absl::StatusOr<absl::string_view> k = PrivateKey(alg, key);
+  absl::StatusOr<absl::string_view> k = PrivateKey(*ring, alg, key);
   if (!k.ok()) return k.status();
   std::shared_ptr<const smcrypt::HybridDecrypt> cached;
   if (key.kind == KeyInput::Kind::kKeyId) {
-    cached = FindPrimitive(keyring_hybrid_decrypters_, alg, "", key.value);
+    cached = FindPrimitive(ring->hybrid_decrypters, alg, "", key.value);
   }
   // An inline private key is parsed for this request only and never cached.
   absl::StatusOr<std::shared_ptr<const smcrypt::HybridDecrypt>> dec =
@@ -654,16 +698,17 @@ absl::StatusOr<GeneratedKeyPair> CryptoEngine::GenerateKeyPair(Algorithm alg,
 }
 
 absl::StatusOr<std::string> CryptoEngine::GetPublicKey(Algorithm alg, const KeyInput& key) const {
+  const std::shared_ptr<const Ring> ring = this->ring();
   if (!IsSignatureAlgorithm(alg) && !IsPublicKeyEncryptionAlgorithm(alg) &&
       !IsHybridAlgorithm(alg)) {
     return WrongAlgorithm(alg, "a public-key algorithm (SM2, ECDSA-*, RSA-*, HPKE-*)");
   }
   if (key.kind == KeyInput::Kind::kKeyId) {
-    absl::StatusOr<const StoredKey*> entry = KeyringEntry(alg, key.value);
+    absl::StatusOr<const StoredKey*> entry = KeyringEntry(*ring, alg, key.value);
     if (!entry.ok()) return entry.status();
     return (*entry)->public_key_der;
   }
-  absl::StatusOr<absl::string_view> k = PrivateKey(alg, key);
+  absl::StatusOr<absl::string_view> k = PrivateKey(*ring, alg, key);
   if (!k.ok()) return k.status();
   absl::StatusOr<std::string> pub = PublicKeyFromPrivate(alg, *k);
   if (!pub.ok()) return NameInlineKey(ExplainPrivateKeyError(pub.status(), alg, key), key);

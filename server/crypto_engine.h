@@ -12,8 +12,8 @@
 // failed" for every authentication failure. A signature that does not verify is not an
 // error: Verify returns false.
 //
-// Thread safety: all methods are const and may run concurrently. Stream objects are
-// used by one RPC at a time.
+// Thread safety: all methods may run concurrently (SetKeyStore too). Stream objects
+// are used by one RPC at a time.
 #ifndef SMCRYPT_SERVER_CRYPTO_ENGINE_H_
 #define SMCRYPT_SERVER_CRYPTO_ENGINE_H_
 
@@ -25,10 +25,12 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "server/key_store.h"
@@ -202,17 +204,37 @@ struct HybridEncryptItem {
   absl::string_view info;
 };
 
-// Parsed keys. Keyring keys are parsed once, when the engine is built, into the
-// primitives their algorithms use with the default options (signer, verifier,
-// public-key encrypter/decrypter per SM2 ciphertext format, hybrid encrypter/decrypter,
-// MAC, AEAD with a 16-byte tag); a request with other options parses the key itself.
+// Parsed keys. Keyring keys are parsed when the keyring is set (at construction and by
+// SetKeyStore) into the primitives their algorithms use with the default options
+// (signer, verifier, public-key encrypter/decrypter per SM2 ciphertext format, hybrid
+// encrypter/decrypter, MAC, AEAD with a 16-byte tag); a request with other options
+// parses the key itself.
 // Inline public keys go through a bounded LRU (EngineOptions::public_key_cache_size)
 // keyed by algorithm, options and key bytes. Inline private and symmetric keys are
 // parsed per request and never kept (primitive_cache.h says why).
+//
+// Keyring replacement: each call takes the current keyring (the KeyStore with its
+// primitives) once, at its start, and uses only that one; a batch uses one keyring for
+// all its items, and a stream resolves its key when it is created and keeps what it
+// built from it. SetKeyStore swaps the keyring atomically: calls that start afterwards
+// see only the new one, calls and streams already running finish with the old one,
+// which is freed (its secrets wiped) when the last of them ends.
 class CryptoEngine {
  public:
-  // `keys` must outlive the engine; `observer` may be null, else must outlive it.
+  // `keys` must outlive the engine (or its replacement by SetKeyStore); `observer` may
+  // be null, else must outlive the engine.
   CryptoEngine(const KeyStore* keys, EngineOptions options, EngineObserver* observer);
+  // The engine shares ownership of `keys` (not null).
+  CryptoEngine(std::shared_ptr<const KeyStore> keys, EngineOptions options,
+               EngineObserver* observer);
+  ~CryptoEngine();
+
+  // SetKeyStore builds the primitives of `keys` (not null) and then makes it the
+  // current keyring (see "Keyring replacement" above). Thread-safe; of concurrent
+  // SetKeyStore calls the last to swap wins (KeyringReloader serializes its reloads).
+  void SetKeyStore(std::shared_ptr<const KeyStore> keys);
+  // key_store is the current keyring, kept alive by the returned pointer.
+  std::shared_ptr<const KeyStore> key_store() const;
 
   // Limits of one call.
   static constexpr size_t kMaxBatchItems = 65536;
@@ -312,57 +334,61 @@ class CryptoEngine {
   absl::StatusOr<std::string> GenerateRandom(size_t length) const;
 
   bool allow_inline_private_keys() const { return options_.allow_inline_private_keys; }
-  size_t keyring_size() const { return keys_->size(); }
+  // keyring_size is the number of keys in the current keyring.
+  size_t keyring_size() const;
   // public_key_cache_stats sums the LRUs of parsed public keys (size and capacity are
   // per-cache sums: three caches of public_key_cache_size entries each).
   CacheStats public_key_cache_stats() const;
-  // keyring_primitives is the number of primitives built from the keyring at start.
+  // keyring_primitives is the number of primitives built from the current keyring.
   size_t keyring_primitives() const;
 
  private:
   template <typename T>
   using PrimitiveMap = absl::flat_hash_map<std::string, std::shared_ptr<const T>>;
+  // Ring is one keyring: the KeyStore with the primitives built from it (immutable;
+  // defined in crypto_engine_internal.h).
+  struct Ring;
 
-  void BuildKeyringPrimitives();
+  // ring is the current keyring, held by the caller for the whole call.
+  std::shared_ptr<const Ring> ring() const;
 
-  // Key resolution: the bytes to hand to the registry.
-  absl::StatusOr<absl::string_view> SymmetricKey(Algorithm alg, const KeyInput& key) const;
-  absl::StatusOr<absl::string_view> PrivateKey(Algorithm alg, const KeyInput& key) const;
-  absl::StatusOr<absl::string_view> PublicKey(Algorithm alg, const KeyInput& key) const;
-  absl::StatusOr<const StoredKey*> KeyringEntry(Algorithm alg, absl::string_view key_id) const;
+  // Key resolution in `ring`: the bytes to hand to the registry.
+  absl::StatusOr<absl::string_view> SymmetricKey(const Ring& ring, Algorithm alg,
+                                                 const KeyInput& key) const;
+  absl::StatusOr<absl::string_view> PrivateKey(const Ring& ring, Algorithm alg,
+                                               const KeyInput& key) const;
+  absl::StatusOr<absl::string_view> PublicKey(const Ring& ring, Algorithm alg,
+                                              const KeyInput& key) const;
+  absl::StatusOr<const StoredKey*> KeyringEntry(const Ring& ring, Algorithm alg,
+                                                absl::string_view key_id) const;
   void Record(Algorithm alg, Operation op, size_t bytes) const;
   // RecordVerified records a verification that answered (bytes, and a false answer).
   void RecordVerified(Algorithm alg, size_t bytes, bool valid) const;
   // The signer / verifier Sign / Verify use (options checked, key resolved, keyring
   // primitive or a freshly parsed / cached one).
   absl::StatusOr<std::shared_ptr<const PublicKeySign>> SignerFor(
-      Algorithm alg, const KeyInput& key, const SignatureOptions& options,
+      const Ring& ring, Algorithm alg, const KeyInput& key, const SignatureOptions& options,
       bool user_id_set) const;
   absl::StatusOr<std::shared_ptr<const PublicKeyVerify>> VerifierFor(
-      Algorithm alg, const KeyInput& key, const SignatureOptions& options,
+      const Ring& ring, Algorithm alg, const KeyInput& key, const SignatureOptions& options,
       bool user_id_set) const;
   // The public-key encrypter PublicKeyEncrypt uses (algorithm checked, key resolved,
   // keyring primitive or a cached / freshly parsed one).
   absl::StatusOr<std::shared_ptr<const smcrypt::PublicKeyEncrypt>> EncrypterFor(
-      Algorithm alg, const KeyInput& key, Sm2CiphertextFormat format) const;
+      const Ring& ring, Algorithm alg, const KeyInput& key, Sm2CiphertextFormat format) const;
+  // Encrypt with the keys of `ring` (EncryptBatch's other items use it too).
+  absl::StatusOr<SymmetricCiphertext> EncryptWith(const Ring& ring, const SymmetricParams& params,
+                                                  absl::string_view plaintext) const;
   // The hybrid encrypter HybridEncrypt uses (algorithm checked, key resolved, keyring
   // primitive or a cached / freshly parsed one).
   absl::StatusOr<std::shared_ptr<const smcrypt::HybridEncrypt>> HybridEncrypterFor(
-      Algorithm alg, const KeyInput& key) const;
+      const Ring& ring, Algorithm alg, const KeyInput& key) const;
 
-  const KeyStore* keys_;
   EngineOptions options_;
   EngineObserver* observer_;
 
-  // Keyring primitives, keyed by KeyringPrimitiveKey(algorithm, variant, key_id).
-  PrimitiveMap<PublicKeySign> keyring_signers_;
-  PrimitiveMap<PublicKeyVerify> keyring_verifiers_;
-  PrimitiveMap<smcrypt::PublicKeyEncrypt> keyring_encrypters_;
-  PrimitiveMap<smcrypt::PublicKeyDecrypt> keyring_decrypters_;
-  PrimitiveMap<smcrypt::HybridEncrypt> keyring_hybrid_encrypters_;
-  PrimitiveMap<smcrypt::HybridDecrypt> keyring_hybrid_decrypters_;
-  PrimitiveMap<Mac> keyring_macs_;
-  PrimitiveMap<Aead> keyring_aeads_;  // 16-byte tags
+  mutable absl::Mutex ring_mu_;
+  std::shared_ptr<const Ring> ring_ ABSL_GUARDED_BY(ring_mu_);
   // Primitives parsed from public keys (inline, or keyring keys with other options).
   mutable LruCache<PublicKeyVerify> verifier_cache_;
   mutable LruCache<smcrypt::PublicKeyEncrypt> encrypter_cache_;

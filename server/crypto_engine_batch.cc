@@ -76,6 +76,7 @@ absl::Status ManyMismatch(absl::string_view what, size_t got, size_t want) {
 
 std::vector<absl::StatusOr<std::string>> CryptoEngine::SignBatch(
     absl::Span<const SignItem> items) const {
+  const std::shared_ptr<const Ring> ring = this->ring();
   std::vector<absl::StatusOr<std::string>> out(items.size(),
                                                absl::InternalError("SignBatch item not run"));
   // Items one signer serves are signed by its PublicKeySign::SignMany in one call (SM2:
@@ -85,7 +86,7 @@ std::vector<absl::StatusOr<std::string>> CryptoEngine::SignBatch(
        GroupItems(items, [](const SignItem& it) { return SignatureGroupKey(it); })) {
     const SignItem& first = items[group.front()];
     absl::StatusOr<std::shared_ptr<const PublicKeySign>> signer =
-        SignerFor(first.algorithm, first.key, first.options, first.user_id_set);
+        SignerFor(*ring, first.algorithm, first.key, first.options, first.user_id_set);
     if (!signer.ok()) {
       for (size_t i : group) out[i] = signer.status();
       continue;
@@ -109,6 +110,7 @@ std::vector<absl::StatusOr<std::string>> CryptoEngine::SignBatch(
 
 std::vector<absl::StatusOr<bool>> CryptoEngine::VerifyBatch(
     absl::Span<const VerifyItem> items) const {
+  const std::shared_ptr<const Ring> ring = this->ring();
   std::vector<absl::StatusOr<bool>> out(items.size(),
                                         absl::InternalError("VerifyBatch item not run"));
   std::vector<VerifyInput> inputs;
@@ -116,7 +118,7 @@ std::vector<absl::StatusOr<bool>> CryptoEngine::VerifyBatch(
        GroupItems(items, [](const VerifyItem& it) { return SignatureGroupKey(it); })) {
     const VerifyItem& first = items[group.front()];
     absl::StatusOr<std::shared_ptr<const PublicKeyVerify>> verifier =
-        VerifierFor(first.algorithm, first.key, first.options, first.user_id_set);
+        VerifierFor(*ring, first.algorithm, first.key, first.options, first.user_id_set);
     if (!verifier.ok()) {
       for (size_t i : group) out[i] = verifier.status();
       continue;
@@ -148,6 +150,7 @@ std::vector<absl::StatusOr<bool>> CryptoEngine::VerifyBatch(
 std::vector<absl::StatusOr<SymmetricCiphertext>> CryptoEngine::EncryptBatch(
     absl::Span<const SymmetricParams> params,
     absl::Span<const absl::string_view> plaintexts) const {
+  const std::shared_ptr<const Ring> ring = this->ring();
   std::vector<absl::StatusOr<SymmetricCiphertext>> results(params.size());
   // SM4-CBC items whose parameters and key check out gather here for the multi-buffer
   // path; the rest (and every error) go through Encrypt.
@@ -156,10 +159,10 @@ std::vector<absl::StatusOr<SymmetricCiphertext>> CryptoEngine::EncryptBatch(
   for (size_t i = 0; i < params.size(); ++i) {
     const SymmetricParams& p = params[i];
     if (p.algorithm != Algorithm::kSm4Cbc || !CheckSymmetricParams(p).ok()) {
-      results[i] = Encrypt(p, plaintexts[i]);
+      results[i] = EncryptWith(*ring, p, plaintexts[i]);
       continue;
     }
-    absl::StatusOr<absl::string_view> key = SymmetricKey(p.algorithm, p.key);
+    absl::StatusOr<absl::string_view> key = SymmetricKey(*ring, p.algorithm, p.key);
     if (!key.ok()) {
       results[i] = key.status();
       continue;
@@ -201,6 +204,7 @@ std::vector<absl::StatusOr<SymmetricCiphertext>> CryptoEngine::EncryptBatch(
 
 std::vector<absl::StatusOr<std::string>> CryptoEngine::PublicKeyEncryptBatch(
     absl::Span<const PublicKeyEncryptItem> items) const {
+  const std::shared_ptr<const Ring> ring = this->ring();
   std::vector<absl::StatusOr<std::string>> out(
       items.size(), absl::InternalError("PublicKeyEncryptBatch item not run"));
   std::vector<absl::string_view> plaintexts;
@@ -210,7 +214,7 @@ std::vector<absl::StatusOr<std::string>> CryptoEngine::PublicKeyEncryptBatch(
        })) {
     const PublicKeyEncryptItem& first = items[group.front()];
     absl::StatusOr<std::shared_ptr<const smcrypt::PublicKeyEncrypt>> enc =
-        EncrypterFor(first.algorithm, first.key, first.format);
+        EncrypterFor(*ring, first.algorithm, first.key, first.format);
     if (!enc.ok()) {
       for (size_t i : group) out[i] = enc.status();
       continue;
@@ -237,6 +241,7 @@ std::vector<absl::StatusOr<std::string>> CryptoEngine::PublicKeyEncryptBatch(
 
 std::vector<absl::StatusOr<std::string>> CryptoEngine::HybridEncryptBatch(
     absl::Span<const HybridEncryptItem> items) const {
+  const std::shared_ptr<const Ring> ring = this->ring();
   std::vector<absl::StatusOr<std::string>> out(
       items.size(), absl::InternalError("HybridEncryptBatch item not run"));
   // Groups of items with the same algorithm and key (kind and value: a key_id or the
@@ -256,7 +261,7 @@ std::vector<absl::StatusOr<std::string>> CryptoEngine::HybridEncryptBatch(
   for (const std::vector<size_t>& group : groups) {
     const HybridEncryptItem& first = items[group.front()];
     absl::StatusOr<std::shared_ptr<const smcrypt::HybridEncrypt>> enc =
-        HybridEncrypterFor(first.algorithm, first.key);
+        HybridEncrypterFor(*ring, first.algorithm, first.key);
     if (!enc.ok()) {
       for (size_t i : group) out[i] = enc.status();
       continue;

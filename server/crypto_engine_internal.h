@@ -13,6 +13,29 @@
 #include "server/crypto_engine.h"
 #include "server/primitive_cache.h"
 
+namespace smcrypt::server {
+
+// CryptoEngine::Ring: the KeyStore and the primitives built from its keys, keyed by
+// KeyringPrimitiveKey(algorithm, variant, key_id). Immutable once built.
+struct CryptoEngine::Ring {
+  // Build parses every key of `keys` into the primitives its algorithms use (a key a
+  // factory refuses is left out; requests using it get the factory's error).
+  static std::shared_ptr<const Ring> Build(std::shared_ptr<const KeyStore> keys);
+  size_t num_primitives() const;
+
+  std::shared_ptr<const KeyStore> keys;
+  PrimitiveMap<PublicKeySign> signers;
+  PrimitiveMap<PublicKeyVerify> verifiers;
+  PrimitiveMap<smcrypt::PublicKeyEncrypt> encrypters;
+  PrimitiveMap<smcrypt::PublicKeyDecrypt> decrypters;
+  PrimitiveMap<smcrypt::HybridEncrypt> hybrid_encrypters;
+  PrimitiveMap<smcrypt::HybridDecrypt> hybrid_decrypters;
+  PrimitiveMap<Mac> macs;
+  PrimitiveMap<Aead> aeads;  // 16-byte tags
+};
+
+}  // namespace smcrypt::server
+
 namespace smcrypt::server::engine_internal {
 
 // WrongAlgorithm: InvalidArgument "algorithm <alg> cannot be used here: expected <what>".

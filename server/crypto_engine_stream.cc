@@ -148,9 +148,10 @@ absl::StatusOr<std::unique_ptr<HashStream>> CryptoEngine::NewHashStream(Algorith
 
 absl::StatusOr<std::unique_ptr<StreamEncryptor>> CryptoEngine::NewStreamEncryptor(
     const SymmetricParams& p) const {
+  const std::shared_ptr<const Ring> ring = this->ring();
   absl::Status s = CheckSymmetricParams(p);
   if (!s.ok()) return s;
-  absl::StatusOr<absl::string_view> key = SymmetricKey(p.algorithm, p.key);
+  absl::StatusOr<absl::string_view> key = SymmetricKey(*ring, p.algorithm, p.key);
   if (!key.ok()) return key.status();
   absl::StatusOr<std::unique_ptr<StreamEncryptor>> enc;
   if (IsAeadAlgorithm(p.algorithm)) {
@@ -180,9 +181,10 @@ absl::StatusOr<std::unique_ptr<StreamEncryptor>> CryptoEngine::NewStreamEncrypto
 
 absl::StatusOr<std::unique_ptr<StreamDecryptor>> CryptoEngine::NewStreamDecryptor(
     const SymmetricParams& p) const {
+  const std::shared_ptr<const Ring> ring = this->ring();
   absl::Status s = CheckSymmetricParams(p);
   if (!s.ok()) return s;
-  absl::StatusOr<absl::string_view> key = SymmetricKey(p.algorithm, p.key);
+  absl::StatusOr<absl::string_view> key = SymmetricKey(*ring, p.algorithm, p.key);
   if (!key.ok()) return key.status();
   const absl::string_view nonce = p.nonce.value_or("");
   absl::StatusOr<std::unique_ptr<StreamDecryptor>> dec;
@@ -204,9 +206,10 @@ absl::StatusOr<std::unique_ptr<StreamDecryptor>> CryptoEngine::NewStreamDecrypto
 
 absl::StatusOr<std::unique_ptr<HybridStreamEncryptor>> CryptoEngine::NewHybridStreamEncryptor(
     const HybridStreamParams& p) const {
+  const std::shared_ptr<const Ring> ring = this->ring();
   absl::Status s = CheckHybridAlgorithm(p.algorithm);
   if (!s.ok()) return s;
-  absl::StatusOr<absl::string_view> k = PublicKey(p.algorithm, p.key);
+  absl::StatusOr<absl::string_view> k = PublicKey(*ring, p.algorithm, p.key);
   if (!k.ok()) return k.status();
   absl::StatusOr<HpkeSuite> suite = HpkeSuiteOf(p.algorithm);
   if (!suite.ok()) return suite.status();
@@ -219,9 +222,10 @@ absl::StatusOr<std::unique_ptr<HybridStreamEncryptor>> CryptoEngine::NewHybridSt
 
 absl::StatusOr<std::unique_ptr<HybridStreamDecryptor>> CryptoEngine::NewHybridStreamDecryptor(
     const HybridStreamParams& p) const {
+  const std::shared_ptr<const Ring> ring = this->ring();
   absl::Status s = CheckHybridAlgorithm(p.algorithm);
   if (!s.ok()) return s;
-  absl::StatusOr<absl::string_view> k = PrivateKey(p.algorithm, p.key);
+  absl::StatusOr<absl::string_view> k = PrivateKey(*ring, p.algorithm, p.key);
   if (!k.ok()) return k.status();
   absl::StatusOr<HpkeSuite> suite = HpkeSuiteOf(p.algorithm);
   if (!suite.ok()) return suite.status();

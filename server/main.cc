@@ -2,7 +2,8 @@
 //
 //   smcryptd --listen=0.0.0.0:50051 --metrics_listen=0.0.0.0:9464 --keys_dir=/etc/smcrypt/keys
 //
-// SIGTERM or SIGINT: health turns NOT_SERVING, the server stops accepting RPCs, drains
+// SIGHUP reloads the keyring (--keys_dir) now; a bad keyring is logged and the previous
+// one kept. SIGTERM or SIGINT: health turns NOT_SERVING, the server stops accepting RPCs, drains
 // in-flight RPCs for up to --shutdown_grace, and the process exits 0. Start-up errors
 // (bad flag, bad key file, unknown CPU feature name, address in use) exit 1.
 #include <signal.h>
@@ -78,6 +79,11 @@ ABSL_FLAG(std::string, audit_log, "",
           "where private-key operations (Sign, PublicKeyDecrypt, HybridDecrypt, Hmac) and "
           "policy denials are written as JSON lines: empty for stderr, a file to append "
           "to, or 'none'");
+ABSL_FLAG(absl::Duration, reload_interval, absl::Seconds(10),
+          "how often --keys_dir and the TLS files are checked for changes: a changed "
+          "keyring is reloaded (a bad one is logged and the previous one kept), changed "
+          "TLS files are used for new handshakes (gRPC re-reads them in whole seconds, at "
+          "least 1). 0: the keyring reloads only on SIGHUP, TLS files are read once");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(20),
           "on SIGTERM/SIGINT, how long in-flight RPCs may run before they are cancelled");
 ABSL_FLAG(int32_t, worker_threads, -1,
@@ -86,7 +92,8 @@ ABSL_FLAG(int32_t, worker_threads, -1,
 ABSL_FLAG(uint64_t, public_key_cache_size, 1024,
           "entries in each of the three LRU caches of parsed inline public keys (SM2, EC, "
           "RSA, HPKE recipients), keyed by algorithm, options and key bytes; 0 disables it. "
-          "Inline private keys are never cached; keyring keys are parsed once at start");
+          "Inline private keys are never cached; keyring keys are parsed when the keyring "
+          "is loaded");
 ABSL_FLAG(bool, batching, true,
           "run concurrent unary Sign, Verify and PublicKeyEncrypt (SM2), HybridEncrypt "
           "(HPKE-SM2-SM3-SM4GCM) and Hash (SM3, up to 4 KiB) calls that arrive while others "
@@ -150,12 +157,13 @@ int main(int argc, char** argv) {
   using smcrypt::server::LogError;
   using smcrypt::server::LogInfo;
 
-  // Block the shutdown signals before any thread starts, so every thread inherits the
-  // mask and main() alone receives them with sigwait.
+  // Block the shutdown and reload signals before any thread starts, so every thread
+  // inherits the mask and main() alone receives them with sigwait.
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   // The CPU feature mask must be fixed before any algorithm runs.
@@ -226,6 +234,7 @@ int main(int argc, char** argv) {
   options.allow_insecure_key_permissions = absl::GetFlag(FLAGS_allow_insecure_key_permissions);
   options.access_policy = absl::GetFlag(FLAGS_access_policy);
   options.audit_log = absl::GetFlag(FLAGS_audit_log);
+  options.reload_interval = absl::GetFlag(FLAGS_reload_interval);
 
   smcrypt::server::Server server;
   s = server.BuildAndStart(options);
@@ -235,7 +244,14 @@ int main(int argc, char** argv) {
   }
 
   int sig = 0;
-  sigwait(&signals, &sig);
+  for (;;) {
+    sigwait(&signals, &sig);
+    if (sig != SIGHUP) break;
+    LogInfo("received SIGHUP: reloading the keyring");
+    // A failed reload has been logged; the server keeps serving with the previous keyring.
+    s = server.ReloadKeyring();
+    if (absl::IsFailedPrecondition(s)) LogInfo(absl::StrCat("SIGHUP: ", s.message()));
+  }
   LogInfo(absl::StrCat("received ", sig == SIGTERM ? "SIGTERM" : "SIGINT"));
   server.Shutdown();
   return 0;

@@ -50,12 +50,13 @@
 #include "prometheus/registry.h"
 #include "server/crypto_engine.h"
 #include "server/dynamic_batcher.h"
+#include "server/reload.h"
 #include "server/status_util.h"
 #include "smcrypt/cpu.h"
 
 namespace smcrypt::server {
 
-class Metrics final : public EngineObserver, public BatchObserver {
+class Metrics final : public EngineObserver, public BatchObserver, public ReloadObserver {
  public:
   // MethodMetrics are the label children of one RPC method.
   struct MethodMetrics {
@@ -83,10 +84,10 @@ class Metrics final : public EngineObserver, public BatchObserver {
   void OnVerifyFailure(Algorithm alg) override;
   // OnKeyringReload / OnTlsCertificateReload count one reload of the keyring or of the
   // TLS certificate and key, by result.
-  void OnKeyringReload(bool ok) {
+  void OnKeyringReload(bool ok) override {
     (ok ? keyring_reloads_ok_ : keyring_reloads_failed_)->Increment();
   }
-  void OnTlsCertificateReload(bool ok) {
+  void OnTlsCertificateReload(bool ok) override {
     (ok ? tls_reloads_ok_ : tls_reloads_failed_)->Increment();
   }
   void OnBatch(BatchedOperation op, size_t size, absl::Span<const double> queued_seconds) override;

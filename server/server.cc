@@ -13,6 +13,8 @@
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/resource_quota.h"
 #include "grpcpp/security/server_credentials.h"
+#include "grpcpp/security/tls_certificate_provider.h"
+#include "grpcpp/security/tls_credentials_options.h"
 #include "server/logging.h"
 #include "smcrypt/cpu.h"
 #include "smcrypt/secure_zero.h"
@@ -42,6 +44,12 @@ absl::StatusOr<std::string> ReadPemFile(const std::string& flag, const std::stri
   return text;
 }
 
+// TlsRefreshSeconds is --reload_interval in the whole seconds gRPC's file watcher takes.
+unsigned int TlsRefreshSeconds(absl::Duration interval) {
+  return static_cast<unsigned int>(
+      std::max<int64_t>(1, absl::ToInt64Seconds(absl::Ceil(interval, absl::Seconds(1)))));
+}
+
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
     const ServerOptions& o) {
   if (o.tls_cert.empty() && o.tls_key.empty()) {
@@ -52,6 +60,30 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
   }
   if (o.tls_cert.empty() || o.tls_key.empty()) {
     return absl::InvalidArgumentError("--tls_cert and --tls_key must be given together");
+  }
+  // The files are checked here so that a missing or bad one fails start-up (gRPC's file
+  // watcher would only log it and fail every handshake).
+  if (absl::Status s = ValidateTlsFiles(o.tls_cert, o.tls_key, o.tls_client_ca); !s.ok()) {
+    return s;
+  }
+  if (o.reload_interval > absl::ZeroDuration()) {
+    // gRPC re-reads the files every interval; new handshakes use what it read last.
+    const unsigned int seconds = TlsRefreshSeconds(o.reload_interval);
+    std::shared_ptr<grpc::experimental::CertificateProviderInterface> provider =
+        o.tls_client_ca.empty()
+            ? std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
+                  o.tls_key, o.tls_cert, seconds)
+            : std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
+                  o.tls_key, o.tls_cert, o.tls_client_ca, seconds);
+    grpc::experimental::TlsServerCredentialsOptions tls(provider);
+    tls.watch_identity_key_cert_pairs();
+    if (o.tls_client_ca.empty()) {
+      tls.set_cert_request_type(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
+    } else {
+      tls.watch_root_certs();
+      tls.set_cert_request_type(GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+    }
+    return grpc::experimental::TlsServerCredentials(tls);
   }
   absl::StatusOr<std::string> cert = ReadPemFile("--tls_cert", o.tls_cert);
   if (!cert.ok()) return cert.status();
@@ -160,18 +192,25 @@ absl::Status Server::BuildAndStart(const ServerOptions& options) {
     audit_ = *std::move(audit);
   }
 
-  // Keyring.
-  if (options_.keys_dir.empty()) {
-    keys_ = KeyStore::Empty();
-  } else {
-    KeyStoreOptions key_options;
-    key_options.allow_insecure_permissions = options_.allow_insecure_key_permissions;
-    absl::StatusOr<std::unique_ptr<KeyStore>> keys =
-        KeyStore::LoadFromDirectory(options_.keys_dir, key_options);
-    if (!keys.ok()) return keys.status();
-    keys_ = *std::move(keys);
+  if (options_.reload_interval < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--reload_interval must not be negative");
   }
-  LogInfo(absl::StrCat("keyring: ", keys_->size(), " keys",
+  // Keyring.
+  std::unique_ptr<KeyStore> keys;
+  KeyStoreOptions key_options;
+  key_options.allow_insecure_permissions = options_.allow_insecure_key_permissions;
+  // Taken before the load, so that a change while it runs is reloaded at the first check.
+  std::string keyring_fingerprint;
+  if (options_.keys_dir.empty()) {
+    keys = KeyStore::Empty();
+  } else {
+    keyring_fingerprint = KeyringFingerprint(options_.keys_dir);
+    absl::StatusOr<std::unique_ptr<KeyStore>> loaded =
+        KeyStore::LoadFromDirectory(options_.keys_dir, key_options);
+    if (!loaded.ok()) return loaded.status();
+    keys = *std::move(loaded);
+  }
+  LogInfo(absl::StrCat("keyring: ", keys->size(), " keys",
                        options_.keys_dir.empty() ? "" : absl::StrCat(" from ", options_.keys_dir)));
 
   // Metrics, kernels, self-tests (fail closed: health stays NOT_SERVING on failure).
@@ -200,7 +239,20 @@ absl::Status Server::BuildAndStart(const ServerOptions& options) {
   EngineOptions engine_options;
   engine_options.allow_inline_private_keys = options_.allow_inline_private_keys;
   engine_options.public_key_cache_size = options_.public_key_cache_size;
-  engine_ = std::make_unique<CryptoEngine>(keys_.get(), engine_options, metrics_.get());
+  engine_ = std::make_unique<CryptoEngine>(std::shared_ptr<const KeyStore>(std::move(keys)),
+                                           engine_options, metrics_.get());
+  // Reload results are counted by smcrypt_keyring_reloads_total and
+  // smcrypt_tls_certificate_reloads_total.
+  ReloadObserver* const reload_observer = metrics_.get();
+  if (!options_.keys_dir.empty()) {
+    keyring_reloader_ = std::make_unique<KeyringReloader>(options_.keys_dir, key_options,
+                                                          engine_.get(), reload_observer,
+                                                          std::move(keyring_fingerprint));
+  }
+  if (!options_.tls_cert.empty() && options_.reload_interval > absl::ZeroDuration()) {
+    tls_check_ = std::make_unique<TlsFileCheck>(options_.tls_cert, options_.tls_key,
+                                                options_.tls_client_ca, reload_observer);
+  }
   ServiceInfo info;
   info.version = SMCRYPT_VERSION;
   info.max_message_bytes = options_.max_message_bytes;
@@ -315,7 +367,31 @@ absl::Status Server::BuildAndStart(const ServerOptions& options) {
   if (!self_tests_->all_passed()) {
     LogError("self-tests failed: health is NOT_SERVING");
   }
+  if (options_.reload_interval > absl::ZeroDuration() &&
+      (keyring_reloader_ != nullptr || tls_check_ != nullptr)) {
+    KeyringReloader* keyring = keyring_reloader_.get();
+    TlsFileCheck* tls = tls_check_.get();
+    reload_task_ = std::make_unique<PeriodicTask>(options_.reload_interval, [keyring, tls] {
+      if (keyring != nullptr) keyring->ReloadIfChanged();
+      if (tls != nullptr) tls->CheckIfChanged();
+    });
+    LogInfo(absl::StrCat("reload: ", keyring != nullptr ? "keyring" : "",
+                         keyring != nullptr && tls != nullptr ? " and " : "",
+                         tls != nullptr ? "TLS files" : "", " checked every ",
+                         absl::FormatDuration(options_.reload_interval),
+                         tls != nullptr
+                             ? absl::StrCat(" (gRPC re-reads TLS files every ",
+                                            TlsRefreshSeconds(options_.reload_interval), "s)")
+                             : ""));
+  }
   return absl::OkStatus();
+}
+
+absl::Status Server::ReloadKeyring() {
+  if (keyring_reloader_ == nullptr) {
+    return absl::FailedPreconditionError("no --keys_dir: there is no keyring to reload");
+  }
+  return keyring_reloader_->Reload();
 }
 
 void Server::Shutdown() {

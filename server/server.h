@@ -20,6 +20,7 @@
 #include "server/key_store.h"
 #include "server/memory_trimmer.h"
 #include "server/metrics.h"
+#include "server/reload.h"
 #include "server/self_test.h"
 #include "server/stream_reaper.h"
 #include "server/worker_pool.h"
@@ -83,6 +84,11 @@ struct ServerOptions {
   std::string access_policy;
   // audit_log: "" stderr, "none" off, else a file appended to (audit_log.h).
   std::string audit_log;
+  // reload_interval: how often the keyring directory and the TLS files are checked for
+  // changes (reload.h); a changed keyring is reloaded, changed TLS files are re-read by
+  // gRPC (in whole seconds, at least 1). 0: the keyring reloads only on ReloadKeyring
+  // (SIGHUP) and the TLS files are read once at start.
+  absl::Duration reload_interval = absl::Seconds(10);
 };
 
 inline constexpr char kCryptoServiceName[] = "smcrypt.v1.CryptoService";
@@ -104,6 +110,10 @@ class Server {
   int metrics_port() const { return metrics_ ? metrics_->metrics_port() : 0; }
   int health_port() const { return health_port_; }
 
+  // ReloadKeyring reloads --keys_dir now (SIGHUP), as KeyringReloader::Reload: on error
+  // the previous keyring stays. FailedPrecondition without --keys_dir.
+  absl::Status ReloadKeyring();
+
   // Shutdown turns health NOT_SERVING, stops accepting RPCs, lets in-flight RPCs finish
   // for up to shutdown_grace and cancels what is left. Returns when the server stopped.
   void Shutdown();
@@ -114,7 +124,6 @@ class Server {
   void SetHealth(bool serving);
 
   ServerOptions options_;
-  std::unique_ptr<KeyStore> keys_;
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<SelfTests> self_tests_;
   std::unique_ptr<CryptoEngine> engine_;
@@ -131,6 +140,11 @@ class Server {
   std::unique_ptr<grpc::Server> server_;
   // health_server_ serves grpc.health.v1 only, in plaintext (--health_listen).
   std::unique_ptr<grpc::Server> health_server_;
+  // Reloads (reload.h): reload_task_ polls both checks; declared after them and the
+  // engine, it stops before they are destroyed.
+  std::unique_ptr<KeyringReloader> keyring_reloader_;
+  std::unique_ptr<TlsFileCheck> tls_check_;
+  std::unique_ptr<PeriodicTask> reload_task_;
   int port_ = 0;
   int health_port_ = 0;
   absl::Mutex mu_;

@@ -10,8 +10,8 @@
 #         without the *_mask_* reruns of whole suites under CPU-feature masks (every
 #         suite already runs each back end this CPU has; the Release stage runs the masks)
 #   tsan  clang TSan of the core and the engine (no gRPC: Debian's is not instrumented):
-#         the multi-threaded tests (engine, its caches, worker pool, batch queues, shared
-#         core and OpenSSL primitives); the rest of the unit suites are single-threaded
+#         the multi-threaded tests (engine, its caches, keyring swaps, worker pool, batch
+#         queues, shared core and OpenSSL primitives); the rest of the unit suites are single-threaded
 # SMCRYPT_CI_SANITIZERS=0 skips both (quick local runs); CI runs them. Each stage prints
 # its wall time. ASAN_BUILD_DIR / TSAN_BUILD_DIR choose the folders.
 set -euo pipefail
@@ -60,12 +60,13 @@ TSAN_BUILD_DIR=${TSAN_BUILD_DIR:-build-tsan}
 stage "tsan build (core and engine)"
 cmake -S . -B "$TSAN_BUILD_DIR" "${sanitizer_flags[@]}" \
   -DSMCRYPT_SANITIZE=thread -DSMCRYPT_BUILD_SERVICE=OFF -DSMCRYPT_BUILD_ENGINE=ON
-tsan_tests=(server_engine_concurrency_test server_engine_test server_dynamic_batcher_test openssl_test)
+tsan_tests=(server_engine_concurrency_test server_engine_test server_dynamic_batcher_test
+  server_keyring_reload_test openssl_test)
 cmake --build "$TSAN_BUILD_DIR" --parallel "$(nproc)" --target "${tsan_tests[@]}"
 stage_done "tsan build (core and engine)"
 stage "tsan tests"
 (cd "$TSAN_BUILD_DIR" &&
   TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
   ctest --output-on-failure --parallel "$(nproc)" -L unit -LE slow \
-    -R '(EngineConcurrencyTest|WorkerPoolTest|DynamicBatcherTest|LruCacheTest|OpenSslConcurrencyTest)\.|EngineTest\..*Cache')
+    -R '(EngineConcurrencyTest|WorkerPoolTest|DynamicBatcherTest|LruCacheTest|OpenSslConcurrencyTest|KeyringReloadTest)\.|EngineTest\..*Cache')
 stage_done "tsan tests"

@@ -17,8 +17,10 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -163,6 +165,21 @@ class Smcryptd {
   int port_ = 0;
   int metrics_port_ = 0;
 };
+
+// ReadAll returns the bytes of file `path` ("" when it cannot be read).
+inline std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Ctx is a client context whose deadline is `seconds` from now.
+inline std::unique_ptr<grpc::ClientContext> Ctx(int seconds = 30) {
+  auto ctx = std::make_unique<grpc::ClientContext>();
+  ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(seconds));
+  return ctx;
+}
 
 // HttpGet fetches http://127.0.0.1:port/path with a plain socket (HTTP/1.0).
 inline std::string HttpGet(int port, const std::string& path) {

@@ -41,14 +41,10 @@ namespace {
 namespace fs = std::filesystem;
 namespace v1 = ::smcrypt::v1;
 using grpc::StatusCode;
+using ::smcrypt::testing::Ctx;
+using ::smcrypt::testing::ReadAll;
 using ::smcrypt::testing::Smcryptd;
 using ::testing::HasSubstr;
-
-std::unique_ptr<grpc::ClientContext> Ctx(int seconds = 30) {
-  auto ctx = std::make_unique<grpc::ClientContext>();
-  ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(seconds));
-  return ctx;
-}
 
 class TempDir {
  public:
@@ -69,13 +65,6 @@ class TempDir {
  private:
   std::string path_;
 };
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::string Der(const smcrypt::SecretData& d) {
   return std::string(smcrypt::SecretDataAsStringView(d));

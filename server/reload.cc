@@ -1,0 +1,279 @@
+#include "server/reload.h"
+
+#include <openssl/bio.h>
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <system_error>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "server/logging.h"
+#include "smcrypt/secret_data.h"
+
+namespace smcrypt::server {
+namespace {
+
+namespace fs = std::filesystem;
+
+void AppendFingerprint(const std::string& path, std::string* out) {
+  std::error_code ec;
+  const fs::path resolved = fs::canonical(path, ec);
+  struct stat st {};
+  if (ec || stat(path.c_str(), &st) != 0) {
+    absl::StrAppend(out, path, " missing\n");
+    return;
+  }
+  absl::StrAppend(out, path, " -> ", resolved.string(), " ", st.st_dev, ":", st.st_ino, " ",
+                  st.st_size, " ", st.st_mode, " ", st.st_uid, ":", st.st_gid, " ",
+                  st.st_mtim.tv_sec, ".", st.st_mtim.tv_nsec, " ", st.st_ctim.tv_sec, ".",
+                  st.st_ctim.tv_nsec, "\n");
+}
+
+// The lists of a diff in the log line: at most kMaxListed ids each.
+constexpr size_t kMaxListed = 20;
+
+std::string ListIds(const std::vector<std::string>& ids) {
+  if (ids.size() <= kMaxListed) return absl::StrJoin(ids, ", ");
+  return absl::StrCat(absl::StrJoin(ids.begin(), ids.begin() + kMaxListed, ", "), " and ",
+                      ids.size() - kMaxListed, " more");
+}
+
+bool SameKey(const StoredKey& a, const StoredKey& b) {
+  return a.family == b.family && a.is_private == b.is_private &&
+         a.is_symmetric == b.is_symmetric && a.public_key_der == b.public_key_der &&
+         a.material.size() == b.material.size() &&
+         (a.material.empty() ||
+          CRYPTO_memcmp(a.material.data(), b.material.data(), a.material.size()) == 0);
+}
+
+// ReadFileText reads a PEM file of at most 1 MiB into wiped storage.
+absl::StatusOr<SecretData> ReadFileText(absl::string_view flag, const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return absl::NotFoundError(absl::StrCat(flag, ": cannot read ", path));
+  struct stat st {};
+  if (fstat(fileno(f), &st) != 0 || st.st_size < 0 || st.st_size > (1 << 20)) {
+    std::fclose(f);
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": ", path, " is not a PEM file of at most 1 MiB"));
+  }
+  SecretData text(static_cast<size_t>(st.st_size));
+  const size_t n = text.empty() ? 0 : std::fread(text.data(), 1, text.size(), f);
+  const bool error = std::ferror(f) != 0;
+  std::fclose(f);
+  if (error) return absl::InvalidArgumentError(absl::StrCat(flag, ": read error on ", path));
+  text.resize(n);
+  return text;
+}
+
+struct BioFree {
+  void operator()(BIO* b) const { BIO_free(b); }
+};
+struct X509Free {
+  void operator()(X509* x) const { X509_free(x); }
+};
+struct PkeyFree {
+  void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
+};
+
+std::unique_ptr<BIO, BioFree> MemBio(const SecretData& text) {
+  return std::unique_ptr<BIO, BioFree>(
+      BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
+}
+
+// ReadCertificates parses every CERTIFICATE block of `text`; the first is returned.
+absl::StatusOr<std::unique_ptr<X509, X509Free>> ReadCertificates(absl::string_view flag,
+                                                                 const std::string& path,
+                                                                 const SecretData& text) {
+  std::unique_ptr<BIO, BioFree> bio = MemBio(text);
+  std::unique_ptr<X509, X509Free> first;
+  int count = 0;
+  while (X509* cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+    std::unique_ptr<X509, X509Free> owned(cert);
+    if (count++ == 0) first = std::move(owned);
+  }
+  ERR_clear_error();  // the read that ends the loop leaves "no start line"
+  if (first == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": ", path, " holds no PEM certificate"));
+  }
+  return first;
+}
+
+}  // namespace
+
+std::string FileFingerprint(const std::vector<std::string>& paths) {
+  std::string out;
+  for (const std::string& p : paths) AppendFingerprint(p, &out);
+  return out;
+}
+
+KeyringDiff DiffKeyrings(const KeyStore& previous, const KeyStore& next) {
+  KeyringDiff diff;
+  absl::flat_hash_map<absl::string_view, const StoredKey*> before;
+  for (const StoredKey* k : previous.entries()) before.emplace(k->key_id, k);
+  for (const StoredKey* k : next.entries()) {
+    auto it = before.find(k->key_id);
+    if (it == before.end()) {
+      diff.added.push_back(k->key_id);
+      continue;
+    }
+    if (!SameKey(*it->second, *k)) diff.changed.push_back(k->key_id);
+    before.erase(it);
+  }
+  for (const auto& [id, key] : before) diff.removed.push_back(std::string(id));
+  std::sort(diff.added.begin(), diff.added.end());
+  std::sort(diff.removed.begin(), diff.removed.end());
+  std::sort(diff.changed.begin(), diff.changed.end());
+  return diff;
+}
+
+// ---- KeyringReloader -------------------------------------------------------------------
+
+std::string KeyringFingerprint(const std::string& dir) {
+  std::vector<std::string> paths;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.empty() || name[0] == '.') continue;  // as LoadFromDirectory
+    paths.push_back(it->path().string());
+  }
+  std::sort(paths.begin(), paths.end());
+  paths.insert(paths.begin(), dir);
+  return FileFingerprint(paths);
+}
+
+KeyringReloader::KeyringReloader(std::string dir, KeyStoreOptions options,
+                                 CryptoEngine* engine, ReloadObserver* observer,
+                                 std::string loaded_fingerprint)
+    : dir_(std::move(dir)), options_(options), engine_(engine), observer_(observer) {
+  absl::MutexLock lock(&mu_);
+  fingerprint_ =
+      loaded_fingerprint.empty() ? KeyringFingerprint(dir_) : std::move(loaded_fingerprint);
+}
+
+absl::Status KeyringReloader::Reload() {
+  absl::MutexLock lock(&mu_);
+  return ReloadLocked(KeyringFingerprint(dir_));
+}
+
+bool KeyringReloader::ReloadIfChanged() {
+  absl::MutexLock lock(&mu_);
+  std::string now = KeyringFingerprint(dir_);
+  if (now == fingerprint_) return false;
+  ReloadLocked(std::move(now)).IgnoreError();  // logged and reported
+  return true;
+}
+
+absl::Status KeyringReloader::ReloadLocked(std::string fingerprint) {
+  fingerprint_ = std::move(fingerprint);
+  const std::shared_ptr<const KeyStore> current = engine_->key_store();
+  absl::StatusOr<std::unique_ptr<KeyStore>> loaded = KeyStore::LoadFromDirectory(dir_, options_);
+  if (!loaded.ok()) {
+    LogError(absl::StrCat("keyring reload from ", dir_, " failed, keeping the previous ",
+                          current->size(), " keys: ", loaded.status().message()));
+    if (observer_ != nullptr) observer_->OnKeyringReload(false);
+    return loaded.status();
+  }
+  std::shared_ptr<const KeyStore> next = *std::move(loaded);
+  const KeyringDiff diff = DiffKeyrings(*current, *next);
+  std::string what = "unchanged";
+  if (!diff.empty()) {
+    std::vector<std::string> parts;
+    if (!diff.added.empty()) parts.push_back(absl::StrCat("added: ", ListIds(diff.added)));
+    if (!diff.removed.empty()) parts.push_back(absl::StrCat("removed: ", ListIds(diff.removed)));
+    if (!diff.changed.empty()) parts.push_back(absl::StrCat("changed: ", ListIds(diff.changed)));
+    what = absl::StrJoin(parts, "; ");
+    // An unchanged keyring is kept, with the primitives (and tables) already built.
+    engine_->SetKeyStore(next);
+  }
+  LogInfo(absl::StrCat("keyring reloaded from ", dir_, ": ", next->size(), " keys (", what, ")"));
+  if (observer_ != nullptr) observer_->OnKeyringReload(true);
+  return absl::OkStatus();
+}
+
+// ---- TLS files -------------------------------------------------------------------------
+
+absl::Status ValidateTlsFiles(const std::string& cert, const std::string& key,
+                              const std::string& client_ca) {
+  absl::StatusOr<SecretData> cert_text = ReadFileText("--tls_cert", cert);
+  if (!cert_text.ok()) return cert_text.status();
+  absl::StatusOr<std::unique_ptr<X509, X509Free>> leaf =
+      ReadCertificates("--tls_cert", cert, *cert_text);
+  if (!leaf.ok()) return leaf.status();
+  absl::StatusOr<SecretData> key_text = ReadFileText("--tls_key", key);
+  if (!key_text.ok()) return key_text.status();
+  std::unique_ptr<BIO, BioFree> bio = MemBio(*key_text);
+  // No passphrase: an encrypted key fails here instead of prompting on the terminal.
+  pem_password_cb* no_passphrase = [](char*, int, int, void*) { return 0; };
+  std::unique_ptr<EVP_PKEY, PkeyFree> pkey(
+      PEM_read_bio_PrivateKey(bio.get(), nullptr, no_passphrase, nullptr));
+  ERR_clear_error();
+  if (pkey == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--tls_key: ", key, " holds no PEM private key"));
+  }
+  if (X509_check_private_key(leaf->get(), pkey.get()) != 1) {
+    ERR_clear_error();
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--tls_key: ", key, " does not match the certificate in ", cert));
+  }
+  if (!client_ca.empty()) {
+    absl::StatusOr<SecretData> ca_text = ReadFileText("--tls_client_ca", client_ca);
+    if (!ca_text.ok()) return ca_text.status();
+    absl::StatusOr<std::unique_ptr<X509, X509Free>> ca =
+        ReadCertificates("--tls_client_ca", client_ca, *ca_text);
+    if (!ca.ok()) return ca.status();
+  }
+  return absl::OkStatus();
+}
+
+TlsFileCheck::TlsFileCheck(std::string cert, std::string key, std::string client_ca,
+                           ReloadObserver* observer)
+    : cert_(std::move(cert)),
+      key_(std::move(key)),
+      client_ca_(std::move(client_ca)),
+      observer_(observer) {
+  absl::MutexLock lock(&mu_);
+  fingerprint_ = FileFingerprint({cert_, key_, client_ca_});
+}
+
+bool TlsFileCheck::CheckIfChanged() {
+  absl::MutexLock lock(&mu_);
+  std::string now = FileFingerprint({cert_, key_, client_ca_});
+  if (now == fingerprint_) return false;
+  fingerprint_ = std::move(now);
+  const absl::Status s = ValidateTlsFiles(cert_, key_, client_ca_);
+  if (s.ok()) {
+    LogInfo(
+        "TLS certificate files changed: valid (new handshakes use them once gRPC's file "
+        "watcher has re-read them)");
+  } else {
+    LogError(absl::StrCat("TLS certificate files changed and are invalid: ", s.message()));
+  }
+  if (observer_ != nullptr) observer_->OnTlsCertificateReload(s.ok());
+  return true;
+}
+
+// ---- PeriodicTask ----------------------------------------------------------------------
+
+PeriodicTask::PeriodicTask(absl::Duration interval, std::function<void()> task)
+    : thread_([this, interval, task = std::move(task)] {
+        while (!stop_.WaitForNotificationWithTimeout(interval)) task();
+      }) {}
+
+PeriodicTask::~PeriodicTask() {
+  stop_.Notify();
+  thread_.join();
+}
+
+}  // namespace smcrypt::server

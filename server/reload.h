@@ -1,0 +1,137 @@
+// reload.h — keyring and TLS file reloads without a restart (DESIGN.md "Service").
+//
+// KeyringReloader re-reads --keys_dir into the engine: on request (SIGHUP) and, through
+// a PeriodicTask, whenever the directory's fingerprint changes. The fingerprint covers
+// every entry that does not start with a dot — name, the path its symlinks resolve to,
+// device, inode, size, mode, owner, mtime and ctime — and the directory itself, so the
+// atomic `..data` symlink swap of a Kubernetes Secret update is seen, as are files
+// replaced or edited in place. A reload loads the whole directory with the start-up
+// rules (KeyStore::LoadFromDirectory, permission checks included); if that fails the
+// engine keeps its keyring entirely. Either way the result is logged and reported to the
+// ReloadObserver; key material is never logged, key ids are.
+//
+// TlsFileCheck watches the TLS files gRPC's FileWatcherCertificateProvider re-reads
+// (server.cc), and when their fingerprint changes checks them itself — the certificate
+// chain and private key parse and match, the client CA bundle parses — and logs and
+// reports the result. It does not install certificates: gRPC's provider does.
+#ifndef SMCRYPT_SERVER_RELOAD_H_
+#define SMCRYPT_SERVER_RELOAD_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "server/crypto_engine.h"
+#include "server/key_store.h"
+
+namespace smcrypt::server {
+
+// ReloadObserver receives the result of every keyring reload and of every check of
+// changed TLS files (the metrics layer implements it). Must be thread-safe.
+class ReloadObserver {
+ public:
+  virtual ~ReloadObserver() = default;
+  virtual void OnKeyringReload(bool ok) = 0;
+  virtual void OnTlsCertificateReload(bool ok) = 0;
+};
+
+// FileFingerprint describes `paths` (files or directories, symlinks followed) by
+// resolved path, device, inode, size, mode, owner, mtime and ctime; a path that cannot
+// be examined is described as missing. Reads no file contents.
+std::string FileFingerprint(const std::vector<std::string>& paths);
+
+// KeyringDiff names the key ids `next` adds to, removes from or changes in `previous`
+// (same key_id, other material or type), each list sorted.
+struct KeyringDiff {
+  std::vector<std::string> added;
+  std::vector<std::string> removed;
+  std::vector<std::string> changed;
+  bool empty() const { return added.empty() && removed.empty() && changed.empty(); }
+};
+KeyringDiff DiffKeyrings(const KeyStore& previous, const KeyStore& next);
+
+// KeyringFingerprint is the fingerprint of keyring directory `dir` described above.
+std::string KeyringFingerprint(const std::string& dir);
+
+class KeyringReloader {
+ public:
+  // `engine` must outlive the reloader; `observer` may be null, else must outlive it.
+  // `loaded_fingerprint` is KeyringFingerprint(dir) taken before the engine's keyring
+  // was loaded (so a change during that load is seen); empty: taken now.
+  KeyringReloader(std::string dir, KeyStoreOptions options, CryptoEngine* engine,
+                  ReloadObserver* observer, std::string loaded_fingerprint = "");
+
+  // Reload loads the directory now. On success the engine uses it from the next call on
+  // (an unchanged keyring is kept as it is) and one line is logged:
+  //   keyring reloaded from <dir>: <n> keys (added: a, b; removed: c; changed: d)
+  //   keyring reloaded from <dir>: <n> keys (unchanged)
+  // On failure the engine keeps its keyring, an error line is logged
+  //   keyring reload from <dir> failed, keeping the previous <n> keys: <reason>
+  // and LoadFromDirectory's error is returned. Reloads are serialized.
+  absl::Status Reload();
+  // ReloadIfChanged reloads when the directory's fingerprint differs from the one taken
+  // at the last attempt (or at construction); true when it attempted a reload. A
+  // directory that failed to load is retried only once it changes again.
+  bool ReloadIfChanged();
+
+ private:
+  absl::Status ReloadLocked(std::string fingerprint) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const std::string dir_;
+  const KeyStoreOptions options_;
+  CryptoEngine* const engine_;
+  ReloadObserver* const observer_;
+  absl::Mutex mu_;
+  std::string fingerprint_ ABSL_GUARDED_BY(mu_);
+};
+
+// ValidateTlsFiles checks the PEM files smcryptd serves TLS with: `cert` holds a
+// certificate chain (at least one certificate), `key` a private key matching the first
+// certificate, and `client_ca` (if not empty) at least one certificate. Errors:
+// NotFound for an unreadable file, InvalidArgument naming the flag and the defect.
+// Never includes key material.
+absl::Status ValidateTlsFiles(const std::string& cert, const std::string& key,
+                              const std::string& client_ca);
+
+class TlsFileCheck {
+ public:
+  // `observer` may be null, else must outlive the check. The fingerprint is taken now.
+  TlsFileCheck(std::string cert, std::string key, std::string client_ca,
+               ReloadObserver* observer);
+  // CheckIfChanged validates the files when their fingerprint changed since the last
+  // check, logs "TLS certificate files changed: valid (...)" or
+  // "TLS certificate files changed and are invalid: <reason>", and reports the result;
+  // true when it checked.
+  bool CheckIfChanged();
+
+ private:
+  const std::string cert_, key_, client_ca_;
+  ReloadObserver* const observer_;
+  absl::Mutex mu_;
+  std::string fingerprint_ ABSL_GUARDED_BY(mu_);
+};
+
+// PeriodicTask runs `task` every `interval` (> 0) on a thread of its own until it is
+// destroyed; the destructor waits for a run in progress.
+class PeriodicTask {
+ public:
+  PeriodicTask(absl::Duration interval, std::function<void()> task);
+  ~PeriodicTask();
+  PeriodicTask(const PeriodicTask&) = delete;
+  PeriodicTask& operator=(const PeriodicTask&) = delete;
+
+ private:
+  absl::Notification stop_;
+  std::thread thread_;
+};
+
+}  // namespace smcrypt::server
+
+#endif  // SMCRYPT_SERVER_RELOAD_H_

@@ -1,0 +1,307 @@
+// Keyring reloads without gRPC (server/reload.h, CryptoEngine::SetKeyStore): the
+// Kubernetes Secret `..data` symlink swap, explicit reloads, bad directories that keep
+// the previous keyring, a stream started before a swap, and calls racing repeated swaps
+// (meaningful under ThreadSanitizer; the TSan build runs this suite); the checks of
+// changed TLS files.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <iterator>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/crypto_engine.h"
+#include "server/key_store.h"
+#include "server/reload.h"
+#include "tests/server/secret_volume.h"
+#include "smcrypt/pem.h"
+#include "smcrypt/registry.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/test_util.h"
+
+namespace smcrypt::server {
+namespace {
+
+namespace fs = std::filesystem;
+using ::smcrypt::testing::IsOk;
+using ::smcrypt::testing::OpenSslHmac;
+using ::smcrypt::testing::SecretVolume;
+using ::smcrypt::testing::StatusIs;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+std::string HmacPem(const std::string& key) { return PemEncode("HMAC KEY", key); }
+
+class CountingObserver : public ReloadObserver {
+ public:
+  void OnKeyringReload(bool ok) override { (ok ? keyring_ok : keyring_failed)++; }
+  void OnTlsCertificateReload(bool ok) override { (ok ? tls_ok : tls_failed)++; }
+  std::atomic<int> keyring_ok{0}, keyring_failed{0}, tls_ok{0}, tls_failed{0};
+};
+
+std::shared_ptr<const KeyStore> Load(const std::string& dir) {
+  absl::StatusOr<std::unique_ptr<KeyStore>> keys = KeyStore::LoadFromDirectory(dir);
+  EXPECT_THAT(keys, IsOk());
+  return keys.ok() ? std::shared_ptr<const KeyStore>(*std::move(keys)) : nullptr;
+}
+
+absl::StatusOr<std::string> Mac(const CryptoEngine& engine, const std::string& id) {
+  return engine.Hmac(Algorithm::kHmacSha256, KeyInput::Id(id), "message");
+}
+
+std::string Expected(const std::string& key) { return OpenSslHmac("SHA2-256", key, "message"); }
+
+TEST(KeyringReloadTest, SecretSymlinkSwapAddsRemovesAndChangesKeys) {
+  SecretVolume vol;
+  vol.Publish({{"a.pem", HmacPem("key a, version 1")}, {"b.pem", HmacPem("key b")}});
+  CryptoEngine engine(Load(vol.dir()), {}, nullptr);
+  CountingObserver observer;
+  KeyringReloader reloader(vol.dir(), {}, &engine, &observer);
+  EXPECT_FALSE(reloader.ReloadIfChanged());  // nothing changed since construction
+  ASSERT_THAT(Mac(engine, "a"), IsOk());
+  EXPECT_EQ(*Mac(engine, "a"), Expected("key a, version 1"));
+  EXPECT_THAT(Mac(engine, "c"), StatusIs(absl::StatusCode::kNotFound, "unknown key_id 'c'"));
+
+  vol.Publish({{"a.pem", HmacPem("key a, version 2")}, {"c.pem", HmacPem("key c")}});
+  EXPECT_TRUE(reloader.ReloadIfChanged());
+  EXPECT_EQ(observer.keyring_ok, 1);
+  EXPECT_EQ(observer.keyring_failed, 0);
+  EXPECT_EQ(engine.keyring_size(), 2u);
+  ASSERT_THAT(Mac(engine, "c"), IsOk());
+  EXPECT_EQ(*Mac(engine, "c"), Expected("key c"));
+  EXPECT_EQ(*Mac(engine, "a"), Expected("key a, version 2"));
+  // A removed key is what an unknown key_id always was.
+  EXPECT_THAT(Mac(engine, "b"), StatusIs(absl::StatusCode::kNotFound, "unknown key_id 'b'"));
+  EXPECT_FALSE(reloader.ReloadIfChanged());
+}
+
+TEST(KeyringReloadTest, DiffNamesAddedRemovedAndChangedKeys) {
+  SecretVolume before, after;
+  before.Publish({{"same.pem", HmacPem("s")}, {"gone.pem", HmacPem("g")},
+                  {"edit.pem", HmacPem("e1")}});
+  after.Publish({{"same.pem", HmacPem("s")}, {"new.pem", HmacPem("n")},
+                 {"edit.pem", PemEncode("SM4 KEY", std::string(16, 'e'))}});
+  const KeyringDiff diff = DiffKeyrings(*Load(before.dir()), *Load(after.dir()));
+  EXPECT_THAT(diff.added, ElementsAre("new"));
+  EXPECT_THAT(diff.removed, ElementsAre("gone"));
+  EXPECT_THAT(diff.changed, ElementsAre("edit"));
+  EXPECT_TRUE(DiffKeyrings(*Load(before.dir()), *Load(before.dir())).empty());
+}
+
+TEST(KeyringReloadTest, ExplicitReloadPicksUpAPlainFileWithoutPolling) {
+  // Not a Secret volume: a plain directory where a file is added in place.
+  SecretVolume vol;
+  vol.Publish({{"a.pem", HmacPem("a")}});
+  CryptoEngine engine(Load(vol.dir()), {}, nullptr);
+  CountingObserver observer;
+  KeyringReloader reloader(vol.dir(), {}, &engine, &observer);
+  const fs::path added = fs::path(vol.dir()) / "z.pem";
+  std::ofstream(added, std::ios::binary) << HmacPem("z");
+  fs::permissions(added, fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_THAT(Mac(engine, "z"), StatusIs(absl::StatusCode::kNotFound));
+  ASSERT_THAT(reloader.Reload(), IsOk());
+  EXPECT_EQ(*Mac(engine, "z"), Expected("z"));
+  EXPECT_EQ(engine.keyring_size(), 2u);
+  // A reload of an unchanged directory succeeds and keeps the keyring object.
+  const std::shared_ptr<const KeyStore> current = engine.key_store();
+  ASSERT_THAT(reloader.Reload(), IsOk());
+  EXPECT_EQ(engine.key_store(), current);
+  EXPECT_EQ(observer.keyring_ok, 2);
+}
+
+TEST(KeyringReloadTest, BadDirectoryKeepsThePreviousKeyringAndIsRetriedOnlyWhenChanged) {
+  SecretVolume vol;
+  vol.Publish({{"a.pem", HmacPem("a")}});
+  CryptoEngine engine(Load(vol.dir()), {}, nullptr);
+  CountingObserver observer;
+  KeyringReloader reloader(vol.dir(), {}, &engine, &observer);
+  const std::shared_ptr<const KeyStore> before = engine.key_store();
+
+  // A new version with a good new key and an unparsable one: nothing of it is used.
+  vol.Publish({{"a.pem", HmacPem("a")}, {"new.pem", HmacPem("n")},
+               {"bad.pem", "-----BEGIN HMAC KEY-----\nnot base64 !\n-----END HMAC KEY-----\n"}});
+  EXPECT_TRUE(reloader.ReloadIfChanged());
+  EXPECT_EQ(observer.keyring_failed, 1);
+  EXPECT_EQ(observer.keyring_ok, 0);
+  EXPECT_EQ(engine.key_store(), before);
+  EXPECT_THAT(Mac(engine, "new"), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_EQ(*Mac(engine, "a"), Expected("a"));
+  EXPECT_FALSE(reloader.ReloadIfChanged());  // the same bad files: not retried
+  EXPECT_EQ(observer.keyring_failed, 1);
+  EXPECT_THAT(reloader.Reload(), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("bad.pem")));
+  EXPECT_EQ(observer.keyring_failed, 2);
+
+  // A secret any user may read fails the permission policy, as at start.
+  vol.Publish({{"a.pem", HmacPem("a")}, {"new.pem", HmacPem("n")}});
+  ASSERT_EQ(chmod((fs::path(vol.dir()) / "new.pem").c_str(), 0644), 0);
+  EXPECT_TRUE(reloader.ReloadIfChanged());
+  EXPECT_EQ(observer.keyring_failed, 3);
+  EXPECT_EQ(engine.key_store(), before);
+
+  // Fixed: the next change loads.
+  ASSERT_EQ(chmod((fs::path(vol.dir()) / "new.pem").c_str(), 0600), 0);
+  EXPECT_TRUE(reloader.ReloadIfChanged());
+  EXPECT_EQ(observer.keyring_ok, 1);
+  EXPECT_EQ(*Mac(engine, "new"), Expected("n"));
+}
+
+TEST(KeyringReloadTest, StreamAndHeldKeyringOutliveTheSwap) {
+  SecretVolume vol;
+  const std::string old_key(16, 'o');
+  vol.Publish({{"data.pem", PemEncode("SM4 KEY", old_key)}});
+  CryptoEngine engine(Load(vol.dir()), {}, nullptr);
+  KeyringReloader reloader(vol.dir(), {}, &engine, nullptr);
+  SymmetricParams p;
+  p.algorithm = Algorithm::kSm4Gcm;
+  p.key = KeyInput::Id("data");
+  absl::StatusOr<std::unique_ptr<StreamEncryptor>> enc = engine.NewStreamEncryptor(p);
+  ASSERT_THAT(enc, IsOk());
+  const std::shared_ptr<const KeyStore> held = engine.key_store();
+
+  vol.Publish({{"data.pem", PemEncode("SM4 KEY", std::string(16, 'n'))}});
+  ASSERT_TRUE(reloader.ReloadIfChanged());
+  ASSERT_NE(engine.key_store(), held);
+  EXPECT_EQ(held->size(), 1u);  // the previous keyring lives while it is held
+  EXPECT_THAT(held->Find("data"), IsOk());
+
+  // The stream started before the swap finishes with the key it started with.
+  std::vector<std::pair<std::string, std::string>> chunks;
+  absl::StatusOr<std::optional<StreamChunk>> c = (*enc)->Update(std::string(5000, 'x'));
+  ASSERT_THAT(c, IsOk());
+  if (c->has_value()) chunks.push_back({(*c)->data, (*c)->tag});
+  absl::StatusOr<StreamChunk> last = (*enc)->Finish();
+  ASSERT_THAT(last, IsOk());
+  chunks.push_back({last->data, last->tag});
+  SymmetricParams q = p;
+  q.key = KeyInput::Inline(old_key);
+  q.nonce = (*enc)->nonce();
+  absl::StatusOr<std::unique_ptr<StreamDecryptor>> dec = engine.NewStreamDecryptor(q);
+  ASSERT_THAT(dec, IsOk());
+  std::string plaintext;
+  for (const auto& [data, tag] : chunks) {
+    absl::StatusOr<std::optional<StreamChunk>> d = (*dec)->Update(data, tag);
+    ASSERT_THAT(d, IsOk());
+    if (d->has_value()) plaintext += (*d)->data;
+  }
+  absl::StatusOr<StreamChunk> tail = (*dec)->Finish();
+  ASSERT_THAT(tail, IsOk());
+  plaintext += tail->data;
+  EXPECT_EQ(plaintext, std::string(5000, 'x'));
+}
+
+TEST(KeyringReloadTest, CallsDuringRepeatedSwapsSeeOneKeyringEach) {
+  // Two keyrings: "k" differs between them, "only_a" is in the first only. Threads call
+  // while the main thread swaps back and forth; each result is one keyring's.
+  SecretVolume a, b;
+  a.Publish({{"k.pem", HmacPem("k in a")}, {"only_a.pem", HmacPem("only a")}});
+  b.Publish({{"k.pem", HmacPem("k in b")}});
+  const std::shared_ptr<const KeyStore> ring_a = Load(a.dir()), ring_b = Load(b.dir());
+  CryptoEngine engine(ring_a, {}, nullptr);
+  const std::string want_a = Expected("k in a"), want_b = Expected("k in b");
+  const std::string want_only = Expected("only a");
+  std::atomic<bool> stop{false};
+  std::atomic<int> failures{0}, seen_a{0}, seen_b{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      while (!stop.load()) {
+        absl::StatusOr<std::string> k = Mac(engine, "k");
+        if (k.ok() && *k == want_a) {
+          ++seen_a;
+        } else if (k.ok() && *k == want_b) {
+          ++seen_b;
+        } else {
+          ++failures;
+        }
+        absl::StatusOr<std::string> only = Mac(engine, "only_a");
+        if (!(only.ok() ? *only == want_only : absl::IsNotFound(only.status()))) ++failures;
+        const std::vector<absl::StatusOr<SymmetricCiphertext>> batch = engine.EncryptBatch(
+            std::vector<SymmetricParams>(2), std::vector<absl::string_view>{"x", "y"});
+        (void)batch;
+        const size_t n = engine.keyring_size();
+        if (n != 1 && n != 2) ++failures;
+      }
+    });
+  }
+  for (int i = 0; i < 200; ++i) engine.SetKeyStore(i % 2 == 0 ? ring_b : ring_a);
+  // Keep swapping until both keyrings have been seen by the callers (bounded).
+  for (int i = 0; i < 100000 && (seen_a.load() == 0 || seen_b.load() == 0); ++i) {
+    engine.SetKeyStore(i % 2 == 0 ? ring_b : ring_a);
+    std::this_thread::yield();
+  }
+  stop = true;
+  for (std::thread& th : threads) th.join();
+  EXPECT_EQ(failures, 0);
+  EXPECT_GT(seen_a, 0);
+  EXPECT_GT(seen_b, 0);
+}
+
+// ---- TLS file checks ------------------------------------------------------------------
+
+// SelfSigned makes <name>.pem and <name>.key (P-256, CN localhost) in `dir` with the
+// openssl command and returns {certificate, key} text.
+std::pair<std::string, std::string> SelfSigned(const std::string& dir, const std::string& name) {
+  const std::string base = dir + "/" + name;
+  const std::string cmd = absl::StrCat(
+      "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -keyout ",
+      base, ".key -out ", base, ".pem -subj /CN=localhost >/dev/null 2>&1");
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << "openssl could not make a test certificate";
+  auto read = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  return {read(base + ".pem"), read(base + ".key")};
+}
+
+TEST(TlsFileCheckTest, ReportsEachChangeValidOrNot) {
+  SecretVolume vol;
+  const auto [cert_a, key_a] = SelfSigned(vol.dir(), "a");
+  const auto [cert_b, key_b] = SelfSigned(vol.dir(), "b");
+  vol.Publish({{"tls.crt", cert_a}, {"tls.key", key_a}});
+  const std::string cert = vol.dir() + "/tls.crt", key = vol.dir() + "/tls.key";
+  EXPECT_THAT(ValidateTlsFiles(cert, key, ""), IsOk());
+  CountingObserver observer;
+  TlsFileCheck check(cert, key, "", &observer);
+  EXPECT_FALSE(check.CheckIfChanged());
+
+  vol.Publish({{"tls.crt", cert_b}, {"tls.key", key_b}});
+  EXPECT_TRUE(check.CheckIfChanged());
+  EXPECT_FALSE(check.CheckIfChanged());
+  EXPECT_EQ(observer.tls_ok, 1);
+  EXPECT_EQ(observer.tls_failed, 0);
+
+  vol.Publish({{"tls.crt", cert_a}, {"tls.key", key_b}});  // a key of another certificate
+  EXPECT_TRUE(check.CheckIfChanged());
+  EXPECT_EQ(observer.tls_failed, 1);
+  EXPECT_THAT(ValidateTlsFiles(cert, key, ""),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("does not match")));
+
+  vol.Publish({{"tls.crt", "not PEM"}, {"tls.key", key_a}});
+  EXPECT_TRUE(check.CheckIfChanged());
+  EXPECT_EQ(observer.tls_failed, 2);
+  EXPECT_THAT(ValidateTlsFiles(cert, key, ""),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("no PEM certificate")));
+  EXPECT_EQ(observer.tls_ok, 1);
+  EXPECT_EQ(observer.keyring_ok + observer.keyring_failed, 0);
+
+  // The client CA bundle must hold a certificate; a missing file is NotFound.
+  vol.Publish({{"tls.crt", cert_a}, {"tls.key", key_a}, {"ca.pem", key_a}});
+  EXPECT_THAT(ValidateTlsFiles(cert, key, vol.dir() + "/ca.pem"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--tls_client_ca")));
+  EXPECT_THAT(ValidateTlsFiles(cert, key, vol.dir() + "/missing.pem"),
+              StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(ValidateTlsFiles(cert, key, vol.dir() + "/a.pem"), IsOk());
+}
+
+}  // namespace
+}  // namespace smcrypt::server
