@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# podman.sh ARGS... — runs podman with the settings smcrypt's image build and container
+# tests use on a Debian 12 host (podman 4.3):
+#   - CONTAINERS_CONF: a containers.conf of smcrypt's own (written on first use to
+#     ${SMCRYPT_PODMAN_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/smcrypt-podman}/containers.conf)
+#     with no default ulimits and the cgroupfs cgroup manager, so containers start on hosts
+#     without systemd and inside containers whose rlimits podman may not raise;
+#   - --runtime runc when runc is installed (crun refuses some hosts' cgroup setups);
+#     SMCRYPT_PODMAN_RUNTIME=PATH chooses another OCI runtime.
+# The host's own /etc/containers configuration is left as it is.
+set -euo pipefail
+dir=${SMCRYPT_PODMAN_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/smcrypt-podman}
+conf="$dir/containers.conf"
+if [[ ! -f "$conf" ]]; then
+  mkdir -p "$dir"
+  printf '%s\n' '[containers]' 'default_ulimits = []' '' '[engine]' 'cgroup_manager = "cgroupfs"' \
+    >"$conf.tmp"
+  mv "$conf.tmp" "$conf"
+fi
+runtime=${SMCRYPT_PODMAN_RUNTIME:-$(command -v runc || true)}
+export CONTAINERS_CONF="$conf"
+if [[ -n "$runtime" ]]; then
+  exec podman --runtime "$runtime" "$@"
+fi
+exec podman "$@"
