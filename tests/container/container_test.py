@@ -38,6 +38,9 @@ import time
 import unittest
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "deploy"))
+from deploy_test import duration_seconds, flag  # noqa: E402  (the pod spec's flags)
+
 ARGS = None
 PODMAN = None  # [deploy/local/podman.sh]
 IMAGE = None
@@ -77,19 +80,6 @@ def deployment(objects):
     pod = d["spec"]["template"]["spec"]
     (c,) = [c for c in pod["containers"] if c["name"] == "smcryptd"]
     return d, pod, c
-
-
-def flag(args, name):
-    for a in args:
-        if a.startswith(f"--{name}="):
-            return a.split("=", 1)[1]
-    return None
-
-
-def duration_seconds(text):
-    m = re.fullmatch(r"(?:(\d+)m)?(?:(\d+)s)?", text)
-    assert m and text, f"cannot read duration {text!r}"
-    return int(m.group(1) or 0) * 60 + int(m.group(2) or 0)
 
 
 def openssl(*args):
@@ -327,13 +317,14 @@ class ProdContainerTest(unittest.TestCase):
         grace = duration_seconds(flag(self.c["args"], "shutdown_grace"))
         period = self.pod["terminationGracePeriodSeconds"]
         chunks = [os.urandom(64 << 10) for _ in range(12)]
-        sent = threading.Event()
+        sent, draining = threading.Event(), threading.Event()
 
         def requests():
             yield pb.HashStreamRequest(algorithm=pb.SM3, data=chunks[0])
             sent.set()
+            draining.wait(15)  # the rest only once smcryptd is draining
             for c in chunks[1:]:
-                time.sleep(0.25)  # the stream outlives the SIGTERM by about 2.5 s
+                time.sleep(0.1)
                 yield pb.HashStreamRequest(data=c)
 
         result = {}
@@ -352,9 +343,12 @@ class ProdContainerTest(unittest.TestCase):
         start = time.monotonic()
         stop = threading.Thread(target=podman, args=("stop", "-t", str(period), self.NAME))
         stop.start()
-        time.sleep(0.5)
-        self.assertNotEqual(health_status(self.target["health"]), "SERVING",
-                            "health still SERVING while draining")
+        status = "SERVING"
+        while status == "SERVING" and time.monotonic() - start < 10:
+            time.sleep(0.05)
+            status = health_status(self.target["health"])
+        draining.set()
+        self.assertNotEqual(status, "SERVING", "health still SERVING 10 s after SIGTERM")
         t.join(grace + 5)
         stop.join(period + 10)
         elapsed = time.monotonic() - start
