@@ -2,14 +2,15 @@
 # podman.sh ARGS... — runs podman with the settings smcrypt's image build and container
 # tests use on a Debian 12 host (podman 4.3):
 #   - CONTAINERS_CONF: a containers.conf of smcrypt's own (written on first use to
-#     ${SMCRYPT_PODMAN_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/smcrypt-podman}/containers.conf)
+#     ${SMCRYPT_PODMAN_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/smcrypt-podman}/containers.conf,
+#     /var/tmp/.cache/... without HOME)
 #     with no default ulimits and the cgroupfs cgroup manager, so containers start on hosts
 #     without systemd and inside containers whose rlimits podman may not raise;
 #   - --runtime runc when runc is installed (crun refuses some hosts' cgroup setups);
 #     SMCRYPT_PODMAN_RUNTIME=PATH chooses another OCI runtime.
 # The host's own /etc/containers configuration is left as it is.
 set -euo pipefail
-dir=${SMCRYPT_PODMAN_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/smcrypt-podman}
+dir=${SMCRYPT_PODMAN_DIR:-${XDG_CACHE_HOME:-${HOME:-/var/tmp}/.cache}/smcrypt-podman}
 conf="$dir/containers.conf"
 if [[ ! -f "$conf" ]]; then
   mkdir -p "$dir"

@@ -215,13 +215,14 @@ class ProdContainerTest(unittest.TestCase):
         if csc.get("allowPrivilegeEscalation") is False:
             cmd += ["--security-opt", "no-new-privileges"]
         volumes = {v["name"]: v for v in pod.get("volumes", [])}
-        cls.volume_dirs = {}
+        # volume name -> (host folder, mount path, defaultMode)
+        cls.secret_volumes = {}
         for m in c.get("volumeMounts", []):
             secret = volumes[m["name"]]["secret"]
             host = os.path.join(cls.work, "volumes", m["name"])
             secret_volume(host, contents[secret["secretName"]], secret["defaultMode"],
                           cls.fs_group)
-            cls.volume_dirs[m["name"]] = host
+            cls.secret_volumes[m["name"]] = (host, m["mountPath"], secret["defaultMode"])
             cmd += ["-v", f"{host}:{m['mountPath']}:{'ro' if m.get('readOnly') else 'rw'}"]
         cls.ports = {p["name"]: p["containerPort"] for p in c["ports"]}
         for p in cls.ports.values():
@@ -257,8 +258,11 @@ class ProdContainerTest(unittest.TestCase):
             self.assertEqual(int(status[cap], 16), 0, cap)
         self.assertEqual(status["NoNewPrivs"], "1")
         with open(f"/proc/{info['State']['Pid']}/mounts") as f:
-            (root,) = [l.split() for l in f if l.split()[1] == "/"]
-        self.assertIn("ro", root[3].split(","))
+            mounts = {l.split()[1]: l.split()[3].split(",") for l in f}
+        self.assertIn("ro", mounts["/"])
+        self.assertTrue(self.secret_volumes)
+        for name, (_, mount_path, _) in self.secret_volumes.items():
+            self.assertIn("ro", mounts[mount_path], name)
 
     def test_2_health_serving_on_the_health_port(self):
         self.assertEqual(health_status(self.target["health"]), "SERVING")
