@@ -4,9 +4,9 @@
 #   - CONTAINERS_CONF: a containers.conf of smcrypt's own (written on first use to
 #     ${SMCRYPT_PODMAN_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/smcrypt-podman}/containers.conf,
 #     /var/tmp/.cache/... without HOME)
-#     with no default ulimits and the cgroupfs cgroup manager, so containers start on hosts
-#     without systemd and inside containers whose rlimits podman may not raise;
-#   - --runtime runc when runc is installed (crun refuses some hosts' cgroup setups);
+#     with no default ulimits and the cgroupfs cgroup manager (not systemd's), with which
+#     containers start on the CI machine;
+#   - --runtime runc when runc is installed (crun refuses the CI machine's cgroups);
 #     SMCRYPT_PODMAN_RUNTIME=PATH chooses another OCI runtime.
 # The host's own /etc/containers configuration is left as it is.
 set -euo pipefail
