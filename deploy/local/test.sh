@@ -35,12 +35,12 @@ stage_table() {
   local rc=$? i
   echo "test.sh: stage times"
   for i in "${!stage_names[@]}"; do
-    printf 'test.sh:   %-44s %6d s\n' "${stage_names[$i]}" "${stage_secs[$i]}"
+    printf 'test.sh:   %-48s %6d s\n' "${stage_names[$i]}" "${stage_secs[$i]}"
   done
   if [[ -n $stage_name ]]; then
-    printf 'test.sh:   %-44s %6d s  FAILED (exit %d)\n' "$stage_name" "$((SECONDS - stage_start))" "$rc"
+    printf 'test.sh:   %-48s %6d s  FAILED (exit %d)\n' "$stage_name" "$((SECONDS - stage_start))" "$rc"
   fi
-  printf 'test.sh:   %-44s %6d s\n' total "$SECONDS"
+  printf 'test.sh:   %-48s %6d s\n' total "$SECONDS"
 }
 trap stage_table EXIT
 
