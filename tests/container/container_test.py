@@ -17,7 +17,7 @@ streaming call in flight: the call ends OK and smcryptd exits 0 within --shutdow
 
 KubePlayTest plays the dev and prod overlays with `podman kube play` (the Deployment; the
 prod Secret volumes in the kubelet's layout, see the class) and checks the pod's smcryptd
-loads the keyring and is SERVING on the health port.
+loads the keyring, is SERVING on the health port and runs as the pod spec says.
 
 Exit 77 (ctest SKIP_RETURN_CODE) only when podman is absent, when not run as root (rootful
 podman: the Secret files' ownership is the pod's), or when podman cannot run a container on
@@ -185,6 +185,32 @@ def wait_serving(container, target, timeout=60):
     raise AssertionError(f"{container}: health {status} at {target}; log:\n{logs}")
 
 
+def check_process(tc, container, pod, c):
+    """The container's smcryptd runs as POD and C's securityContext say: runAsUser and
+    runAsGroup, fsGroup among its groups, no capabilities at all,
+    no_new_privs, the root read-only, and every volumeMount read-only where it says so."""
+    psc, csc = pod["securityContext"], c["securityContext"]
+    info = json.loads(podman("inspect", container).stdout)[0]
+    tc.assertTrue(info["HostConfig"]["ReadonlyRootfs"])
+    pid = info["State"]["Pid"]
+    with open(f"/proc/{pid}/status") as f:
+        status = dict(l.rstrip("\n").split(":\t", 1) for l in f if ":\t" in l)
+    tc.assertEqual(status["Uid"].split(), [str(psc["runAsUser"])] * 4)
+    tc.assertEqual(status["Gid"].split(), [str(psc["runAsGroup"])] * 4)
+    tc.assertIn(str(psc["fsGroup"]), status["Groups"].split())
+    tc.assertEqual(csc["capabilities"]["drop"], ["ALL"])
+    for cap in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"):
+        tc.assertEqual(int(status[cap], 16), 0, cap)
+    tc.assertIs(csc["allowPrivilegeEscalation"], False)
+    tc.assertEqual(status["NoNewPrivs"], "1")
+    tc.assertIs(csc["readOnlyRootFilesystem"], True)
+    with open(f"/proc/{pid}/mounts") as f:
+        mounts = {l.split()[1]: l.split()[3].split(",") for l in f}
+    tc.assertIn("ro", mounts["/"])
+    for m in c.get("volumeMounts", []):
+        tc.assertIn("ro" if m.get("readOnly") else "rw", mounts[m["mountPath"]], m["name"])
+
+
 class ProdContainerTest(unittest.TestCase):
     """The image under the prod overlay's pod spec, run by podman; the tests run in order."""
     NAME = "smcrypt-container-test"
@@ -245,24 +271,9 @@ class ProdContainerTest(unittest.TestCase):
             podman("rm", "-f", "-t", "0", cls.NAME, check=False)
 
     def test_1_runs_as_the_pod_spec_says(self):
-        info = json.loads(podman("inspect", self.NAME).stdout)[0]
-        self.assertTrue(info["HostConfig"]["ReadonlyRootfs"])
-        self.assertEqual(info["HostConfig"]["CapAdd"] or [], [])
-        # The process itself: ids, no capabilities at all, no_new_privs, root read-only.
-        with open(f"/proc/{info['State']['Pid']}/status") as f:
-            status = dict(l.rstrip("\n").split(":\t", 1) for l in f if ":\t" in l)
-        self.assertEqual(status["Uid"].split(), [str(self.uid)] * 4)
-        self.assertEqual(status["Gid"].split(), [str(self.gid)] * 4)
-        self.assertIn(str(self.fs_group), status["Groups"].split())
-        for cap in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"):
-            self.assertEqual(int(status[cap], 16), 0, cap)
-        self.assertEqual(status["NoNewPrivs"], "1")
-        with open(f"/proc/{info['State']['Pid']}/mounts") as f:
-            mounts = {l.split()[1]: l.split()[3].split(",") for l in f}
-        self.assertIn("ro", mounts["/"])
-        self.assertTrue(self.secret_volumes)
-        for name, (_, mount_path, _) in self.secret_volumes.items():
-            self.assertIn("ro", mounts[mount_path], name)
+        check_process(self, self.NAME, self.pod, self.c)
+        self.assertEqual({m for _, m, _ in self.secret_volumes.values()},
+                         {m["mountPath"] for m in self.c["volumeMounts"]})
 
     def test_2_health_serving_on_the_health_port(self):
         self.assertEqual(health_status(self.target["health"]), "SERVING")
@@ -415,6 +426,7 @@ class KubePlayTest(unittest.TestCase):
                   if n.startswith(prefix) and n.endswith("-" + c["name"])]
         wait_serving(ctr, health)
         self.assertEqual(health_status(health, "smcrypt.v1.CryptoService"), "SERVING")
+        check_process(self, ctr, pod, c)
         return ctr, c
 
     def test_dev(self):
