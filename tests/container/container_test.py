@@ -5,6 +5,9 @@ Image: --image TAG uses an image already built; --build_dir DIR builds one first
 `deploy/local/image.sh --from-install DIR` (stage runtime-from-install: the Release build's
 `cmake --install` tree on the runtime stage users get).
 
+ImageTest: the image's user is numeric and non-root, and smcryptd, smcrypt and smcrypt-load
+each start in it (--version) with a read-only root and no capabilities.
+
 ProdContainerTest runs the image with podman as the rendered prod overlay's Deployment
 runs it: its container args, user, group and fsGroup, read-only root (no tmpfs added),
 all capabilities dropped, no privilege escalation, and the keyring and TLS Secrets mounted
@@ -209,6 +212,17 @@ def check_process(tc, container, pod, c):
     tc.assertIn("ro", mounts["/"])
     for m in c.get("volumeMounts", []):
         tc.assertIn("ro" if m.get("readOnly") else "rw", mounts[m["mountPath"]], m["name"])
+
+
+class ImageTest(unittest.TestCase):
+    def test_every_binary_starts_as_the_image_user(self):
+        info = json.loads(podman("image", "inspect", IMAGE).stdout)[0]["Config"]
+        self.assertRegex(info["User"], r"^[1-9][0-9]*:[1-9][0-9]*$")
+        self.assertEqual(info["Entrypoint"], ["/usr/local/bin/smcryptd"])
+        for b in ("smcryptd", "smcrypt", "smcrypt-load"):
+            out = podman("run", "--rm", "--network", "none", "--read-only", "--cap-drop", "ALL",
+                         "--entrypoint", f"/usr/local/bin/{b}", IMAGE, "--version")
+            self.assertRegex(out.stdout, rf"^{b} \d+\.\d+\.\d+\n", b)
 
 
 class ProdContainerTest(unittest.TestCase):
