@@ -50,9 +50,10 @@ IMAGE = None
 pb = pb_grpc = health_pb2 = health_pb2_grpc = grpc = None
 
 SM3_ABC = "66c7f0f462eeedd9d1f2d46bdc10e4e24167c4875cf2f7a2297da02b8f4ba8e0"
-# Kinds of the rendered overlays played with `podman kube play`; podman 4.3 cannot play the
-# others (Service, HorizontalPodAutoscaler, PodDisruptionBudget, NetworkPolicy,
-# ServiceMonitor), which the `deploy` tests validate against the schemas.
+# Kinds of the rendered dev and prod overlays played with `podman kube play`; podman 4.3
+# cannot play their others (Service, HorizontalPodAutoscaler, PodDisruptionBudget,
+# NetworkPolicy), nor the ServiceMonitor and PrometheusRule that overlays/prometheus-operator
+# adds to prod; the `deploy` tests validate those against the schemas.
 PLAYABLE_KINDS = {"Deployment", "ConfigMap"}
 
 
