@@ -20,6 +20,10 @@ packages=(
   curl
   # Python client interop test and examples: Debian's /usr/bin/python3 with these modules.
   python3 python3-grpcio python3-protobuf python3-cryptography
+  # Container image and tests (deploy/local/image.sh, tests/container, label container):
+  # podman with runc (catatonit: the pause process of `podman kube play` pods), debootstrap
+  # for the Debian 12 base image, python3-yaml to read the rendered manifests.
+  podman runc catatonit debootstrap python3-yaml
 )
 
 missing=()

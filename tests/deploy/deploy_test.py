@@ -14,8 +14,9 @@
   live smcryptd's /metrics or in deploy/monitoring/external-metrics.txt, and every label
   they group or filter by exists.
 - Container image: every binary the Dockerfile copies is built and installed by
-  `cmake --install`, and the runtime stage's packages provide every shared library those
-  binaries load.
+  `cmake --install`, both final stages (runtime, from the build stage, and
+  runtime-from-install, from an installed tree) copy the same files onto the same
+  runtime-base, and that stage's packages provide every shared library those binaries load.
 
 Usage: deploy_test.py --src ROOT --build BUILD_DIR --smcryptd PATH --node_dir DIR
                       [--kubectl_debian PATH]
@@ -35,7 +36,8 @@ import urllib.request
 
 ARGS = None
 
-# Packages every debian:12-slim image already has (Priority: required).
+# Packages every Debian 12 base image already has (Priority: required; debian:bookworm-slim
+# and debootstrap --variant=minbase alike).
 BASE_IMAGE_PACKAGES = {"libc6", "libgcc-s1", "zlib1g"}
 # Labels Prometheus or Kubernetes service discovery attach to every series.
 TARGET_LABELS = {"job", "instance", "namespace", "pod", "container", "service", "endpoint", "le"}
@@ -434,10 +436,13 @@ class MonitoringTest(unittest.TestCase):
 
 
 class DockerfileTest(unittest.TestCase):
+    STAGES = ["runtime-base", "build", "runtime-from-install", "runtime"]
+
     @classmethod
     def setUpClass(cls):
         with open(os.path.join(ARGS.src, "deploy/docker/Dockerfile")) as f:
             text = re.sub(r"\\\n", " ", f.read())
+        cls.args = {}  # ARGs before the first FROM: name -> default
         cls.stages = {}
         stage = None
         for line in text.splitlines():
@@ -449,6 +454,11 @@ class DockerfileTest(unittest.TestCase):
                 m = re.match(r"(\S+)\s+AS\s+(\S+)", rest, re.I)
                 stage = m.group(2)
                 cls.stages[stage] = {"base": m.group(1), "lines": []}
+            if stage is None:
+                if word == "ARG":
+                    name, _, default = rest.partition("=")
+                    cls.args[name] = default
+                continue
             cls.stages[stage]["lines"].append((word, rest))
 
     def packages(self, stage):
@@ -460,25 +470,49 @@ class DockerfileTest(unittest.TestCase):
         return pkgs
 
     def test_runtime_stage_is_minimal_and_non_root(self):
-        self.assertEqual(list(self.stages), ["build", "runtime"])
-        lines = self.stages["runtime"]["lines"]
+        self.assertEqual(list(self.stages), self.STAGES)
+        self.assertTrue(self.args["BASE"].startswith("debian:bookworm"), "Debian 12 by default")
+        for stage in ("runtime-base", "build"):
+            self.assertEqual(self.stages[stage]["base"], "${BASE}")
+        lines = self.stages["runtime-base"]["lines"]
         words = [w for w, _ in lines]
         self.assertNotIn("HEALTHCHECK", words)
         (user,) = [r for w, r in lines if w == "USER"]
         self.assertRegex(user, r"^[1-9][0-9]*:[1-9][0-9]*$", "numeric non-root USER")
         (expose,) = [r for w, r in lines if w == "EXPOSE"]
-        self.assertEqual(set(expose.split()), {"50051", "9464"})
+        self.assertEqual(set(expose.split()), {"50051", "9464", "8081"})
         (entry,) = [r for w, r in lines if w == "ENTRYPOINT"]
         self.assertTrue(entry.startswith("["), "exec-form ENTRYPOINT: no shell at run time")
-        self.assertTrue(self.stages["runtime"]["base"].startswith("debian:12"))
+        (cmd,) = [json.loads(r) for w, r in lines if w == "CMD"]
+        self.assertEqual({a.rsplit(":", 1)[1] for a in cmd if re.match(r"--\w*listen=", a)},
+                         set(expose.split()), "CMD listens on the EXPOSEd ports")
+        # The two final stages add the binaries and nothing else.
+        for stage in ("runtime-from-install", "runtime"):
+            self.assertEqual(self.stages[stage]["base"], "runtime-base")
+            self.assertEqual({w for w, _ in self.stages[stage]["lines"]}, {"FROM", "COPY"}, stage)
 
-    def copied_binaries(self):
+    def copied_binaries(self, stage="runtime"):
+        """source path (relative to the installed tree) -> destination"""
         out = {}
-        for w, r in self.stages["runtime"]["lines"]:
-            if w == "COPY" and r.startswith("--from=build"):
-                src, dst = r.split()[1:3]
+        for w, r in self.stages[stage]["lines"]:
+            if w == "COPY":
+                words = r.split()
+                if words[0].startswith("--from="):
+                    self.assertEqual(words[0], "--from=build", r)
+                    words = words[1:]
+                src, dst = words
                 out[src] = dst
         return out
+
+    def test_both_final_stages_copy_the_same_installed_files(self):
+        prefix = self.build_prefix()
+        from_build = {os.path.relpath(s, prefix): d for s, d in self.copied_binaries().items()}
+        self.assertEqual(from_build, self.copied_binaries("runtime-from-install"))
+
+    def build_prefix(self):
+        (build_cmd,) = [r for w, r in self.stages["build"]["lines"]
+                        if w == "RUN" and "cmake --install" in r]
+        return re.search(r"cmake --install \S+ --prefix (\S+)", build_cmd).group(1)
 
     def test_copied_binaries_are_built_and_installed_by_cmake(self):
         copied = self.copied_binaries()
@@ -486,7 +520,7 @@ class DockerfileTest(unittest.TestCase):
         (build_cmd,) = [r for w, r in self.stages["build"]["lines"]
                         if w == "RUN" and "cmake --install" in r]
         targets = set(re.search(r"--target ([^&]*)", build_cmd).group(1).split())
-        prefix = re.search(r"cmake --install \S+ --prefix (\S+)", build_cmd).group(1)
+        prefix = self.build_prefix()
         self.assertEqual(targets, {os.path.basename(s) for s in copied},
                          "build targets and copied binaries differ")
         with tempfile.TemporaryDirectory() as tmp:
@@ -503,7 +537,7 @@ class DockerfileTest(unittest.TestCase):
     def check_runtime_libraries(self, binaries):
         if shutil.which("dpkg") is None:
             self.skipTest("dpkg not found: cannot map shared libraries to Debian packages")
-        runtime = self.packages("runtime") | BASE_IMAGE_PACKAGES
+        runtime = self.packages("runtime-base") | BASE_IMAGE_PACKAGES
         loads = {}  # library path -> binaries that load it
         for b in binaries:
             out = subprocess.run(["ldd", b], stdout=subprocess.PIPE, text=True, check=True).stdout
@@ -528,6 +562,7 @@ class DockerfileTest(unittest.TestCase):
         with open(os.path.join(ARGS.src, "deploy/local/install-deps.sh")) as f:
             deps = set(re.findall(r"[a-z0-9][a-z0-9+.-]+", f.read()))
         self.assertLessEqual(self.packages("build"), deps)
+        self.assertTrue(self.packages("build"))
 
     def test_dockerignore_keeps_build_trees_out(self):
         with open(os.path.join(ARGS.src, ".dockerignore")) as f:

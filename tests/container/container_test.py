@@ -1,0 +1,534 @@
+#!/usr/bin/python3
+"""container_test.py — the `container` tests: the smcryptd image run the way deploy/k8s runs it.
+
+Image: --image TAG uses an image already built; --build_dir DIR builds one first with
+`deploy/local/image.sh --from-install DIR` (stage runtime-from-install: the Release build's
+`cmake --install` tree on the runtime stage users get).
+
+ImageTest: the image's user is numeric and non-root, and smcryptd, smcrypt and smcrypt-load
+each start in it (--version) with a read-only root and no capabilities.
+
+ProdContainerTest runs the image with podman as the rendered prod overlay's Deployment
+runs it: its container args, user, group and fsGroup, read-only root (no tmpfs added),
+all capabilities dropped, no privilege escalation, and the keyring and TLS Secrets mounted
+read-only in the layout the kubelet writes (files are symlinks into `..data`, a symlink to a
+timestamped folder; the Secret's defaultMode; group fsGroup). It checks grpc.health.v1 on
+the health port, Hash / Sign / Verify / HybridEncrypt / HybridDecrypt over TLS through the
+published port, the keyring size, /metrics, the process's credentials, and then stops the
+container as the kubelet does (SIGTERM, SIGKILL after terminationGracePeriodSeconds) with a
+streaming call in flight: the call ends OK and smcryptd exits 0 within --shutdown_grace.
+
+KubePlayTest plays the dev and prod overlays with `podman kube play` (the Deployment; the
+prod Secret volumes in the kubelet's layout, see the class) and checks the pod's smcryptd
+loads the keyring, is SERVING on the health port and runs as the pod spec says.
+
+Exit 77 (ctest SKIP_RETURN_CODE) only when podman is absent, when not run as root (rootful
+podman: the Secret files' ownership is the pod's), or when podman cannot run a container on
+this host; the reason is printed. Everything else that goes wrong fails.
+
+Usage: container_test.py --src ROOT --proto DIR --work DIR (--image TAG | --build_dir DIR)
+"""
+import argparse
+import base64
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import unittest
+import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "deploy"))
+from deploy_test import duration_seconds, flag  # noqa: E402  (the pod spec's flags)
+
+ARGS = None
+PODMAN = None  # [deploy/local/podman.sh]
+IMAGE = None
+pb = pb_grpc = health_pb2 = health_pb2_grpc = grpc = None
+
+SM3_ABC = "66c7f0f462eeedd9d1f2d46bdc10e4e24167c4875cf2f7a2297da02b8f4ba8e0"
+# Kinds of the rendered dev and prod overlays played with `podman kube play`; podman 4.3
+# cannot play their others (Service, HorizontalPodAutoscaler, PodDisruptionBudget,
+# NetworkPolicy), nor the ServiceMonitor and PrometheusRule that overlays/prometheus-operator
+# adds to prod; the `deploy` tests validate those against the schemas.
+PLAYABLE_KINDS = {"Deployment", "ConfigMap"}
+
+
+def skip(reason):
+    print(f"SKIP: {reason}")
+    sys.exit(77)
+
+
+def run(cmd, check=True, **kw):
+    out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
+    if check and out.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} exited {out.returncode}:\n{out.stdout}")
+    return out
+
+
+def podman(*args, check=True):
+    return run([*PODMAN, *args], check=check)
+
+
+def render(overlay):
+    import yaml
+    out = run(["kubectl", "kustomize", os.path.join(ARGS.src, "deploy/k8s/overlays", overlay)])
+    return [d for d in yaml.safe_load_all(out.stdout) if d]
+
+
+def deployment(objects):
+    (d,) = [o for o in objects if o["kind"] == "Deployment"]
+    pod = d["spec"]["template"]["spec"]
+    (c,) = [c for c in pod["containers"] if c["name"] == "smcryptd"]
+    return d, pod, c
+
+
+def openssl(*args):
+    run(["openssl", *args])
+
+
+def read_bytes(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def make_keyring(d):
+    """The keyring Secret's files: key id -> PEM bytes."""
+    os.makedirs(d, exist_ok=True)
+    openssl("genpkey", "-algorithm", "SM2", "-out", f"{d}/sm2.pem")
+    openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out",
+            f"{d}/p256.pem")
+    with open(f"{d}/sm4.pem", "w") as f:
+        f.write("-----BEGIN SM4 KEY-----\n" + base64.b64encode(os.urandom(16)).decode() +
+                "\n-----END SM4 KEY-----\n")
+    return {n: read_bytes(f"{d}/{n}") for n in ("sm2.pem", "p256.pem", "sm4.pem")}
+
+
+def make_tls(d):
+    """A CA and a server certificate for localhost / 127.0.0.1: the TLS Secret's files."""
+    os.makedirs(d, exist_ok=True)
+    openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+            "-keyout", f"{d}/ca.key", "-out", f"{d}/ca.crt", "-days", "2", "-subj", "/CN=test CA")
+    openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+            "-keyout", f"{d}/tls.key", "-out", f"{d}/tls.csr", "-subj", "/CN=localhost")
+    with open(f"{d}/ext", "w") as f:
+        f.write("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
+    openssl("x509", "-req", "-in", f"{d}/tls.csr", "-CA", f"{d}/ca.crt", "-CAkey", f"{d}/ca.key",
+            "-CAcreateserial", "-out", f"{d}/tls.crt", "-days", "2", "-extfile", f"{d}/ext")
+    return {n: read_bytes(f"{d}/{n}") for n in ("tls.crt", "tls.key")}
+
+
+def secret_volume(path, files, mode, gid):
+    """Writes FILES (name -> bytes) into PATH as the kubelet's atomic writer does for a
+    Secret volume with fsGroup GID: a new `..<timestamp>/` (root:GID, 2755) with the files
+    (root:GID, MODE), then `..data` pointed at it by renaming a new symlink over it, then
+    `<name> -> ..data/<name>` for each file, then the previous timestamped folder removed.
+    PATH itself (made on first use) is root:GID, 3777. Called again on the same PATH it
+    swaps the contents the way an updated Secret is swapped in a running pod."""
+    if not os.path.isdir(path):
+        os.makedirs(path)
+        os.chown(path, 0, gid)
+        os.chmod(path, 0o3777)
+    data_link = os.path.join(path, "..data")
+    old = os.readlink(data_link) if os.path.islink(data_link) else None
+    ts = time.strftime("..%Y_%m_%d_%H_%M_%S.", time.gmtime()) + f"{time.time_ns() % 10**9:09d}"
+    tsdir = os.path.join(path, ts)
+    os.mkdir(tsdir)
+    for name, data in files.items():
+        p = os.path.join(tsdir, name)
+        with open(p, "wb") as f:
+            f.write(data)
+        os.chown(p, 0, gid)
+        os.chmod(p, mode)
+    os.chown(tsdir, 0, gid)
+    os.chmod(tsdir, 0o2755)
+    tmp = os.path.join(path, "..data_tmp")
+    os.symlink(ts, tmp)
+    os.lchown(tmp, 0, gid)
+    os.rename(tmp, data_link)
+    for name in files:
+        link = os.path.join(path, name)
+        if not os.path.islink(link):
+            os.symlink(os.path.join("..data", name), link)
+            os.lchown(link, 0, gid)
+    if old:
+        shutil.rmtree(os.path.join(path, old))
+
+
+def host_port(container, port):
+    out = podman("port", container, f"{port}/tcp").stdout.strip().splitlines()[0]
+    return int(out.rsplit(":", 1)[1])
+
+
+def health_status(target, service=""):
+    """grpc.health.v1 Check's status name, or the RPC error's code name."""
+    with grpc.insecure_channel(target) as ch:
+        try:
+            r = health_pb2_grpc.HealthStub(ch).Check(
+                health_pb2.HealthCheckRequest(service=service), timeout=2)
+            return health_pb2.HealthCheckResponse.ServingStatus.Name(r.status)
+        except grpc.RpcError as e:
+            return e.code().name
+
+
+def wait_serving(container, target, timeout=60):
+    deadline = time.monotonic() + timeout
+    status = None
+    while time.monotonic() < deadline:
+        status = health_status(target)
+        if status == "SERVING":
+            return
+        state = podman("inspect", "--format", "{{.State.Status}}", container).stdout.strip()
+        if state not in ("running", "created", "configured"):
+            break
+        time.sleep(0.5)
+    logs = podman("logs", container, check=False).stdout
+    raise AssertionError(f"{container}: health {status} at {target}; log:\n{logs}")
+
+
+def check_process(tc, container, pod, c):
+    """The container's smcryptd runs as POD and C's securityContext say: runAsUser and
+    runAsGroup, fsGroup among its groups, no capabilities at all,
+    no_new_privs, the root read-only, and every volumeMount read-only where it says so."""
+    psc, csc = pod["securityContext"], c["securityContext"]
+    info = json.loads(podman("inspect", container).stdout)[0]
+    tc.assertTrue(info["HostConfig"]["ReadonlyRootfs"])
+    pid = info["State"]["Pid"]
+    with open(f"/proc/{pid}/status") as f:
+        status = dict(l.rstrip("\n").split(":\t", 1) for l in f if ":\t" in l)
+    tc.assertEqual(status["Uid"].split(), [str(psc["runAsUser"])] * 4)
+    tc.assertEqual(status["Gid"].split(), [str(psc["runAsGroup"])] * 4)
+    tc.assertIn(str(psc["fsGroup"]), status["Groups"].split())
+    tc.assertEqual(csc["capabilities"]["drop"], ["ALL"])
+    for cap in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"):
+        tc.assertEqual(int(status[cap], 16), 0, cap)
+    tc.assertIs(csc["allowPrivilegeEscalation"], False)
+    tc.assertEqual(status["NoNewPrivs"], "1")
+    tc.assertIs(csc["readOnlyRootFilesystem"], True)
+    with open(f"/proc/{pid}/mounts") as f:
+        mounts = {l.split()[1]: l.split()[3].split(",") for l in f}
+    tc.assertIn("ro", mounts["/"])
+    for m in c.get("volumeMounts", []):
+        tc.assertIn("ro" if m.get("readOnly") else "rw", mounts[m["mountPath"]], m["name"])
+
+
+class ImageTest(unittest.TestCase):
+    def test_every_binary_starts_as_the_image_user(self):
+        info = json.loads(podman("image", "inspect", IMAGE).stdout)[0]["Config"]
+        self.assertRegex(info["User"], r"^[1-9][0-9]*:[1-9][0-9]*$")
+        self.assertEqual(info["Entrypoint"], ["/usr/local/bin/smcryptd"])
+        for b in ("smcryptd", "smcrypt", "smcrypt-load"):
+            out = podman("run", "--rm", "--network", "none", "--read-only", "--cap-drop", "ALL",
+                         "--entrypoint", f"/usr/local/bin/{b}", IMAGE, "--version")
+            self.assertRegex(out.stdout, rf"^{b} \d+\.\d+\.\d+\n", b)
+
+
+class ProdContainerTest(unittest.TestCase):
+    """The image under the prod overlay's pod spec, run by podman; the tests run in order."""
+    NAME = "smcrypt-container-test"
+
+    @classmethod
+    def setUpClass(cls):
+        objects = render("prod")
+        cls.dep, cls.pod, cls.c = deployment(objects)
+        pod, c = cls.pod, cls.c
+        psc, csc = pod["securityContext"], c["securityContext"]
+        cls.uid, cls.gid, cls.fs_group = psc["runAsUser"], psc["runAsGroup"], psc["fsGroup"]
+        cls.work = os.path.join(ARGS.work, "prod")
+        shutil.rmtree(cls.work, ignore_errors=True)
+        os.makedirs(cls.work)
+        contents = {"smcrypt-keys": make_keyring(os.path.join(cls.work, "keys-src")),
+                    "smcrypt-tls": make_tls(os.path.join(cls.work, "tls-src"))}
+        cls.keys_src = os.path.join(cls.work, "keys-src")
+        cls.ca = read_bytes(os.path.join(cls.work, "tls-src", "ca.crt"))
+        cls.keyring_files = len(contents["smcrypt-keys"])
+
+        cmd = ["run", "-d", "--name", cls.NAME, "--user", f"{cls.uid}:{cls.gid}",
+               "--group-add", str(cls.fs_group)]
+        # Kubernetes gives a read-only root no writable /tmp or /run: neither does this.
+        if csc.get("readOnlyRootFilesystem"):
+            cmd += ["--read-only", "--read-only-tmpfs=false"]
+        for cap in csc.get("capabilities", {}).get("drop", []):
+            cmd += ["--cap-drop", cap]
+        if csc.get("allowPrivilegeEscalation") is False:
+            cmd += ["--security-opt", "no-new-privileges"]
+        volumes = {v["name"]: v for v in pod.get("volumes", [])}
+        # volume name -> (host folder, mount path, defaultMode)
+        cls.secret_volumes = {}
+        for m in c.get("volumeMounts", []):
+            secret = volumes[m["name"]]["secret"]
+            host = os.path.join(cls.work, "volumes", m["name"])
+            secret_volume(host, contents[secret["secretName"]], secret["defaultMode"],
+                          cls.fs_group)
+            cls.secret_volumes[m["name"]] = (host, m["mountPath"], secret["defaultMode"])
+            cmd += ["-v", f"{host}:{m['mountPath']}:{'ro' if m.get('readOnly') else 'rw'}"]
+        cls.ports = {p["name"]: p["containerPort"] for p in c["ports"]}
+        for p in cls.ports.values():
+            cmd += ["-p", f"127.0.0.1::{p}"]
+        podman("rm", "-f", cls.NAME, check=False)
+        podman(*cmd, IMAGE, *c["args"])
+        cls.target = {n: f"127.0.0.1:{host_port(cls.NAME, p)}" for n, p in cls.ports.items()}
+        wait_serving(cls.NAME, cls.target["health"])
+        creds = grpc.ssl_channel_credentials(root_certificates=cls.ca)
+        cls.channel = grpc.secure_channel(cls.target["grpc"], creds,
+                                          options=[("grpc.ssl_target_name_override", "localhost")])
+        grpc.channel_ready_future(cls.channel).result(timeout=20)
+        cls.stub = pb_grpc.CryptoServiceStub(cls.channel)
+
+    @classmethod
+    def tearDownClass(cls):
+        if getattr(cls, "channel", None):
+            cls.channel.close()
+        if os.environ.get("SMCRYPT_CONTAINER_KEEP") != "1":
+            podman("rm", "-f", "-t", "0", cls.NAME, check=False)
+
+    def test_1_runs_as_the_pod_spec_says(self):
+        check_process(self, self.NAME, self.pod, self.c)
+        self.assertEqual({m for _, m, _ in self.secret_volumes.values()},
+                         {m["mountPath"] for m in self.c["volumeMounts"]})
+
+    def test_2_health_serving_on_the_health_port(self):
+        self.assertEqual(health_status(self.target["health"]), "SERVING")
+        self.assertEqual(health_status(self.target["health"], "smcrypt.v1.CryptoService"),
+                         "SERVING")
+
+    def test_3_round_trips_over_tls_with_the_secret_keyring(self):
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.hazmat.primitives.asymmetric import ec
+        info = self.stub.GetServerInfo(pb.GetServerInfoRequest(run_self_tests=True))
+        self.assertTrue(info.self_tests_passed)
+        self.assertEqual(info.keyring_size, self.keyring_files)
+        self.assertEqual(self.stub.Hash(pb.HashRequest(algorithm=pb.SM3, data=b"abc")).digest.hex(),
+                         SM3_ABC)
+        data = os.urandom(300)
+        sig = self.stub.Sign(pb.SignRequest(algorithm=pb.SM2, key=pb.KeyRef(key_id="sm2"),
+                                            data=data)).signature
+        for msg, valid in ((data, True), (data + b"x", False)):
+            self.assertEqual(self.stub.Verify(pb.VerifyRequest(
+                algorithm=pb.SM2, key=pb.KeyRef(key_id="sm2"), data=msg, signature=sig)).valid,
+                valid)
+        sig = self.stub.Sign(pb.SignRequest(algorithm=pb.ECDSA_P256, key=pb.KeyRef(key_id="p256"),
+                                            data=data)).signature
+        with open(os.path.join(self.keys_src, "p256.pem"), "rb") as f:
+            pk = serialization.load_pem_private_key(f.read(), None).public_key()
+        pk.verify(sig, data, ec.ECDSA(hashes.SHA256()))  # raises if invalid
+        for alg, key in ((pb.HPKE_SM2_SM3_SM4GCM, "sm2"), (pb.HPKE_P256_SHA256_AES128GCM, "p256")):
+            ct = self.stub.HybridEncrypt(pb.HybridEncryptRequest(
+                algorithm=alg, key=pb.KeyRef(key_id=key), plaintext=data, info=b"c")).ciphertext
+            self.assertEqual(len(ct), len(data) + 88)
+            back = self.stub.HybridDecrypt(pb.HybridDecryptRequest(
+                algorithm=alg, key=pb.KeyRef(key_id=key), ciphertext=ct, info=b"c"))
+            self.assertEqual(back.plaintext, data)
+        # --inline_private_keys=deny holds inside the container too.
+        with self.assertRaises(grpc.RpcError) as cm:
+            self.stub.Sign(pb.SignRequest(algorithm=pb.SM2, key=pb.KeyRef(inline_key=b"\x01" * 32),
+                                          data=data))
+        self.assertEqual(cm.exception.code(), grpc.StatusCode.PERMISSION_DENIED)
+        # The gRPC port speaks TLS only.
+        with grpc.insecure_channel(self.target["grpc"]) as plain:
+            with self.assertRaises(grpc.RpcError):
+                pb_grpc.CryptoServiceStub(plain).Hash(pb.HashRequest(algorithm=pb.SM3), timeout=3)
+
+    def test_4_metrics_count_the_calls(self):
+        with urllib.request.urlopen(f"http://{self.target['metrics']}/metrics", timeout=5) as r:
+            self.assertEqual(r.status, 200)
+            text = r.read().decode()
+        for method in ("Hash", "Sign", "HybridEncrypt", "HybridDecrypt"):
+            m = re.search(r'^grpc_server_handled_total\{(?=[^}]*grpc_method="%s")'
+                          r'(?=[^}]*grpc_code="OK")[^}]*\} (\S+)$' % method, text, re.M)
+            self.assertIsNotNone(m, f"no OK count for {method}")
+            self.assertGreaterEqual(float(m.group(1)), 1, method)
+        self.assertRegex(text, r"(?m)^smcrypt_selftest_ok(\{[^}]*\})? 1$")
+
+    def test_9_sigterm_drains_a_call_in_flight_and_exits_0(self):
+        grace = duration_seconds(flag(self.c["args"], "shutdown_grace"))
+        period = self.pod["terminationGracePeriodSeconds"]
+        chunks = [os.urandom(64 << 10) for _ in range(12)]
+        sent, draining = threading.Event(), threading.Event()
+
+        def requests():
+            yield pb.HashStreamRequest(algorithm=pb.SM3, data=chunks[0])
+            sent.set()
+            draining.wait(15)  # the rest only once smcryptd is draining
+            for c in chunks[1:]:
+                time.sleep(0.1)
+                yield pb.HashStreamRequest(data=c)
+
+        result = {}
+
+        def call():
+            try:
+                result["resp"] = self.stub.HashStream(requests(), timeout=grace)
+            except grpc.RpcError as e:
+                result["error"] = e
+
+        t = threading.Thread(target=call)
+        t.start()
+        self.assertTrue(sent.wait(10))
+        time.sleep(0.3)
+        # What the kubelet does: SIGTERM, SIGKILL after terminationGracePeriodSeconds.
+        start = time.monotonic()
+        stop = threading.Thread(target=podman, args=("stop", "-t", str(period), self.NAME))
+        stop.start()
+        status = "SERVING"
+        while status == "SERVING" and time.monotonic() - start < 10:
+            time.sleep(0.05)
+            status = health_status(self.target["health"])
+        draining.set()
+        self.assertNotEqual(status, "SERVING", "health still SERVING 10 s after SIGTERM")
+        t.join(grace + 5)
+        stop.join(period + 10)
+        elapsed = time.monotonic() - start
+        self.assertNotIn("error", result, result.get("error"))
+        from cryptography.hazmat.primitives import hashes
+        h = hashes.Hash(hashes.SM3())
+        for c in chunks:
+            h.update(c)
+        self.assertEqual(result["resp"].digest, h.finalize())
+        self.assertEqual(result["resp"].total_bytes, sum(len(c) for c in chunks))
+        state = json.loads(podman("inspect", self.NAME).stdout)[0]["State"]
+        self.assertEqual(state["Status"], "exited")
+        self.assertEqual(state["ExitCode"], 0, podman("logs", self.NAME).stdout)
+        self.assertLess(elapsed, grace, f"stopped after {elapsed:.1f} s")
+        self.assertIn("received SIGTERM", podman("logs", self.NAME).stdout)
+
+
+class KubePlayTest(unittest.TestCase):
+    """`podman kube play` of the rendered overlays, the image replaced by the one under test.
+
+    podman 4.3's Secret volumes are not Kubernetes': it writes every file 0644 root:root
+    whatever defaultMode and fsGroup say, writes `data` values without base64-decoding them,
+    ignores stringData, and crashes on a secret volume without `optional`. So each Secret
+    volume of the Deployment is played as a hostPath volume of the kubelet's layout
+    (secret_volume: symlinks into `..data`, defaultMode, group fsGroup), and the Secret
+    objects themselves are not played."""
+
+    def play(self, overlay, secrets=None):
+        import yaml
+        objects = render(overlay)
+        played = [o for o in objects if o["kind"] in PLAYABLE_KINDS]
+        d, pod, c = deployment(played)
+        d["spec"]["replicas"] = 1
+        c["image"] = IMAGE
+        c["imagePullPolicy"] = "Never"
+        work = os.path.join(ARGS.work, f"kube-{overlay}")
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
+        for v in pod.get("volumes", []):
+            secret = v.pop("secret")
+            host = os.path.join(work, "volumes", v["name"])
+            secret_volume(host, secrets[secret["secretName"]], secret["defaultMode"],
+                          pod["securityContext"]["fsGroup"])
+            v["hostPath"] = {"path": host, "type": "Directory"}
+        # A host port for the health port, on loopback only.
+        health = None
+        for p in c["ports"]:
+            if p["name"] == "health":
+                p["hostIP"], p["hostPort"] = "127.0.0.1", free_port()
+                health = f"127.0.0.1:{p['hostPort']}"
+        self.assertIsNotNone(health)
+        path = os.path.join(work, "played.yaml")
+        with open(path, "w") as f:
+            yaml.safe_dump_all(played, f)
+        podman("kube", "down", path, check=False)
+        self.addCleanup(podman, "kube", "down", path, check=False)
+        podman("kube", "play", path)
+        prefix = d["metadata"]["name"] + "-pod"
+        (ctr,) = [n for n in podman("ps", "-a", "--format", "{{.Names}}").stdout.split()
+                  if n.startswith(prefix) and n.endswith("-" + c["name"])]
+        wait_serving(ctr, health)
+        self.assertEqual(health_status(health, "smcrypt.v1.CryptoService"), "SERVING")
+        check_process(self, ctr, pod, c)
+        return ctr, c
+
+    def test_dev(self):
+        ctr, c = self.play("dev")
+        self.assertIn("keyring: 0 keys", podman("logs", ctr).stdout)
+
+    def test_prod_with_its_secrets(self):
+        work = os.path.join(ARGS.work, "kube-prod-src")
+        shutil.rmtree(work, ignore_errors=True)
+        secrets = {"smcrypt-keys": make_keyring(os.path.join(work, "keys")),
+                   "smcrypt-tls": make_tls(os.path.join(work, "tls"))}
+        ctr, c = self.play("prod", secrets)
+        logs = podman("logs", ctr).stdout
+        keys_dir = flag(c["args"], "keys_dir")
+        self.assertIn(f"keyring: {len(secrets['smcrypt-keys'])} keys from {keys_dir}", logs)
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def generate_stubs(gen):
+    shutil.rmtree(gen, ignore_errors=True)
+    os.makedirs(gen)
+    plugin = shutil.which("grpc_python_plugin")
+    if not shutil.which("protoc") or not plugin:
+        raise SystemExit("FAIL: protoc and grpc_python_plugin are needed "
+                         "(deploy/local/install-deps.sh installs protobuf-compiler-grpc)")
+    common = [f"--plugin=protoc-gen-grpc_python={plugin}", f"--python_out={gen}",
+              f"--grpc_python_out={gen}"]
+    run(["protoc", "-I", ARGS.proto, *common, "smcrypt/v1/crypto.proto"])
+    run(["protoc", "-I", os.path.join(ARGS.proto, "third_party/grpc/health/v1"), *common,
+         "health.proto"])
+    sys.path.insert(0, gen)
+
+
+def main():
+    global ARGS, PODMAN, IMAGE, pb, pb_grpc, health_pb2, health_pb2_grpc, grpc
+    p = argparse.ArgumentParser()
+    p.add_argument("--src", required=True)
+    p.add_argument("--proto", required=True)
+    p.add_argument("--work", required=True)
+    p.add_argument("--image")
+    p.add_argument("--build_dir")
+    ARGS, rest = p.parse_known_args()
+    if bool(ARGS.image) == bool(ARGS.build_dir):
+        p.error("exactly one of --image and --build_dir")
+    if shutil.which("podman") is None:
+        skip("podman not found (deploy/local/install-deps.sh installs podman and runc)")
+    if os.geteuid() != 0:
+        skip("the container tests run rootful podman: run them as root")
+    PODMAN = [os.path.join(ARGS.src, "deploy/local/podman.sh")]
+    os.makedirs(ARGS.work, exist_ok=True)
+    if ARGS.build_dir:
+        IMAGE = "localhost/smcrypt:container-test"
+        out = subprocess.run([os.path.join(ARGS.src, "deploy/local/image.sh"), "--from-install",
+                              ARGS.build_dir, "--tag", IMAGE],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        print(out.stdout[-3000:])
+        if out.returncode == 77:
+            skip("podman cannot run a container on this host (image.sh said why, above)")
+        if out.returncode != 0:
+            print(f"FAIL: image.sh exited {out.returncode}")
+            sys.exit(1)
+    else:
+        IMAGE = ARGS.image
+        probe = podman("run", "--rm", "--network", "none", "--entrypoint", "/usr/local/bin/smcryptd",
+                       IMAGE, "--version", check=False)
+        if probe.returncode != 0 and "image not known" not in probe.stdout:
+            info = podman("info", check=False)
+            if info.returncode != 0:
+                skip(f"podman cannot run a container on this host: {info.stdout.strip()}")
+        if probe.returncode != 0:
+            print(f"FAIL: {IMAGE}: {probe.stdout}")
+            sys.exit(1)
+    generate_stubs(os.path.join(ARGS.work, "gen"))
+    import grpc as grpc_module
+    from smcrypt.v1 import crypto_pb2
+    from smcrypt.v1 import crypto_pb2_grpc
+    import health_pb2 as h2
+    import health_pb2_grpc as h2g
+    grpc, pb, pb_grpc, health_pb2, health_pb2_grpc = grpc_module, crypto_pb2, crypto_pb2_grpc, h2, h2g
+    unittest.main(argv=[sys.argv[0], "-v", *rest])
+
+
+if __name__ == "__main__":
+    main()
