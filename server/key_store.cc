@@ -31,6 +31,17 @@ constexpr AsymmetricCandidate kAsymmetricCandidates[] = {
     {Algorithm::kRsa3072Pss, KeyFamily::kRsa3072},
 };
 
+// IsDroppedSecretKey: `path` is a symlink into `..data/` whose target is gone. A
+// Kubernetes Secret update swaps `..data` first and removes the links of the keys it
+// drops afterwards, so between the two such a link is a key being removed.
+bool IsDroppedSecretKey(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_symlink(std::filesystem::symlink_status(path, ec))) return false;
+  const std::filesystem::path target = std::filesystem::read_symlink(path, ec);
+  if (ec || target.empty() || *target.begin() != "..data") return false;
+  return !std::filesystem::exists(path, ec) && !ec;
+}
+
 // kMaxKeyFileSize bounds a keyring file (an RSA-3072 PKCS#8 PEM is about 2.5 KB).
 constexpr size_t kMaxKeyFileSize = 1 << 20;
 
@@ -281,6 +292,7 @@ absl::StatusOr<std::unique_ptr<KeyStore>> KeyStore::LoadFromDirectory(
       continue;
     }
     if (!fs::is_regular_file(path, ec)) {
+      if (IsDroppedSecretKey(path)) continue;
       return absl::InvalidArgumentError(
           absl::StrCat(path.string(), ": not a regular file (or a broken symlink)"));
     }

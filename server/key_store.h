@@ -10,7 +10,9 @@
 // The family of a PRIVATE/PUBLIC KEY is found by parsing it. Entries whose name starts
 // with a dot are skipped (a mounted Kubernetes Secret has ..data and ..<timestamp>
 // entries), symlinks are followed, names not ending in ".pem" are skipped with a
-// warning. Any other defect fails loading with a message naming the file.
+// warning, and a symlink into `..data/` whose target is gone is skipped (a Secret update
+// that drops a key swaps `..data` before it removes the key's link). Any other defect,
+// a broken symlink elsewhere included, fails loading with a message naming the file.
 //
 // Permissions (checked unless KeyStoreOptions::allow_insecure_permissions, the flag
 // --allow_insecure_key_permissions): a file holding a secret (PRIVATE KEY, SM4/AES/HMAC

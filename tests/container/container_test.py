@@ -125,7 +125,8 @@ def secret_volume(path, files, mode, gid):
     """Writes FILES (name -> bytes) into PATH as the kubelet's atomic writer does for a
     Secret volume with fsGroup GID: a new `..<timestamp>/` (root:GID, 2755) with the files
     (root:GID, MODE), then `..data` pointed at it by renaming a new symlink over it, then
-    `<name> -> ..data/<name>` for each file, then the previous timestamped folder removed.
+    `<name> -> ..data/<name>` for each file, then the links of dropped files and the
+    previous timestamped folder removed.
     PATH itself (made on first use) is root:GID, 3777. Called again on the same PATH it
     swaps the contents the way an updated Secret is swapped in a running pod."""
     if not os.path.isdir(path):
@@ -154,6 +155,9 @@ def secret_volume(path, files, mode, gid):
         if not os.path.islink(link):
             os.symlink(os.path.join("..data", name), link)
             os.lchown(link, 0, gid)
+    for name in os.listdir(path):  # the links of files the new contents drop
+        if not name.startswith(".") and name not in files:
+            os.remove(os.path.join(path, name))
     if old:
         shutil.rmtree(os.path.join(path, old))
 
@@ -342,6 +346,101 @@ class ProdContainerTest(unittest.TestCase):
             self.assertIsNotNone(m, f"no OK count for {method}")
             self.assertGreaterEqual(float(m.group(1)), 1, method)
         self.assertRegex(text, r"(?m)^smcrypt_selftest_ok(\{[^}]*\})? 1$")
+
+    def metric(self, series):
+        with urllib.request.urlopen(f"http://{self.target['metrics']}/metrics", timeout=5) as r:
+            text = r.read().decode()
+        m = re.search(r"^%s (\S+)$" % re.escape(series), text, re.M)
+        return float(m.group(1)) if m else None
+
+    def wait_for(self, what, done, timeout):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if done():
+                return
+            time.sleep(0.2)
+        self.fail(f"{what} not seen within {timeout:.0f} s; log:\n" +
+                  podman("logs", self.NAME, check=False).stdout[-3000:])
+
+    def tls_stub(self, ca):
+        """A stub on a connection of its own that trusts only CA."""
+        ch = grpc.secure_channel(self.target["grpc"], grpc.ssl_channel_credentials(root_certificates=ca),
+                                 options=[("grpc.ssl_target_name_override", "localhost"),
+                                          ("grpc.use_local_subchannel_pool", 1)])
+        return ch, pb_grpc.CryptoServiceStub(ch)
+
+    def handshake_ok(self, ca):
+        ch, stub = self.tls_stub(ca)
+        try:
+            stub.Hash(pb.HashRequest(algorithm=pb.SM3, data=b"abc"), timeout=3)
+            return True
+        except grpc.RpcError:
+            return False
+        finally:
+            ch.close()
+
+    def test_5_secret_updates_reload_without_a_restart(self):
+        """The kubelet's ..data swap of both Secrets in the running container: within
+        --reload_interval the new keyring serves (an added key signs, a removed key is
+        NOT_FOUND), new handshakes get the new certificate, the connection opened before
+        keeps working, and smcryptd is the same process. A bad keyring sent with SIGHUP
+        keeps the previous one and is counted as a failed reload."""
+        interval = duration_seconds(flag(self.c["args"], "reload_interval"))
+        self.assertGreater(interval, 0)
+        timeout = 3 * interval + 10
+        before = json.loads(podman("inspect", self.NAME).stdout)[0]["State"]
+        reloads = 'smcrypt_keyring_reloads_total{result="%s"}'
+        self.assertEqual(self.metric(reloads % "failure"), 0)
+
+        # Keyring: sm2 and sm4 kept, p256 removed, sm2-next added.
+        host, _, mode = self.secret_volumes["keys"]
+        src = os.path.join(self.work, "keys-next")
+        os.makedirs(src)
+        openssl("genpkey", "-algorithm", "SM2", "-out", f"{src}/sm2-next.pem")
+        files = {n: read_bytes(os.path.join(self.keys_src, n)) for n in ("sm2.pem", "sm4.pem")}
+        files["sm2-next.pem"] = read_bytes(f"{src}/sm2-next.pem")
+        secret_volume(host, files, mode, self.fs_group)
+
+        def signs(key_id):
+            try:
+                self.stub.Sign(pb.SignRequest(algorithm=pb.SM2, key=pb.KeyRef(key_id=key_id),
+                                              data=b"m"), timeout=5)
+                return True
+            except grpc.RpcError:
+                return False
+
+        self.wait_for("the new keyring", lambda: signs("sm2-next"), timeout)
+        with self.assertRaises(grpc.RpcError) as cm:
+            self.stub.Sign(pb.SignRequest(algorithm=pb.ECDSA_P256, key=pb.KeyRef(key_id="p256"),
+                                          data=b"m"))
+        self.assertEqual(cm.exception.code(), grpc.StatusCode.NOT_FOUND)
+        self.assertTrue(signs("sm2"))
+        self.assertEqual(self.stub.GetServerInfo(pb.GetServerInfoRequest()).keyring_size, 3)
+        self.assertGreaterEqual(self.metric(reloads % "success"), 1)
+
+        # A bad file, sent with SIGHUP: the previous keyring stays, the failure is counted.
+        secret_volume(host, {**files, "bad.pem": b"not a PEM file"}, mode, self.fs_group)
+        podman("kill", "-s", "HUP", self.NAME)
+        self.wait_for("the failed reload", lambda: self.metric(reloads % "failure") == 1, timeout)
+        self.assertTrue(signs("sm2-next"))
+        self.assertEqual(self.stub.GetServerInfo(pb.GetServerInfoRequest()).keyring_size, 3)
+        self.assertIn("keeping the previous 3 keys", podman("logs", self.NAME).stdout)
+
+        # TLS: a certificate from another CA.
+        host, _, mode = self.secret_volumes["tls"]
+        next_tls = make_tls(os.path.join(self.work, "tls-next"))
+        next_ca = read_bytes(os.path.join(self.work, "tls-next", "ca.crt"))
+        secret_volume(host, next_tls, mode, self.fs_group)
+        self.wait_for("the new certificate", lambda: self.handshake_ok(next_ca), timeout)
+        self.assertFalse(self.handshake_ok(self.ca))
+        self.assertEqual(self.stub.Hash(pb.HashRequest(algorithm=pb.SM3, data=b"abc")).digest.hex(),
+                         SM3_ABC)  # the connection made before the swap
+        self.wait_for("the TLS reload count",
+                      lambda: self.metric('smcrypt_tls_certificate_reloads_total{result="success"}') >= 1,
+                      timeout)
+
+        after = json.loads(podman("inspect", self.NAME).stdout)[0]["State"]
+        self.assertEqual((after["Pid"], after["StartedAt"]), (before["Pid"], before["StartedAt"]))
 
     def test_9_sigterm_drains_a_call_in_flight_and_exits_0(self):
         grace = duration_seconds(flag(self.c["args"], "shutdown_grace"))

@@ -85,6 +85,32 @@ TEST(KeyringReloadTest, SecretSymlinkSwapAddsRemovesAndChangesKeys) {
   EXPECT_FALSE(reloader.ReloadIfChanged());
 }
 
+// Between a Secret update's `..data` swap and its removal of a dropped key's link, the
+// link dangles: a reload then sees the key removed, not a bad keyring. A dangling link
+// that does not point into ..data still fails the reload.
+TEST(KeyringReloadTest, DanglingLinkIntoDataMidUpdateIsARemovedKey) {
+  SecretVolume vol;
+  vol.Publish({{"a.pem", HmacPem("key a")}, {"b.pem", HmacPem("key b")}});
+  CryptoEngine engine(Load(vol.dir()), {}, nullptr);
+  CountingObserver observer;
+  KeyringReloader reloader(vol.dir(), {}, &engine, &observer);
+  vol.Publish({{"b.pem", HmacPem("key b")}});
+  fs::create_symlink("..data/a.pem", fs::path(vol.dir()) / "a.pem");  // not yet removed
+  EXPECT_TRUE(reloader.ReloadIfChanged());
+  EXPECT_EQ(observer.keyring_ok, 1);
+  EXPECT_EQ(observer.keyring_failed, 0);
+  EXPECT_EQ(engine.keyring_size(), 1u);
+  EXPECT_THAT(Mac(engine, "a"), StatusIs(absl::StatusCode::kNotFound, "unknown key_id 'a'"));
+  EXPECT_THAT(Mac(engine, "b"), IsOk());
+
+  fs::create_symlink("/nonexistent/c.pem", fs::path(vol.dir()) / "c.pem");
+  EXPECT_TRUE(reloader.ReloadIfChanged());
+  EXPECT_EQ(observer.keyring_failed, 1);
+  EXPECT_THAT(KeyStore::LoadFromDirectory(vol.dir()),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("c.pem: not a regular file")));
+  EXPECT_THAT(Mac(engine, "b"), IsOk());
+}
+
 TEST(KeyringReloadTest, DiffNamesAddedRemovedAndChangedKeys) {
   SecretVolume before, after;
   before.Publish({{"same.pem", HmacPem("s")}, {"gone.pem", HmacPem("g")},
