@@ -6,7 +6,10 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -203,8 +206,17 @@ absl::Status KeyringReloader::ReloadLocked(std::string fingerprint) {
 
 // ---- TLS files -------------------------------------------------------------------------
 
-absl::Status ValidateTlsFiles(const std::string& cert, const std::string& key,
-                              const std::string& client_ca) {
+namespace {
+
+// TlsText is a validated set of TLS files: the private key followed by the certificate
+// chain (what gRPC reads as both), and the client CA bundle.
+struct TlsText {
+  SecretData identity;
+  std::string client_ca;
+};
+
+absl::StatusOr<TlsText> ReadTlsFiles(const std::string& cert, const std::string& key,
+                                     const std::string& client_ca) {
   absl::StatusOr<SecretData> cert_text = ReadFileText("--tls_cert", cert);
   if (!cert_text.ok()) return cert_text.status();
   absl::StatusOr<std::unique_ptr<X509, X509Free>> leaf =
@@ -227,14 +239,82 @@ absl::Status ValidateTlsFiles(const std::string& cert, const std::string& key,
     return absl::InvalidArgumentError(absl::StrCat(
         "--tls_key: ", key, " does not match the certificate in ", cert));
   }
+  TlsText out;
   if (!client_ca.empty()) {
     absl::StatusOr<SecretData> ca_text = ReadFileText("--tls_client_ca", client_ca);
     if (!ca_text.ok()) return ca_text.status();
     absl::StatusOr<std::unique_ptr<X509, X509Free>> ca =
         ReadCertificates("--tls_client_ca", client_ca, *ca_text);
     if (!ca.ok()) return ca.status();
+    out.client_ca = std::string(SecretDataAsStringView(*ca_text));
   }
-  return absl::OkStatus();
+  // PEM readers skip blocks of other types, so gRPC finds the key and the chain in one
+  // text.
+  out.identity.reserve(key_text->size() + 1 + cert_text->size());
+  out.identity.insert(out.identity.end(), key_text->begin(), key_text->end());
+  out.identity.push_back('\n');
+  out.identity.insert(out.identity.end(), cert_text->begin(), cert_text->end());
+  return out;
+}
+
+// MemoryFile returns a sealed memfd holding `text`, or -1.
+int MemoryFile(const char* name, absl::string_view text) {
+  const int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return -1;
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n <= 0) {
+      close(fd);
+      return -1;
+    }
+    done += static_cast<size_t>(n);
+  }
+  fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+  return fd;
+}
+
+// Replace makes `*fd` refer to a new memory file holding `text`: atomically (dup3) when
+// `*fd` is open, so a reader opening /proc/self/fd/<*fd> sees the old or the new text.
+bool Replace(int* fd, const char* name, absl::string_view text) {
+  const int next = MemoryFile(name, text);
+  if (next < 0) return false;
+  if (*fd < 0) {
+    *fd = next;
+    return true;
+  }
+  const bool ok = dup3(next, *fd, O_CLOEXEC) == *fd;
+  close(next);
+  return ok;
+}
+
+}  // namespace
+
+absl::Status ValidateTlsFiles(const std::string& cert, const std::string& key,
+                              const std::string& client_ca) {
+  return ReadTlsFiles(cert, key, client_ca).status();
+}
+
+absl::StatusOr<std::unique_ptr<TlsFileCheck>> TlsFileCheck::Create(std::string cert,
+                                                                    std::string key,
+                                                                    std::string client_ca,
+                                                                    ReloadObserver* observer) {
+  std::unique_ptr<TlsFileCheck> check(
+      new TlsFileCheck(std::move(cert), std::move(key), std::move(client_ca), observer));
+  absl::MutexLock lock(&check->mu_);
+  check->fingerprint_ = FileFingerprint({check->cert_, check->key_, check->client_ca_});
+  if (absl::Status s = check->Install(); !s.ok()) return s;
+  check->identity_path_ = absl::StrCat("/proc/self/fd/", check->identity_fd_);
+  if (check->client_ca_fd_ >= 0) {
+    check->client_ca_path_ = absl::StrCat("/proc/self/fd/", check->client_ca_fd_);
+  }
+  if (access(check->identity_path_.c_str(), R_OK) != 0) {
+    return absl::InternalError(absl::StrCat(
+        "TLS with --reload_interval > 0 reads its certificates through ",
+        check->identity_path_, ", which cannot be read (is /proc mounted?); "
+        "--reload_interval=0 reads the files once at start"));
+  }
+  return check;
 }
 
 TlsFileCheck::TlsFileCheck(std::string cert, std::string key, std::string client_ca,
@@ -242,9 +322,22 @@ TlsFileCheck::TlsFileCheck(std::string cert, std::string key, std::string client
     : cert_(std::move(cert)),
       key_(std::move(key)),
       client_ca_(std::move(client_ca)),
-      observer_(observer) {
-  absl::MutexLock lock(&mu_);
-  fingerprint_ = FileFingerprint({cert_, key_, client_ca_});
+      observer_(observer) {}
+
+TlsFileCheck::~TlsFileCheck() {
+  if (identity_fd_ >= 0) close(identity_fd_);
+  if (client_ca_fd_ >= 0) close(client_ca_fd_);
+}
+
+absl::Status TlsFileCheck::Install() {
+  absl::StatusOr<TlsText> text = ReadTlsFiles(cert_, key_, client_ca_);
+  if (!text.ok()) return text.status();
+  if (!Replace(&identity_fd_, "smcrypt-tls-identity", SecretDataAsStringView(text->identity)) ||
+      (!client_ca_.empty() && !Replace(&client_ca_fd_, "smcrypt-tls-client-ca", text->client_ca))) {
+    return absl::InternalError(
+        absl::StrCat("cannot make a memory file for the TLS certificates: ", strerror(errno)));
+  }
+  return absl::OkStatus();
 }
 
 bool TlsFileCheck::CheckIfChanged() {
@@ -252,13 +345,12 @@ bool TlsFileCheck::CheckIfChanged() {
   std::string now = FileFingerprint({cert_, key_, client_ca_});
   if (now == fingerprint_) return false;
   fingerprint_ = std::move(now);
-  const absl::Status s = ValidateTlsFiles(cert_, key_, client_ca_);
+  const absl::Status s = Install();
   if (s.ok()) {
-    LogInfo(
-        "TLS certificate files changed: valid (new handshakes use them once gRPC's file "
-        "watcher has re-read them)");
+    LogInfo("TLS certificate files changed: valid, installed for new handshakes");
   } else {
-    LogError(absl::StrCat("TLS certificate files changed and are invalid: ", s.message()));
+    LogError(absl::StrCat("TLS certificate files changed and are invalid: ", s.message(),
+                          "; new handshakes keep the previous certificate"));
   }
   if (observer_ != nullptr) observer_->OnTlsCertificateReload(s.ok());
   return true;

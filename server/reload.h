@@ -10,10 +10,14 @@
 // engine keeps its keyring entirely. Either way the result is logged and reported to the
 // ReloadObserver; key material is never logged, key ids are.
 //
-// TlsFileCheck watches the TLS files gRPC's FileWatcherCertificateProvider re-reads
-// (server.cc), and when their fingerprint changes checks them itself — the certificate
-// chain and private key parse and match, the client CA bundle parses — and logs and
-// reports the result. It does not install certificates: gRPC's provider does.
+// TlsFileCheck holds the TLS material gRPC's FileWatcherCertificateProvider serves
+// (server.cc) in memory files of its own (memfd, read by gRPC as /proc/self/fd/N): the
+// private key and certificate chain in one file, so gRPC never reads a key of one
+// version with a certificate of another, and the client CA bundle in another. When the
+// fingerprint of --tls_cert / --tls_key / --tls_client_ca changes it checks them — the
+// chain and private key parse and match, the client CA bundle parses — and only a valid
+// set replaces the memory files; a bad, half-written or missing file is logged and
+// reported, and new handshakes keep the previous certificate.
 #ifndef SMCRYPT_SERVER_RELOAD_H_
 #define SMCRYPT_SERVER_RELOAD_H_
 
@@ -102,20 +106,41 @@ absl::Status ValidateTlsFiles(const std::string& cert, const std::string& key,
 
 class TlsFileCheck {
  public:
-  // `observer` may be null, else must outlive the check. The fingerprint is taken now.
-  TlsFileCheck(std::string cert, std::string key, std::string client_ca,
-               ReloadObserver* observer);
-  // CheckIfChanged validates the files when their fingerprint changed since the last
-  // check, logs "TLS certificate files changed: valid (...)" or
-  // "TLS certificate files changed and are invalid: <reason>", and reports the result;
-  // true when it checked.
+  // Create reads and validates the files (errors as ValidateTlsFiles; Internal if a
+  // memory file cannot be made) and takes the fingerprint. `observer` may be null, else
+  // must outlive the check.
+  static absl::StatusOr<std::unique_ptr<TlsFileCheck>> Create(std::string cert,
+                                                              std::string key,
+                                                              std::string client_ca,
+                                                              ReloadObserver* observer);
+  ~TlsFileCheck();
+  TlsFileCheck(const TlsFileCheck&) = delete;
+  TlsFileCheck& operator=(const TlsFileCheck&) = delete;
+
+  // The paths to give gRPC's provider: the private key and chain (for both its key and
+  // its certificate file), and the client CA bundle (empty without --tls_client_ca).
+  const std::string& identity_path() const { return identity_path_; }
+  const std::string& client_ca_path() const { return client_ca_path_; }
+
+  // CheckIfChanged, when the fingerprint changed since the last check, validates the
+  // files; a valid set replaces the memory files and logs "TLS certificate files
+  // changed: valid, installed for new handshakes", an invalid one logs "TLS certificate
+  // files changed and are invalid: <reason>; new handshakes keep the previous
+  // certificate". The result is reported; true when it checked.
   bool CheckIfChanged();
 
  private:
+  TlsFileCheck(std::string cert, std::string key, std::string client_ca,
+               ReloadObserver* observer);
+  absl::Status Install() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   const std::string cert_, key_, client_ca_;
   ReloadObserver* const observer_;
   absl::Mutex mu_;
   std::string fingerprint_ ABSL_GUARDED_BY(mu_);
+  int identity_fd_ = -1;   // what identity_path_ names
+  int client_ca_fd_ = -1;  // what client_ca_path_ names, or -1
+  std::string identity_path_, client_ca_path_;
 };
 
 // PeriodicTask runs `task` every `interval` (> 0) on a thread of its own until it is

@@ -50,8 +50,10 @@ unsigned int TlsRefreshSeconds(absl::Duration interval) {
       std::max<int64_t>(1, absl::ToInt64Seconds(absl::Ceil(interval, absl::Seconds(1)))));
 }
 
+// MakeCredentials: plaintext, static TLS credentials (--reload_interval=0), or with
+// `tls` (not null when --reload_interval > 0) gRPC's file watcher on its memory files.
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
-    const ServerOptions& o) {
+    const ServerOptions& o, const TlsFileCheck* tls_files) {
   if (o.tls_cert.empty() && o.tls_key.empty()) {
     if (!o.tls_client_ca.empty()) {
       return absl::InvalidArgumentError("--tls_client_ca needs --tls_cert and --tls_key");
@@ -61,20 +63,21 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
   if (o.tls_cert.empty() || o.tls_key.empty()) {
     return absl::InvalidArgumentError("--tls_cert and --tls_key must be given together");
   }
-  // The files are checked here so that a missing or bad one fails start-up (gRPC's file
-  // watcher would only log it and fail every handshake).
+  // The files are checked here so that a missing or bad one fails start-up.
   if (absl::Status s = ValidateTlsFiles(o.tls_cert, o.tls_key, o.tls_client_ca); !s.ok()) {
     return s;
   }
-  if (o.reload_interval > absl::ZeroDuration()) {
-    // gRPC re-reads the files every interval; new handshakes use what it read last.
+  if (tls_files != nullptr) {
+    // gRPC re-reads the memory files every interval; new handshakes use what it read
+    // last. Only a validated set reaches them (TlsFileCheck).
     const unsigned int seconds = TlsRefreshSeconds(o.reload_interval);
+    const std::string& identity = tls_files->identity_path();
     std::shared_ptr<grpc::experimental::CertificateProviderInterface> provider =
         o.tls_client_ca.empty()
             ? std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
-                  o.tls_key, o.tls_cert, seconds)
+                  identity, identity, seconds)
             : std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
-                  o.tls_key, o.tls_cert, o.tls_client_ca, seconds);
+                  identity, identity, tls_files->client_ca_path(), seconds);
     grpc::experimental::TlsServerCredentialsOptions tls(provider);
     tls.watch_identity_key_cert_pairs();
     if (o.tls_client_ca.empty()) {
@@ -234,24 +237,28 @@ absl::Status Server::BuildAndStart(const ServerOptions& options) {
   }
 
   // gRPC server.
-  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> creds = MakeCredentials(options_);
+  // Reload results are counted by smcrypt_keyring_reloads_total and
+  // smcrypt_tls_certificate_reloads_total.
+  ReloadObserver* const reload_observer = metrics_.get();
+  if (!options_.tls_cert.empty() && !options_.tls_key.empty() &&
+      options_.reload_interval > absl::ZeroDuration()) {
+    absl::StatusOr<std::unique_ptr<TlsFileCheck>> check = TlsFileCheck::Create(
+        options_.tls_cert, options_.tls_key, options_.tls_client_ca, reload_observer);
+    if (!check.ok()) return check.status();
+    tls_check_ = *std::move(check);
+  }
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> creds =
+      MakeCredentials(options_, tls_check_.get());
   if (!creds.ok()) return creds.status();
   EngineOptions engine_options;
   engine_options.allow_inline_private_keys = options_.allow_inline_private_keys;
   engine_options.public_key_cache_size = options_.public_key_cache_size;
   engine_ = std::make_unique<CryptoEngine>(std::shared_ptr<const KeyStore>(std::move(keys)),
                                            engine_options, metrics_.get());
-  // Reload results are counted by smcrypt_keyring_reloads_total and
-  // smcrypt_tls_certificate_reloads_total.
-  ReloadObserver* const reload_observer = metrics_.get();
   if (!options_.keys_dir.empty()) {
     keyring_reloader_ = std::make_unique<KeyringReloader>(options_.keys_dir, key_options,
                                                           engine_.get(), reload_observer,
                                                           std::move(keyring_fingerprint));
-  }
-  if (!options_.tls_cert.empty() && options_.reload_interval > absl::ZeroDuration()) {
-    tls_check_ = std::make_unique<TlsFileCheck>(options_.tls_cert, options_.tls_key,
-                                                options_.tls_client_ca, reload_observer);
   }
   ServiceInfo info;
   info.version = SMCRYPT_VERSION;

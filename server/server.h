@@ -125,6 +125,9 @@ class Server {
 
   ServerOptions options_;
   std::unique_ptr<Metrics> metrics_;
+  // tls_check_ holds the memory files gRPC's certificate provider reads: it outlives
+  // server_.
+  std::unique_ptr<TlsFileCheck> tls_check_;
   std::unique_ptr<SelfTests> self_tests_;
   std::unique_ptr<CryptoEngine> engine_;
   // workers_ outlives server_: ~Server shuts the server down (every queued call is
@@ -143,7 +146,6 @@ class Server {
   // Reloads (reload.h): reload_task_ polls both checks; declared after them and the
   // engine, it stops before they are destroyed.
   std::unique_ptr<KeyringReloader> keyring_reloader_;
-  std::unique_ptr<TlsFileCheck> tls_check_;
   std::unique_ptr<PeriodicTask> reload_task_;
   int port_ = 0;
   int health_port_ = 0;

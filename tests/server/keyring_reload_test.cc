@@ -289,6 +289,13 @@ std::pair<std::string, std::string> SelfSigned(const std::string& dir, const std
   return {read(base + ".pem"), read(base + ".key")};
 }
 
+std::string ReadPath(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Only a valid set reaches the memory file gRPC reads (key, then chain); a bad, empty or
+// missing file leaves the previous set there.
 TEST(TlsFileCheckTest, ReportsEachChangeValidOrNot) {
   SecretVolume vol;
   const auto [cert_a, key_a] = SelfSigned(vol.dir(), "a");
@@ -297,7 +304,13 @@ TEST(TlsFileCheckTest, ReportsEachChangeValidOrNot) {
   const std::string cert = vol.dir() + "/tls.crt", key = vol.dir() + "/tls.key";
   EXPECT_THAT(ValidateTlsFiles(cert, key, ""), IsOk());
   CountingObserver observer;
-  TlsFileCheck check(cert, key, "", &observer);
+  absl::StatusOr<std::unique_ptr<TlsFileCheck>> created =
+      TlsFileCheck::Create(cert, key, "", &observer);
+  ASSERT_THAT(created, IsOk());
+  TlsFileCheck& check = **created;
+  EXPECT_THAT(check.identity_path(), ::testing::StartsWith("/proc/self/fd/"));
+  EXPECT_EQ(check.client_ca_path(), "");
+  EXPECT_EQ(ReadPath(check.identity_path()), key_a + "\n" + cert_a);
   EXPECT_FALSE(check.CheckIfChanged());
 
   vol.Publish({{"tls.crt", cert_b}, {"tls.key", key_b}});
@@ -305,6 +318,7 @@ TEST(TlsFileCheckTest, ReportsEachChangeValidOrNot) {
   EXPECT_FALSE(check.CheckIfChanged());
   EXPECT_EQ(observer.tls_ok, 1);
   EXPECT_EQ(observer.tls_failed, 0);
+  EXPECT_EQ(ReadPath(check.identity_path()), key_b + "\n" + cert_b);
 
   vol.Publish({{"tls.crt", cert_a}, {"tls.key", key_b}});  // a key of another certificate
   EXPECT_TRUE(check.CheckIfChanged());
@@ -317,8 +331,23 @@ TEST(TlsFileCheckTest, ReportsEachChangeValidOrNot) {
   EXPECT_EQ(observer.tls_failed, 2);
   EXPECT_THAT(ValidateTlsFiles(cert, key, ""),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("no PEM certificate")));
+  vol.Publish({{"tls.crt", ""}, {"tls.key", key_a}});  // a file caught mid-write
+  EXPECT_TRUE(check.CheckIfChanged());
+  vol.Publish({{"tls.key", key_a}});  // the certificate file gone
+  EXPECT_TRUE(check.CheckIfChanged());
+  EXPECT_EQ(observer.tls_failed, 4);
   EXPECT_EQ(observer.tls_ok, 1);
+  EXPECT_EQ(ReadPath(check.identity_path()), key_b + "\n" + cert_b);
   EXPECT_EQ(observer.keyring_ok + observer.keyring_failed, 0);
+
+  // With a client CA bundle: its own memory file.
+  vol.Publish({{"tls.crt", cert_a}, {"tls.key", key_a}, {"ca.pem", cert_b}});
+  absl::StatusOr<std::unique_ptr<TlsFileCheck>> with_ca =
+      TlsFileCheck::Create(cert, key, vol.dir() + "/ca.pem", nullptr);
+  ASSERT_THAT(with_ca, IsOk());
+  EXPECT_EQ(ReadPath((*with_ca)->client_ca_path()), cert_b);
+  EXPECT_THAT(TlsFileCheck::Create(cert, vol.dir() + "/missing.key", "", nullptr),
+              StatusIs(absl::StatusCode::kNotFound));
 
   // The client CA bundle must hold a certificate; a missing file is NotFound.
   vol.Publish({{"tls.crt", cert_a}, {"tls.key", key_a}, {"ca.pem", key_a}});

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -194,6 +195,22 @@ TEST(SmcryptdReloadTest, NewConnectionsGetTheRotatedCertificate) {
            std::string::npos;
   })) << server.log();
   EXPECT_EQ(Reloads(server, "tls_certificate", "failure"), 1);
+  // New handshakes keep the previous certificate (B) while the files are bad.
+  EXPECT_TRUE(Handshake(server.target(), ca_b).ok()) << server.log();
+
+  // An empty certificate file (one caught mid-write): the same, and smcryptd keeps running.
+  tls.Publish({{"tls.crt", ""}, {"tls.key", ReadAll(d + "/server-a.key")}});
+  EXPECT_TRUE(WaitFor([&] { return Reloads(server, "tls_certificate", "failure") == 2; }))
+      << server.log();
+  EXPECT_THAT(server.log(), HasSubstr("holds no PEM certificate; new handshakes keep the "
+                                      "previous certificate"));
+  absl::SleepFor(absl::Milliseconds(1500));  // past gRPC's next re-read (1 s)
+  EXPECT_TRUE(Handshake(server.target(), ca_b).ok()) << server.log();
+  EXPECT_TRUE(server.Alive());
+
+  // Valid again: new handshakes get certificate A.
+  tls.Publish({{"tls.crt", ReadAll(d + "/server-a.pem")}, {"tls.key", ReadAll(d + "/server-a.key")}});
+  EXPECT_TRUE(WaitFor([&] { return Handshake(server.target(), ca_a).ok(); })) << server.log();
   EXPECT_TRUE(server.Alive());
 }
 
