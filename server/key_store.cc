@@ -8,9 +8,11 @@
 #include <system_error>
 #include <utility>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
 #include "server/logging.h"
+#include "server/secret_file.h"
 #include "smcrypt/pem.h"
 #include "smcrypt/registry.h"
 
@@ -45,27 +47,6 @@ bool IsDroppedSecretKey(const std::filesystem::path& path) {
 // kMaxKeyFileSize bounds a keyring file (an RSA-3072 PKCS#8 PEM is about 2.5 KB).
 constexpr size_t kMaxKeyFileSize = 1 << 20;
 
-// ReadFile reads the whole file into wiped storage, sized once from fstat so no
-// reallocation leaves an unwiped copy of the key text behind.
-absl::StatusOr<SecretData> ReadFile(const std::filesystem::path& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return absl::InvalidArgumentError("cannot open the file");
-  struct stat st {};
-  if (fstat(fileno(f), &st) != 0 || st.st_size < 0 ||
-      static_cast<uint64_t>(st.st_size) > kMaxKeyFileSize) {
-    std::fclose(f);
-    return absl::InvalidArgumentError(
-        absl::StrCat("not a key file (larger than ", kMaxKeyFileSize, " bytes)"));
-  }
-  SecretData text(static_cast<size_t>(st.st_size));
-  const size_t n = text.empty() ? 0 : std::fread(text.data(), 1, text.size(), f);
-  const bool error = std::ferror(f) != 0;
-  std::fclose(f);
-  if (error) return absl::InvalidArgumentError("read error");
-  text.resize(n);
-  return text;
-}
-
 std::string ModeString(mode_t mode) {
   char buf[8];
   std::snprintf(buf, sizeof(buf), "%04o", static_cast<unsigned>(mode & 07777));
@@ -73,11 +54,8 @@ std::string ModeString(mode_t mode) {
 }
 
 // CheckFileMode: secrets must have no "other" bits, public keys no "other" write bit.
-absl::Status CheckFileMode(const std::string& path, const StoredKey& key) {
-  struct stat st {};
-  if (stat(path.c_str(), &st) != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": cannot stat"));
-  }
+// `st` is the stat of the file as opened and read.
+absl::Status CheckFileMode(const std::string& path, const struct stat& st, const StoredKey& key) {
   const bool secret = key.is_private || key.is_symmetric;
   const mode_t forbidden = secret ? (S_IROTH | S_IWOTH) : S_IWOTH;
   if ((st.st_mode & forbidden) == 0) return absl::OkStatus();
@@ -291,21 +269,18 @@ absl::StatusOr<std::unique_ptr<KeyStore>> KeyStore::LoadFromDirectory(
       LogWarning(absl::StrCat("keyring: skipping ", path.string(), " (not <key_id>.pem)"));
       continue;
     }
-    if (!fs::is_regular_file(path, ec)) {
-      if (IsDroppedSecretKey(path)) continue;
-      return absl::InvalidArgumentError(
-          absl::StrCat(path.string(), ": not a regular file (or a broken symlink)"));
-    }
     const std::string key_id = name.substr(0, name.size() - 4);
-    absl::StatusOr<SecretData> text = ReadFile(path);
+    struct stat st {};
+    absl::StatusOr<SecretData> text = ReadSecretFile(path.string(), kMaxKeyFileSize, &st);
     if (!text.ok()) {
+      if (absl::IsNotFound(text.status()) && IsDroppedSecretKey(path)) continue;
       return absl::InvalidArgumentError(absl::StrCat(path.string(), ": ", text.status().message()));
     }
     absl::StatusOr<StoredKey> key = ParseEntry(key_id, SecretDataAsStringView(*text));
     if (!key.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(path.string(), ": ", key.status().message()));
     }
-    if (absl::Status s = permission(CheckFileMode(path.string(), *key)); !s.ok()) return s;
+    if (absl::Status s = permission(CheckFileMode(path.string(), st, *key)); !s.ok()) return s;
     auto entry = std::make_unique<StoredKey>(*std::move(key));
     store->keys_.emplace(entry->key_id, std::move(entry));
   }

@@ -9,6 +9,28 @@
 #include "absl/time/time.h"
 
 namespace smcrypt::server {
+namespace {
+
+// Escaped: control characters in a message (a file name, a key id) are written as \xNN,
+// so one call is always one line and cannot forge another.
+std::string Escaped(absl::string_view message) {
+  std::string out;
+  out.reserve(message.size());
+  for (const char c : message) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 void Log(LogSeverity severity, absl::string_view message) {
   const char* level = severity == LogSeverity::kInfo      ? "I"
@@ -16,7 +38,7 @@ void Log(LogSeverity severity, absl::string_view message) {
                                                           : "E";
   std::string line =
       absl::StrCat(absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::Now(), absl::UTCTimeZone()),
-                   " ", level, " ", message, "\n");
+                   " ", level, " ", Escaped(message), "\n");
   const char* p = line.data();
   size_t left = line.size();
   while (left > 0) {

@@ -20,7 +20,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "server/logging.h"
+#include "server/secret_file.h"
 #include "smcrypt/secret_data.h"
 
 namespace smcrypt::server {
@@ -59,23 +61,16 @@ bool SameKey(const StoredKey& a, const StoredKey& b) {
           CRYPTO_memcmp(a.material.data(), b.material.data(), a.material.size()) == 0);
 }
 
-// ReadFileText reads a PEM file of at most 1 MiB into wiped storage.
+// ReadFileText reads a PEM file of at most 1 MiB into wiped storage (ReadSecretFile: a
+// FIFO or device is refused without blocking).
 absl::StatusOr<SecretData> ReadFileText(absl::string_view flag, const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return absl::NotFoundError(absl::StrCat(flag, ": cannot read ", path));
-  struct stat st {};
-  if (fstat(fileno(f), &st) != 0 || st.st_size < 0 || st.st_size > (1 << 20)) {
-    std::fclose(f);
-    return absl::InvalidArgumentError(
-        absl::StrCat(flag, ": ", path, " is not a PEM file of at most 1 MiB"));
+  absl::StatusOr<SecretData> text = ReadSecretFile(path, 1 << 20);
+  if (text.ok()) return text;
+  if (absl::IsNotFound(text.status()) || absl::IsPermissionDenied(text.status())) {
+    return absl::NotFoundError(
+        absl::StrCat(flag, ": cannot read ", path, " (", text.status().message(), ")"));
   }
-  SecretData text(static_cast<size_t>(st.st_size));
-  const size_t n = text.empty() ? 0 : std::fread(text.data(), 1, text.size(), f);
-  const bool error = std::ferror(f) != 0;
-  std::fclose(f);
-  if (error) return absl::InvalidArgumentError(absl::StrCat(flag, ": read error on ", path));
-  text.resize(n);
-  return text;
+  return absl::InvalidArgumentError(absl::StrCat(flag, ": ", path, ": ", text.status().message()));
 }
 
 struct BioFree {
@@ -91,6 +86,15 @@ struct PkeyFree {
 std::unique_ptr<BIO, BioFree> MemBio(const SecretData& text) {
   return std::unique_ptr<BIO, BioFree>(
       BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
+}
+
+// AsnTimeText formats a certificate time ("Jan  2 00:00:00 2020 GMT").
+std::string AsnTimeText(const ASN1_TIME* t) {
+  std::unique_ptr<BIO, BioFree> bio(BIO_new(BIO_s_mem()));
+  if (bio == nullptr || ASN1_TIME_print(bio.get(), t) != 1) return "?";
+  char* data = nullptr;
+  const long n = BIO_get_mem_data(bio.get(), &data);
+  return std::string(data, n > 0 ? static_cast<size_t>(n) : 0);
 }
 
 // ReadCertificates parses every CERTIFICATE block of `text`; the first is returned.
@@ -178,9 +182,22 @@ bool KeyringReloader::ReloadIfChanged() {
 }
 
 absl::Status KeyringReloader::ReloadLocked(std::string fingerprint) {
-  fingerprint_ = std::move(fingerprint);
+  // A load that overlaps a change of the directory may see a state in between (a Secret
+  // update swaps ..data, then removes the links of dropped keys, then the old version):
+  // it is repeated until the fingerprint after a load is the one before it, at most
+  // kLoadAttempts times, and only that load's result counts.
+  constexpr int kLoadAttempts = 5;
   const std::shared_ptr<const KeyStore> current = engine_->key_store();
-  absl::StatusOr<std::unique_ptr<KeyStore>> loaded = KeyStore::LoadFromDirectory(dir_, options_);
+  absl::StatusOr<std::unique_ptr<KeyStore>> loaded;
+  for (int attempt = 1;; ++attempt) {
+    loaded = KeyStore::LoadFromDirectory(dir_, options_);
+    std::string after = KeyringFingerprint(dir_);
+    const bool stable = after == fingerprint;
+    fingerprint = std::move(after);
+    if (stable || attempt == kLoadAttempts) break;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  fingerprint_ = std::move(fingerprint);
   if (!loaded.ok()) {
     LogError(absl::StrCat("keyring reload from ", dir_, " failed, keeping the previous ",
                           current->size(), " keys: ", loaded.status().message()));
@@ -222,6 +239,17 @@ absl::StatusOr<TlsText> ReadTlsFiles(const std::string& cert, const std::string&
   absl::StatusOr<std::unique_ptr<X509, X509Free>> leaf =
       ReadCertificates("--tls_cert", cert, *cert_text);
   if (!leaf.ok()) return leaf.status();
+  // An expired certificate fails every client's verification: refused. One not valid yet
+  // (an issuer's clock a little ahead) is served, with a warning.
+  if (X509_cmp_current_time(X509_get0_notAfter(leaf->get())) < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--tls_cert: ", cert, ": the certificate expired (notAfter ",
+        AsnTimeText(X509_get0_notAfter(leaf->get())), ")"));
+  }
+  if (X509_cmp_current_time(X509_get0_notBefore(leaf->get())) > 0) {
+    LogWarning(absl::StrCat("--tls_cert: ", cert, ": the certificate is not valid before ",
+                            AsnTimeText(X509_get0_notBefore(leaf->get()))));
+  }
   absl::StatusOr<SecretData> key_text = ReadFileText("--tls_key", key);
   if (!key_text.ok()) return key_text.status();
   std::unique_ptr<BIO, BioFree> bio = MemBio(*key_text);

@@ -16,6 +16,7 @@
 #include "grpcpp/security/tls_certificate_provider.h"
 #include "grpcpp/security/tls_credentials_options.h"
 #include "server/logging.h"
+#include "server/secret_file.h"
 #include "smcrypt/cpu.h"
 #include "smcrypt/secure_zero.h"
 
@@ -26,22 +27,17 @@
 namespace smcrypt::server {
 namespace {
 
-// ReadPemFile reads the whole file into a string allocated once at the file's size, so
+// ReadPemFile reads the whole regular file (ReadSecretFile) into a string allocated once, so
 // no reallocation leaves a copy of a private key behind (the caller wipes the string).
 absl::StatusOr<std::string> ReadPemFile(const std::string& flag, const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return absl::NotFoundError(absl::StrCat(flag, ": cannot read ", path));
-  const std::streamoff size = in.tellg();
-  if (size < 0 || size > (1 << 20)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(flag, ": ", path, " is not a PEM file of at most 1 MiB"));
+  absl::StatusOr<SecretData> text = ReadSecretFile(path, 1 << 20);
+  if (!text.ok()) {
+    if (absl::IsNotFound(text.status()) || absl::IsPermissionDenied(text.status())) {
+      return absl::NotFoundError(absl::StrCat(flag, ": cannot read ", path));
+    }
+    return absl::InvalidArgumentError(absl::StrCat(flag, ": ", path, ": ", text.status().message()));
   }
-  std::string text(static_cast<size_t>(size), '\0');
-  in.seekg(0);
-  if (!in.read(text.data(), size)) {
-    return absl::InvalidArgumentError(absl::StrCat(flag, ": read error on ", path));
-  }
-  return text;
+  return std::string(SecretDataAsStringView(*text));
 }
 
 // TlsRefreshSeconds is --reload_interval in the whole seconds gRPC's file watcher takes.
@@ -195,8 +191,12 @@ absl::Status Server::BuildAndStart(const ServerOptions& options) {
     audit_ = *std::move(audit);
   }
 
-  if (options_.reload_interval < absl::ZeroDuration()) {
-    return absl::InvalidArgumentError("--reload_interval must not be negative");
+  if (options_.reload_interval != absl::ZeroDuration() &&
+      (options_.reload_interval < absl::Milliseconds(100) ||
+       options_.reload_interval > absl::Hours(24))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--reload_interval=", absl::FormatDuration(options_.reload_interval),
+        ": must be 0 (no polling) or from 100ms to 24h"));
   }
   // Keyring.
   std::unique_ptr<KeyStore> keys;

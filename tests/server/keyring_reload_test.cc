@@ -3,6 +3,10 @@
 // the previous keyring, a stream started before a swap, and calls racing repeated swaps
 // (meaningful under ThreadSanitizer; the TSan build runs this suite); the checks of
 // changed TLS files.
+#include <openssl/bio.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -23,6 +27,7 @@
 #include "server/crypto_engine.h"
 #include "server/key_store.h"
 #include "server/reload.h"
+#include "server/secret_file.h"
 #include "tests/server/secret_volume.h"
 #include "smcrypt/pem.h"
 #include "smcrypt/registry.h"
@@ -107,7 +112,7 @@ TEST(KeyringReloadTest, DanglingLinkIntoDataMidUpdateIsARemovedKey) {
   EXPECT_TRUE(reloader.ReloadIfChanged());
   EXPECT_EQ(observer.keyring_failed, 1);
   EXPECT_THAT(KeyStore::LoadFromDirectory(vol.dir()),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("c.pem: not a regular file")));
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("c.pem: no such file (or a broken symlink)")));
   EXPECT_THAT(Mac(engine, "b"), IsOk());
 }
 
@@ -272,6 +277,31 @@ TEST(KeyringReloadTest, CallsDuringRepeatedSwapsSeeOneKeyringEach) {
   EXPECT_GT(seen_b, 0);
 }
 
+// ReadSecretFile refuses what is not a regular file without blocking on it (a FIFO with
+// no writer would block a plain open forever), and files over the limit.
+TEST(ReadSecretFileTest, RegularFilesOnlyAndNeverBlocks) {
+  SecretVolume vol;
+  const std::string dir = vol.dir();
+  std::ofstream(dir + "/k.pem") << "text";
+  struct stat st {};
+  absl::StatusOr<SecretData> ok = ReadSecretFile(dir + "/k.pem", 16, &st);
+  ASSERT_THAT(ok, IsOk());
+  EXPECT_EQ(SecretDataAsStringView(*ok), "text");
+  EXPECT_EQ(st.st_size, 4);
+  EXPECT_THAT(ReadSecretFile(dir + "/k.pem", 3), StatusIs(absl::StatusCode::kInvalidArgument));
+  ASSERT_EQ(mkfifo((dir + "/fifo.pem").c_str(), 0600), 0);
+  EXPECT_THAT(ReadSecretFile(dir + "/fifo.pem", 16),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "not a regular file"));
+  EXPECT_THAT(ReadSecretFile("/dev/zero", 16), StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(ReadSecretFile(dir + "/missing.pem", 16), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(ReadSecretFile(dir, 16), StatusIs(absl::StatusCode::kFailedPrecondition));
+
+  // In a keyring: a FIFO fails the reload (the previous keyring stays) and does not hang.
+  std::filesystem::remove(dir + "/k.pem");
+  EXPECT_THAT(KeyStore::LoadFromDirectory(dir),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("fifo.pem: not a regular file")));
+}
+
 // ---- TLS file checks ------------------------------------------------------------------
 
 // SelfSigned makes <name>.pem and <name>.key (P-256, CN localhost) in `dir` with the
@@ -356,6 +386,61 @@ TEST(TlsFileCheckTest, ReportsEachChangeValidOrNot) {
   EXPECT_THAT(ValidateTlsFiles(cert, key, vol.dir() + "/missing.pem"),
               StatusIs(absl::StatusCode::kNotFound));
   EXPECT_THAT(ValidateTlsFiles(cert, key, vol.dir() + "/a.pem"), IsOk());
+}
+
+// ExpiredSelfSigned: {certificate, key} PEM of a P-256 certificate for localhost valid
+// from two days ago until yesterday.
+std::pair<std::string, std::string> ExpiredSelfSigned() {
+  EVP_PKEY* pkey = EVP_EC_gen("P-256");
+  X509* x = X509_new();
+  X509_set_version(x, 2);
+  ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
+  X509_gmtime_adj(X509_getm_notBefore(x), -2 * 86400);
+  X509_gmtime_adj(X509_getm_notAfter(x), -86400);
+  X509_set_pubkey(x, pkey);
+  X509_NAME* name = X509_get_subject_name(x);
+  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
+                             reinterpret_cast<const unsigned char*>("localhost"), -1, -1, 0);
+  X509_set_issuer_name(x, name);
+  EXPECT_GT(X509_sign(x, pkey, EVP_sha256()), 0);
+  auto pem = [](auto write) {
+    BIO* b = BIO_new(BIO_s_mem());
+    write(b);
+    char* data = nullptr;
+    const long n = BIO_get_mem_data(b, &data);
+    std::string out(data, static_cast<size_t>(n));
+    BIO_free(b);
+    return out;
+  };
+  std::string cert = pem([x](BIO* b) { PEM_write_bio_X509(b, x); });
+  std::string key = pem([pkey](BIO* b) {
+    PEM_write_bio_PrivateKey(b, pkey, nullptr, nullptr, 0, nullptr, nullptr);
+  });
+  X509_free(x);
+  EVP_PKEY_free(pkey);
+  return {cert, key};
+}
+
+// An expired certificate is refused: at start (Create) and on a change, where the
+// previous certificate stays in the memory file.
+TEST(TlsFileCheckTest, ExpiredCertificateIsRefused) {
+  SecretVolume vol;
+  const auto [cert_a, key_a] = SelfSigned(vol.dir(), "a");
+  const auto [cert_x, key_x] = ExpiredSelfSigned();
+  vol.Publish({{"tls.crt", cert_a}, {"tls.key", key_a}});
+  const std::string cert = vol.dir() + "/tls.crt", key = vol.dir() + "/tls.key";
+  CountingObserver observer;
+  absl::StatusOr<std::unique_ptr<TlsFileCheck>> check =
+      TlsFileCheck::Create(cert, key, "", &observer);
+  ASSERT_THAT(check, IsOk());
+  vol.Publish({{"tls.crt", cert_x}, {"tls.key", key_x}});
+  EXPECT_TRUE((*check)->CheckIfChanged());
+  EXPECT_EQ(observer.tls_failed, 1);
+  EXPECT_EQ(ReadPath((*check)->identity_path()), key_a + "\n" + cert_a);
+  EXPECT_THAT(ValidateTlsFiles(cert, key, ""),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("the certificate expired")));
+  EXPECT_THAT(TlsFileCheck::Create(cert, key, "", nullptr),
+              StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 }  // namespace

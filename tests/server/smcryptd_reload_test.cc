@@ -230,6 +230,12 @@ TEST(SmcryptdReloadTest, StartUpFailsOnAMissingOrMismatchedCertificate) {
     EXPECT_EQ(server.WaitExit(), 1);
     EXPECT_THAT(server.log(), HasSubstr("does not match the certificate in " + d + "/server-a.pem"));
   }
+  for (const char* interval : {"1ns", "99ms", "25h"}) {
+    Smcryptd server;
+    EXPECT_FALSE(server.Start({std::string("--reload_interval=") + interval}));
+    EXPECT_EQ(server.WaitExit(), 1);
+    EXPECT_THAT(server.log(), HasSubstr("must be 0 (no polling) or from 100ms to 24h"));
+  }
 }
 
 }  // namespace
