@@ -61,18 +61,6 @@ bool SameKey(const StoredKey& a, const StoredKey& b) {
           CRYPTO_memcmp(a.material.data(), b.material.data(), a.material.size()) == 0);
 }
 
-// ReadFileText reads a PEM file of at most 1 MiB into wiped storage (ReadSecretFile: a
-// FIFO or device is refused without blocking).
-absl::StatusOr<SecretData> ReadFileText(absl::string_view flag, const std::string& path) {
-  absl::StatusOr<SecretData> text = ReadSecretFile(path, 1 << 20);
-  if (text.ok()) return text;
-  if (absl::IsNotFound(text.status()) || absl::IsPermissionDenied(text.status())) {
-    return absl::NotFoundError(
-        absl::StrCat(flag, ": cannot read ", path, " (", text.status().message(), ")"));
-  }
-  return absl::InvalidArgumentError(absl::StrCat(flag, ": ", path, ": ", text.status().message()));
-}
-
 struct BioFree {
   void operator()(BIO* b) const { BIO_free(b); }
 };
@@ -117,6 +105,16 @@ absl::StatusOr<std::unique_ptr<X509, X509Free>> ReadCertificates(absl::string_vi
 }
 
 }  // namespace
+
+absl::StatusOr<SecretData> ReadTlsFile(absl::string_view flag, const std::string& path) {
+  absl::StatusOr<SecretData> text = ReadSecretFile(path, 1 << 20);
+  if (text.ok()) return text;
+  if (absl::IsNotFound(text.status()) || absl::IsPermissionDenied(text.status())) {
+    return absl::NotFoundError(
+        absl::StrCat(flag, ": cannot read ", path, " (", text.status().message(), ")"));
+  }
+  return absl::InvalidArgumentError(absl::StrCat(flag, ": ", path, ": ", text.status().message()));
+}
 
 std::string FileFingerprint(const std::vector<std::string>& paths) {
   std::string out;
@@ -234,7 +232,7 @@ struct TlsText {
 
 absl::StatusOr<TlsText> ReadTlsFiles(const std::string& cert, const std::string& key,
                                      const std::string& client_ca) {
-  absl::StatusOr<SecretData> cert_text = ReadFileText("--tls_cert", cert);
+  absl::StatusOr<SecretData> cert_text = ReadTlsFile("--tls_cert", cert);
   if (!cert_text.ok()) return cert_text.status();
   absl::StatusOr<std::unique_ptr<X509, X509Free>> leaf =
       ReadCertificates("--tls_cert", cert, *cert_text);
@@ -250,7 +248,7 @@ absl::StatusOr<TlsText> ReadTlsFiles(const std::string& cert, const std::string&
     LogWarning(absl::StrCat("--tls_cert: ", cert, ": the certificate is not valid before ",
                             AsnTimeText(X509_get0_notBefore(leaf->get()))));
   }
-  absl::StatusOr<SecretData> key_text = ReadFileText("--tls_key", key);
+  absl::StatusOr<SecretData> key_text = ReadTlsFile("--tls_key", key);
   if (!key_text.ok()) return key_text.status();
   std::unique_ptr<BIO, BioFree> bio = MemBio(*key_text);
   // No passphrase: an encrypted key fails here instead of prompting on the terminal.
@@ -269,7 +267,7 @@ absl::StatusOr<TlsText> ReadTlsFiles(const std::string& cert, const std::string&
   }
   TlsText out;
   if (!client_ca.empty()) {
-    absl::StatusOr<SecretData> ca_text = ReadFileText("--tls_client_ca", client_ca);
+    absl::StatusOr<SecretData> ca_text = ReadTlsFile("--tls_client_ca", client_ca);
     if (!ca_text.ok()) return ca_text.status();
     absl::StatusOr<std::unique_ptr<X509, X509Free>> ca =
         ReadCertificates("--tls_client_ca", client_ca, *ca_text);

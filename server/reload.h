@@ -29,11 +29,14 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "server/crypto_engine.h"
 #include "server/key_store.h"
+#include "smcrypt/secret_data.h"
 
 namespace smcrypt::server {
 
@@ -103,6 +106,11 @@ class KeyringReloader {
 // Never includes key material.
 absl::Status ValidateTlsFiles(const std::string& cert, const std::string& key,
                               const std::string& client_ca);
+
+// ReadTlsFile reads the PEM file `path` given by `flag` (at most 1 MiB, a regular file:
+// ReadSecretFile) into wiped storage. Errors: NotFound "<flag>: cannot read <path> (...)",
+// InvalidArgument "<flag>: <path>: <defect>".
+absl::StatusOr<SecretData> ReadTlsFile(absl::string_view flag, const std::string& path);
 
 class TlsFileCheck {
  public:

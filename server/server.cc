@@ -16,7 +16,6 @@
 #include "grpcpp/security/tls_certificate_provider.h"
 #include "grpcpp/security/tls_credentials_options.h"
 #include "server/logging.h"
-#include "server/secret_file.h"
 #include "smcrypt/cpu.h"
 #include "smcrypt/secure_zero.h"
 
@@ -27,16 +26,11 @@
 namespace smcrypt::server {
 namespace {
 
-// ReadPemFile reads the whole regular file (ReadSecretFile) into a string allocated once, so
-// no reallocation leaves a copy of a private key behind (the caller wipes the string).
-absl::StatusOr<std::string> ReadPemFile(const std::string& flag, const std::string& path) {
-  absl::StatusOr<SecretData> text = ReadSecretFile(path, 1 << 20);
-  if (!text.ok()) {
-    if (absl::IsNotFound(text.status()) || absl::IsPermissionDenied(text.status())) {
-      return absl::NotFoundError(absl::StrCat(flag, ": cannot read ", path));
-    }
-    return absl::InvalidArgumentError(absl::StrCat(flag, ": ", path, ": ", text.status().message()));
-  }
+// ReadPemFile is ReadTlsFile's text as a string (gRPC's static credentials take strings;
+// the caller wipes the key's).
+absl::StatusOr<std::string> ReadPemFile(absl::string_view flag, const std::string& path) {
+  absl::StatusOr<SecretData> text = ReadTlsFile(flag, path);
+  if (!text.ok()) return text.status();
   return std::string(SecretDataAsStringView(*text));
 }
 
@@ -59,10 +53,6 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
   if (o.tls_cert.empty() || o.tls_key.empty()) {
     return absl::InvalidArgumentError("--tls_cert and --tls_key must be given together");
   }
-  // The files are checked here so that a missing or bad one fails start-up.
-  if (absl::Status s = ValidateTlsFiles(o.tls_cert, o.tls_key, o.tls_client_ca); !s.ok()) {
-    return s;
-  }
   if (tls_files != nullptr) {
     // gRPC re-reads the memory files every interval; new handshakes use what it read
     // last. Only a validated set reaches them (TlsFileCheck).
@@ -83,6 +73,11 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
       tls.set_cert_request_type(GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
     }
     return grpc::experimental::TlsServerCredentials(tls);
+  }
+  // The files are checked here so that a missing or bad one fails start-up
+  // (TlsFileCheck::Create checked them when it made `tls_files`).
+  if (absl::Status s = ValidateTlsFiles(o.tls_cert, o.tls_key, o.tls_client_ca); !s.ok()) {
+    return s;
   }
   absl::StatusOr<std::string> cert = ReadPemFile("--tls_cert", o.tls_cert);
   if (!cert.ok()) return cert.status();

@@ -10,10 +10,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <iterator>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -275,6 +277,37 @@ TEST(KeyringReloadTest, CallsDuringRepeatedSwapsSeeOneKeyringEach) {
   EXPECT_EQ(failures, 0);
   EXPECT_GT(seen_a, 0);
   EXPECT_GT(seen_b, 0);
+}
+
+// CaptureStderr runs `f` with file descriptor 2 sent to a pipe and returns what was written.
+std::string CaptureStderr(const std::function<void()>& f) {
+  int fds[2];
+  EXPECT_EQ(pipe(fds), 0);
+  const int saved = dup(STDERR_FILENO);
+  dup2(fds[1], STDERR_FILENO);
+  close(fds[1]);
+  f();
+  dup2(saved, STDERR_FILENO);
+  close(saved);
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fds[0], buf, sizeof(buf))) > 0) out.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  return out;
+}
+
+// A file name with a newline cannot forge a log line: control characters are escaped.
+TEST(KeyringReloadTest, FileNamesInLogLinesCannotForgeALine) {
+  SecretVolume vol;
+  vol.Publish({{"a.pem", HmacPem("key a")}});
+  CryptoEngine engine(Load(vol.dir()), {}, nullptr);
+  KeyringReloader reloader(vol.dir(), {}, &engine, nullptr);
+  vol.Publish({{"a.pem", HmacPem("key a")}, {"x\nE forged.pem", "not a PEM file"}});
+  const std::string log = CaptureStderr([&] { EXPECT_TRUE(reloader.ReloadIfChanged()); });
+  EXPECT_THAT(log, HasSubstr("x\\x0aE forged.pem"));
+  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
+  EXPECT_THAT(Mac(engine, "a"), IsOk());
 }
 
 // ReadSecretFile refuses what is not a regular file without blocking on it (a FIFO with
