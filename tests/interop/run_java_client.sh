@@ -31,7 +31,7 @@ command -v openssl >/dev/null 2>&1 || { echo "FAIL: openssl not found (apt-get i
 
 mkdir -p "$work"
 SMCRYPT_PROTO_DIR="$proto" bash "$example/build.sh" "$work/example"
-# shellcheck source=../../clients/examples/java/debian-jars.sh
+# shellcheck source=SCRIPTDIR/../../clients/examples/java/debian-jars.sh
 source "$example/debian-jars.sh"
 debian_classpath bcprov
 cp="$(sed -n 's/^-cp "\(.*\)"$/\1/p' "$work/example/java-args"):$SMCRYPT_CLASSPATH"
@@ -62,7 +62,7 @@ mkdir -p "$tls"
 ) >"$tls/openssl.log" 2>&1 || { cat "$tls/openssl.log" >&2; exit 1; }
 
 # ---- Servers ------------------------------------------------------------------------------
-# shellcheck source=smcryptd_launch.sh
+# shellcheck source=SCRIPTDIR/smcryptd_launch.sh
 source "$here/smcryptd_launch.sh"
 start_smcryptd "$smcryptd" "$work"
 

@@ -34,7 +34,7 @@ if (( ${#missing[@]} )); then
        "(apt-get install ${missing[*]})" >&2
   exit 1
 fi
-# shellcheck source=debian-jars.sh
+# shellcheck source=SCRIPTDIR/debian-jars.sh
 source "$here/debian-jars.sh"
 debian_classpath "${smcrypt_client_jars[@]}"
 jars=$SMCRYPT_CLASSPATH

@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034  # the variables are read by the scripts that source this file
 # debian-jars.sh — sourced by build.sh (and tests/interop/run_java_client.sh): the Debian 12
 # jars a grpc-java client of smcryptd needs, found in /usr/share/java (SMCRYPT_JAVA_JARS_DIR
 # overrides the folder), each with the package that installs it. grpc-java 1.41's
@@ -41,7 +42,10 @@ smcrypt_client_jars=(
 # libnetty_tcnative.so and the library refuses to run under another file name, a symlink
 # included (the JVM opens the link's target); Debian installs libnetty-tcnative.so. So
 # build.sh copies it, under the name Netty loads, into OUT_DIR/native, on java.library.path.
-smcrypt_tcnative_so=$(ls /usr/lib/*/jni/libnetty-tcnative.so 2>/dev/null | head -n 1 || true)
+smcrypt_tcnative_so=""
+for f in /usr/lib/*/jni/libnetty-tcnative.so; do
+  if [[ -r "$f" ]]; then smcrypt_tcnative_so=$f; break; fi
+done
 
 debian_classpath() {
   local dir=${SMCRYPT_JAVA_JARS_DIR:-/usr/share/java} jar cp="" missing=()
