@@ -1,7 +1,8 @@
 // Command client calls smcryptd from Go: SM3, SM2 sign/verify and SM4-GCM, then the
-// international algorithms checked by Go's standard library: SHA-256 against crypto/sha256,
+// international algorithms checked by Go's standard library: SHA-256 against crypto/sha256;
 // ECDSA P-256 signatures verified by crypto/ecdsa over a public key parsed by crypto/x509,
-// AES-256-GCM sealed by the server and opened by crypto/cipher (and the other way round).
+// and crypto/ecdsa's signatures verified by the server; AES-256-GCM sealed by the server and
+// opened by crypto/cipher, and the other way round.
 // Every check that fails prints "FAIL: ..." and exits with status 1.
 //
 // One source builds against gRPC-Go 1.33 (Debian 12, GOPATH mode) and the newer modules of
@@ -206,6 +207,36 @@ func main() {
 		}
 		checkECDSA(ctx, c, "key_id "+*ecdsaKeyID, keyID(*ecdsaKeyID), p256PublicKey(k.PublicKeyDer), msg)
 	}
+
+	// And the other way round: crypto/ecdsa signs (DER) with its own key, the server verifies
+	// over the SubjectPublicKeyInfo that crypto/x509 writes.
+	goKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		log.Fatalf("crypto/ecdsa: %v", err)
+	}
+	spki, err := x509.MarshalPKIXPublicKey(&goKey.PublicKey)
+	if err != nil {
+		log.Fatalf("crypto/x509: %v", err)
+	}
+	digest := sha256.Sum256(msg)
+	goSig, err := ecdsa.SignASN1(rand.Reader, goKey, digest[:])
+	if err != nil {
+		log.Fatalf("crypto/ecdsa: %v", err)
+	}
+	for _, tc := range []struct {
+		data []byte
+		want bool
+	}{{msg, true}, {append(append([]byte{}, msg...), '0'), false}} {
+		r, err := c.Verify(ctx, &pb.VerifyRequest{Algorithm: pb.Algorithm_ECDSA_P256, Key: inline(spki),
+			Data: tc.data, Signature: goSig})
+		if err != nil {
+			log.Fatalf("Verify ECDSA_P256: %v", err)
+		}
+		if r.Valid != tc.want {
+			fail("the server's verdict on crypto/ecdsa's signature over %q is %v, want %v", tc.data, r.Valid, tc.want)
+		}
+	}
+	fmt.Println("ECDSA-P256      crypto/ecdsa's signature verified by the server (and rejected for another message)")
 
 	// AES-256-GCM (NIST SP 800-38D) under a key drawn here by crypto/rand (keyring key bytes
 	// never leave the server). The server seals with a nonce it draws (12 bytes) and a 16-byte
