@@ -45,11 +45,11 @@ if (( ${#missing[@]} )); then
 fi
 
 export GO111MODULE=off GOPATH="$work/gopath:/usr/share/gocode" GOCACHE="$work/gocache"
-export GOPROXY=off GOFLAGS= GOTOOLCHAIN=local
+export GOPROXY=off GOFLAGS='' GOTOOLCHAIN=local
 echo "$(go version); GOPATH=$GOPATH"
 
 mkdir -p "$work"
-rm -rf "$work/gopath" "$work/bin"
+rm -rf "${work:?}/gopath" "${work:?}/bin"
 mkdir -p "$work/bin"
 bash "$example/generate.sh" --gopath "$work/gopath"
 # The example's own directory is built as it is (package main outside GOPATH: allowed).
