@@ -13,7 +13,8 @@
 # /usr/bin/protoc-gen-go (protoc-gen-go, v1.28) and /usr/bin/protoc-gen-go-grpc
 # (protoc-gen-go-grpc, 1.0, built from the grpc-go 1.33 source). Everything is written under
 # WORK_DIR (the build tree: generated code, GOCACHE, the binary), nothing into the source
-# tree; GOPROXY=off.
+# tree; GOPROXY=off, and GOENV=off so that a `go env -w` setting (GOFLAGS=-mod=mod, ...) has
+# no say.
 #
 # Exit 77 (ctest SKIP_RETURN_CODE) when no `go` is on PATH. A missing protoc, plugin or Go
 # package is a failure naming the Debian package (deploy/local/install-deps.sh installs them).
@@ -45,7 +46,7 @@ if (( ${#missing[@]} )); then
 fi
 
 export GO111MODULE=off GOPATH="$work/gopath:/usr/share/gocode" GOCACHE="$work/gocache"
-export GOPROXY=off GOFLAGS='' GOTOOLCHAIN=local
+export GOPROXY=off GOFLAGS='' GOTOOLCHAIN=local GOENV=off
 echo "$(go version); GOPATH=$GOPATH"
 
 mkdir -p "$work"
