@@ -144,7 +144,10 @@ absl::StatusOr<SecretData> DecryptPrivateKeyInfo(absl::string_view in,
 // a fresh 16-byte salt and 16-byte IV from RandomBytes. `iterations` 0 means the
 // scheme's default (kPbes2DefaultIterations*); otherwise 1 to kMaxPbkdf2Iterations.
 // The result for kPbkdf2HmacSha256Aes256Cbc is read by OpenSSL's decoder
-// (d2i_PKCS8PrivateKey_bio, OSSL_DECODER); for kPbkdf2HmacSm3Sm4Cbc, by GmSSL 3.
+// (d2i_PKCS8PrivateKey_bio, OSSL_DECODER; tested); for kPbkdf2HmacSm3Sm4Cbc it has the
+// fields GmSSL 3's reader asks for (src/pkcs8.c, sm2_private_key_info_decrypt_from_der:
+// keyLength 16, prf hmacWithSM3 without parameters, SM4-CBC with a 16-byte IV; checked
+// against that source, not against a GmSSL binary).
 // Errors: InvalidArgument "PrivateKeyInfo: ..." for input that is not PrivateKeyInfo DER
 // (without its bytes), an empty or too long password, iterations above the limit;
 // Internal when the random generator or OpenSSL fails.
