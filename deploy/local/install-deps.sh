@@ -10,6 +10,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libgrpc++-dev libgrpc-dev protobuf-compiler protobuf-compiler-grpc libprotobuf-dev
   prometheus-cpp-dev
+  # JSON writing (the audit log's lines): header-only.
+  nlohmann-json3-dev
   libbotan-2-dev libgcrypt20-dev
   # Sanitizer and fuzz builds (deploy/local/test.sh stages asan and tsan, tests/fuzz):
   # clang with compiler-rt (ASan, UBSan, TSan, libFuzzer) and llvm-symbolizer for reports.
