@@ -2,7 +2,9 @@
 // international algorithms checked by Go's standard library: SHA-256 against crypto/sha256;
 // ECDSA P-256 signatures verified by crypto/ecdsa over a public key parsed by crypto/x509,
 // and crypto/ecdsa's signatures verified by the server; AES-256-GCM sealed by the server and
-// opened by crypto/cipher, and the other way round.
+// opened by crypto/cipher, and the other way round. Errors are checked by their
+// google.rpc.ErrorInfo reason (errdetails): a tampered tag is DECRYPTION_FAILED, an unknown
+// key_id KEY_NOT_FOUND.
 // Every check that fails prints "FAIL: ..." and exits with status 1.
 //
 // One source builds against gRPC-Go 1.33 (Debian 12, GOPATH mode) and the newer modules of
@@ -30,6 +32,7 @@ import (
 	"os"
 	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -43,6 +46,23 @@ const sm3abc = "66c7f0f462eeedd9d1f2d46bdc10e4e24167c4875cf2f7a2297da02b8f4ba8e0
 func fail(format string, args ...interface{}) {
 	fmt.Fprintf(os.Stderr, "FAIL: "+format+"\n", args...)
 	os.Exit(1)
+}
+
+// errorInfo returns the google.rpc.ErrorInfo in the details of err's status, or fails: every
+// error status smcryptd makes carries one (crypto.proto, "Errors"), domain "smcrypt.v1".
+func errorInfo(err error) *errdetails.ErrorInfo {
+	st, _ := status.FromError(err)
+	for _, d := range st.Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok {
+			if info.Domain != "smcrypt.v1" {
+				fail("ErrorInfo domain %q, want smcrypt.v1", info.Domain)
+			}
+			return info
+		}
+	}
+	fail("status %v %q has no google.rpc.ErrorInfo in its details (%d details)", st.Code(), st.Message(),
+		len(st.Details()))
+	return nil
 }
 
 func inline(b []byte) *pb.KeyRef { return &pb.KeyRef{Ref: &pb.KeyRef_InlineKey{InlineKey: b}} }
@@ -180,16 +200,30 @@ func main() {
 		fail("SM4-GCM round trip returned %q", dec.Plaintext)
 	}
 
-	// Errors are gRPC status codes: a wrong tag is InvalidArgument "decryption failed".
+	// Errors are gRPC status codes with a google.rpc.ErrorInfo in the status details; code on
+	// its `reason`, not on the message text. A wrong tag is InvalidArgument "decryption
+	// failed", reason DECRYPTION_FAILED.
 	_, err = c.Decrypt(ctx, &pb.DecryptRequest{Algorithm: pb.Algorithm_SM4_GCM, Key: inline(key.Data),
 		Nonce: enc.Nonce, Ciphertext: enc.Ciphertext, Tag: make([]byte, 16), Aad: []byte("v1")})
 	if err == nil {
 		fail("Decrypt accepted a tampered SM4-GCM tag")
 	}
 	st, _ := status.FromError(err)
-	fmt.Println("tampered tag   ", st.Code(), st.Message())
-	if st.Code() != codes.InvalidArgument {
-		fail("tampered tag: status %v, want InvalidArgument", st.Code())
+	info := errorInfo(err)
+	fmt.Println("tampered tag   ", st.Code(), st.Message(), "| reason", info.Reason)
+	if st.Code() != codes.InvalidArgument || info.Reason != "DECRYPTION_FAILED" {
+		fail("tampered tag: status %v reason %q, want InvalidArgument DECRYPTION_FAILED", st.Code(), info.Reason)
+	}
+	// An unknown key_id: NotFound, reason KEY_NOT_FOUND, the key_id in the metadata.
+	_, err = c.GetPublicKey(ctx, &pb.GetPublicKeyRequest{Algorithm: pb.Algorithm_ECDSA_P256, Key: keyID("no-such-key")})
+	if err == nil {
+		fail("GetPublicKey found key_id no-such-key")
+	}
+	info = errorInfo(err)
+	fmt.Println("unknown key_id ", status.Code(err), "| reason", info.Reason, "key_id", info.Metadata["key_id"])
+	if status.Code(err) != codes.NotFound || info.Reason != "KEY_NOT_FOUND" || info.Metadata["key_id"] != "no-such-key" {
+		fail("unknown key_id: status %v reason %q key_id %q, want NotFound KEY_NOT_FOUND no-such-key",
+			status.Code(err), info.Reason, info.Metadata["key_id"])
 	}
 
 	// ECDSA P-256 (FIPS 186-4, SHA-256): a key pair drawn by the server, its private key sent
