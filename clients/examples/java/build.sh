@@ -2,7 +2,8 @@
 # build.sh [OUT_DIR] — builds the Java client example from Debian 12's packages, offline:
 # `protoc` with grpc-java's plugin (protobuf-compiler-grpc-java-plugin, /usr/bin/grpc_java_plugin)
 # generates the classes of proto/smcrypt/v1/crypto.proto (package smcrypt.v1) and of
-# grpc/health/v1/health.proto into OUT_DIR/gen, and `javac` compiles them with
+# grpc/health/v1/health.proto, and google.rpc.ErrorInfo from proto/google/rpc/error_info.proto
+# (Debian's common-protos jar predates it), into OUT_DIR/gen, and `javac` compiles them with
 # src/main/java/Example.java against the jars in /usr/share/java into OUT_DIR/classes.
 # OUT_DIR/classpath is the class path to run with (run.sh reads it):
 #
@@ -46,6 +47,7 @@ fi
 
 protos=(smcrypt/v1/crypto.proto grpc/health/v1/health.proto)
 stamp=$( { cat "$proto/smcrypt/v1/crypto.proto" "$proto/third_party/grpc/health/v1/health.proto" \
+             "$here/proto/google/rpc/error_info.proto" \
              "$here/src/main/java/Example.java" "$0" "$here/debian-jars.sh"; echo "$jars";
            sha256sum "$smcrypt_tcnative_so"; javac -version 2>&1;
            protoc --version; sha256sum "$plugin"; } | sha256sum | cut -d' ' -f1)
@@ -59,6 +61,7 @@ mkdir -p "$out/gen" "$out/classes" "$out/native"
 cp "$smcrypt_tcnative_so" "$out/native/libnetty_tcnative.so"
 protoc -I "$proto" -I "$proto/third_party" --java_out="$out/gen" \
   --plugin=protoc-gen-grpc-java="$plugin" --grpc-java_out="$out/gen" "${protos[@]}"
+protoc -I "$here/proto" --java_out="$out/gen" google/rpc/error_info.proto
 find "$out/gen" -name '*.java' >"$out/sources.txt"
 echo "$here/src/main/java/Example.java" >>"$out/sources.txt"
 javac -nowarn -encoding UTF-8 --release 17 -d "$out/classes" -cp "$jars" @"$out/sources.txt"

@@ -22,16 +22,23 @@
 //                           (SM2_CIPHERTEXT_FORMAT_C1C2C3), and DER SM2Cipher built with BC's ASN.1
 //   HPKE-P256-SHA256-AES128GCM  Rfc9180Hpke (RFC 9180 from BC primitives, BC 1.72 having no HPKE
 //                           class), first checked against RFC 9180 A.3.1; one-shot, batch, streams
+//   errors                  google.rpc.ErrorInfo from StatusProto.fromThrowable: DECRYPTION_FAILED on
+//                           every failed tag / C3 / HPKE open, KEY_NOT_FOUND, WRONG_KEY_FAMILY,
+//                           INVALID_KEY, and in a batch item's Status.details
 //   TLS and mTLS            grpc-netty with the CA made by the runner: calls over TLS, refusals for
 //                           another CA, another host name, plaintext, and mTLS without a certificate
 // Random inputs (and BouncyCastle's randomness) come from a seeded generator:
 // SMCRYPT_TEST_SEED=N repeats a run's inputs. Prints "N passed, N failed" and exits 1 on a failure.
+import com.google.protobuf.Any;
 import com.google.protobuf.ByteString;
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.rpc.ErrorInfo;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.GrpcSslContexts;
 import io.grpc.netty.NettyChannelBuilder;
+import io.grpc.protobuf.StatusProto;
 import io.grpc.stub.StreamObserver;
 import io.netty.handler.ssl.OpenSsl;
 import io.netty.handler.ssl.SslContextBuilder;
@@ -193,23 +200,58 @@ public final class InteropTest {
     @Override public byte[] generateSeed(int n) { return rand(n); }
   }
 
-  /** The status of a call that must fail, or null when it succeeded. */
-  static Status failure(Runnable call) {
+  /** A failed call: its status and the google.rpc.ErrorInfo of its status details (or null). */
+  record Err(Status status, ErrorInfo info) {
+    Status.Code code() { return status.getCode(); }
+    String reason() { return info == null ? null : info.getReason(); }
+    String meta(String key) { return info == null ? null : info.getMetadataOrDefault(key, null); }
+  }
+
+  /** The ErrorInfo in e's grpc-status-details-bin (StatusProto), or null; counts its domain. */
+  static ErrorInfo errorInfo(StatusRuntimeException e) {
+    com.google.rpc.Status st = StatusProto.fromThrowable(e);
+    if (st == null) return null;
+    ErrorInfo found = null;
+    for (Any d : st.getDetailsList()) {
+      if (d.is(ErrorInfo.class)) {
+        try {
+          found = d.unpack(ErrorInfo.class);
+        } catch (InvalidProtocolBufferException x) {
+          check(false, "ErrorInfo in the status details does not parse: " + x);
+        }
+      }
+    }
+    if (found != null) {
+      check(found.getDomain().equals("smcrypt.v1") && st.getCode() == e.getStatus().getCode().value(),
+          "ErrorInfo domain " + found.getDomain() + ", google.rpc.Status code " + st.getCode());
+    }
+    return found;
+  }
+
+  /** The failure of a call that must fail, or null when it succeeded. */
+  static Err failure(Runnable call) {
     try {
       call.run();
       return null;
     } catch (StatusRuntimeException e) {
-      return e.getStatus();
+      return new Err(e.getStatus(), errorInfo(e));
     }
   }
 
-  static boolean isDecryptionFailed(Status s) {
-    return s != null && s.getCode() == Status.Code.INVALID_ARGUMENT
-        && "decryption failed".equals(s.getDescription());
+  /** INVALID_ARGUMENT "decryption failed" with ErrorInfo reason DECRYPTION_FAILED. */
+  static boolean isDecryptionFailed(Err e) {
+    return e != null && e.code() == Status.Code.INVALID_ARGUMENT
+        && "decryption failed".equals(e.status().getDescription())
+        && "DECRYPTION_FAILED".equals(e.reason());
+  }
+
+  static String describe(Err e) {
+    return e == null ? "OK" : e.code() + ": " + e.status().getDescription() + ", reason "
+        + (e.info() == null ? "(no ErrorInfo)" : e.reason() + " " + e.info().getMetadataMap());
   }
 
   static String describe(Status s) {
-    return s == null ? "OK" : s.getCode() + ": " + s.getDescription();
+    return s.getCode() + ": " + s.getDescription();
   }
 
   static CryptoServiceGrpc.CryptoServiceBlockingStub rpc() {
@@ -609,10 +651,10 @@ public final class InteropTest {
           what + ": smcryptd opens BouncyCastle's ciphertext");
       byte[] badTag = Arrays.copyOfRange(theirs, n, n + tagLen);
       badTag[randInt(0, tagLen - 1)] ^= (byte) (1 << randInt(0, 7));
-      Status s = failure(() -> rpc().decrypt(dec.setTag(bs(badTag)).build()));
+      Err s = failure(() -> rpc().decrypt(dec.setTag(bs(badTag)).build()));
       check(isDecryptionFailed(s), what + ": a flipped tag bit is INVALID_ARGUMENT \"decryption "
           + "failed\" (got " + describe(s) + ")");
-      Status a = failure(() -> rpc().decrypt(dec.setTag(ByteString.copyFrom(theirs, n, tagLen))
+      Err a = failure(() -> rpc().decrypt(dec.setTag(ByteString.copyFrom(theirs, n, tagLen))
           .setAad(bs(concat(aad, new byte[] {1}))).build()));
       check(isDecryptionFailed(a), what + ": another aad is \"decryption failed\" (got "
           + describe(a) + ")");
@@ -785,10 +827,10 @@ public final class InteropTest {
           what + ": smcryptd decrypts SM2Engine's ciphertext as DER SM2Cipher (BC's ASN.1)");
       byte[] flipped = t132.clone();
       flipped[65 + randInt(0, 31)] ^= 1;  // a bit of C3
-      Status s = failure(() -> sm2Decrypt(privKey, flipped, unset));
+      Err s = failure(() -> sm2Decrypt(privKey, flipped, unset));
       check(isDecryptionFailed(s), what + ": a flipped C3 bit is \"decryption failed\" (got "
           + describe(s) + ")");
-      Status w = failure(() -> sm2Decrypt(privKey, t132, c1c2c3));
+      Err w = failure(() -> sm2Decrypt(privKey, t132, c1c2c3));
       check(isDecryptionFailed(w), what + ": C1C3C2 read as C1C2C3 is \"decryption failed\" (got "
           + describe(w) + ")");
     }
@@ -874,12 +916,12 @@ public final class InteropTest {
           .setKey(inline(pair.getPrivateKeyDer())).setCiphertext(bs(wire)).setInfo(bs(info));
       check(Arrays.equals(rpc().hybridDecrypt(dec.build()).getPlaintext().toByteArray(), pt),
           "HPKE " + n + " B: smcryptd opens Java's seal");
-      Status s = failure(() -> rpc().hybridDecrypt(dec.setInfo(bs(concat(info, new byte[] {'x'}))).build()));
+      Err s = failure(() -> rpc().hybridDecrypt(dec.setInfo(bs(concat(info, new byte[] {'x'}))).build()));
       check(isDecryptionFailed(s), "HPKE " + n + " B: another info is \"decryption failed\" (got "
           + describe(s) + ")");
       byte[] badTag = wire.clone();
       badTag[badTag.length - 1 - randInt(0, 15)] ^= 1;
-      Status t = failure(() -> rpc().hybridDecrypt(dec.setInfo(bs(info)).setCiphertext(bs(badTag)).build()));
+      Err t = failure(() -> rpc().hybridDecrypt(dec.setInfo(bs(info)).setCiphertext(bs(badTag)).build()));
       check(isDecryptionFailed(t), "HPKE " + n + " B: a flipped tag bit is \"decryption failed\" (got "
           + describe(t) + ")");
     }
@@ -1024,22 +1066,54 @@ public final class InteropTest {
   // ---- Errors as status codes ---------------------------------------------------------------
 
   static void errorChecks() {
+    // Every error smcryptd makes carries a google.rpc.ErrorInfo (domain smcrypt.v1), read with
+    // StatusProto.fromThrowable; the checks above already required DECRYPTION_FAILED.
     byte[] key = rand(16), nonce = rand(12), pt = rand(50);
     EncryptResponse sealed = rpc().encrypt(EncryptRequest.newBuilder().setAlgorithm(Algorithm.SM4_GCM)
         .setKey(inline(key)).setNonce(bs(nonce)).setPlaintext(bs(pt)).build());
-    Status tampered = failure(() -> rpc().decrypt(DecryptRequest.newBuilder()
+    Err tampered = failure(() -> rpc().decrypt(DecryptRequest.newBuilder()
         .setAlgorithm(Algorithm.SM4_GCM).setKey(inline(key)).setNonce(sealed.getNonce())
         .setCiphertext(sealed.getCiphertext()).setTag(bs(new byte[16])).build()));
-    check(isDecryptionFailed(tampered),
-        "SM4-GCM with a zero tag: INVALID_ARGUMENT \"decryption failed\" (got " + describe(tampered) + ")");
-    Status unknown = failure(() -> rpc().sign(SignRequest.newBuilder().setAlgorithm(Algorithm.SM2)
+    check(isDecryptionFailed(tampered) && tampered.info().getMetadataCount() == 0,
+        "SM4-GCM with a zero tag: INVALID_ARGUMENT \"decryption failed\", reason DECRYPTION_FAILED, "
+        + "no metadata (got " + describe(tampered) + ")");
+    Err unknown = failure(() -> rpc().sign(SignRequest.newBuilder().setAlgorithm(Algorithm.SM2)
         .setKey(keyId("no-such-key")).setData(bs("x")).build()));
-    check(unknown != null && unknown.getCode() == Status.Code.NOT_FOUND,
-        "Sign with an unknown key_id: NOT_FOUND (got " + describe(unknown) + ")");
-    Status family = failure(() -> rpc().sign(SignRequest.newBuilder().setAlgorithm(Algorithm.SM2)
+    check(unknown != null && unknown.code() == Status.Code.NOT_FOUND
+        && "KEY_NOT_FOUND".equals(unknown.reason()) && "no-such-key".equals(unknown.meta("key_id")),
+        "Sign with an unknown key_id: NOT_FOUND, reason KEY_NOT_FOUND, key_id no-such-key (got "
+        + describe(unknown) + ")");
+    Err family = failure(() -> rpc().sign(SignRequest.newBuilder().setAlgorithm(Algorithm.SM2)
         .setKey(keyId("sm4")).setData(bs("x")).build()));
-    check(family != null && family.getCode() == Status.Code.FAILED_PRECONDITION,
-        "Sign SM2 with the SM4 keyring key: FAILED_PRECONDITION (got " + describe(family) + ")");
+    check(family != null && family.code() == Status.Code.FAILED_PRECONDITION
+        && "WRONG_KEY_FAMILY".equals(family.reason()) && "sm4".equals(family.meta("key_id")),
+        "Sign SM2 with the SM4 keyring key: FAILED_PRECONDITION, reason WRONG_KEY_FAMILY, key_id sm4 "
+        + "(got " + describe(family) + ")");
+    Err badKey = failure(() -> rpc().verify(VerifyRequest.newBuilder().setAlgorithm(Algorithm.SM2)
+        .setKey(inline(concat(new byte[] {4}, new byte[64]))).setData(bs("x"))
+        .setSignature(bs(new byte[64])).build()));
+    check(badKey != null && badKey.code() == Status.Code.INVALID_ARGUMENT
+        && "INVALID_KEY".equals(badKey.reason()),
+        "Verify with a point off the curve: INVALID_ARGUMENT, reason INVALID_KEY (got "
+        + describe(badKey) + ")");
+    // A failed batch item: its smcrypt.v1.Status carries the same ErrorInfo in `details`.
+    HybridEncryptBatchResponse batch = rpc().hybridEncryptBatch(HybridEncryptBatchRequest.newBuilder()
+        .addItems(HybridEncryptRequest.newBuilder().setAlgorithm(HPKE_P256).setKey(keyId("no-such-key"))
+            .setPlaintext(bs("x")))
+        .build());
+    ErrorInfo item = null;
+    try {
+      smcrypt.v1.Status st = batch.getResults(0).getStatus();
+      if (st.getDetailsCount() == 1 && st.getDetails(0).is(ErrorInfo.class)) {
+        item = st.getDetails(0).unpack(ErrorInfo.class);
+      }
+    } catch (InvalidProtocolBufferException | IndexOutOfBoundsException e) {
+      item = null;
+    }
+    check(batch.getResults(0).getStatus().getCode() == Status.Code.NOT_FOUND.value() && item != null
+        && item.getReason().equals("KEY_NOT_FOUND") && item.getDomain().equals("smcrypt.v1"),
+        "HybridEncryptBatch item with an unknown key_id: Status NOT_FOUND with ErrorInfo KEY_NOT_FOUND "
+        + "in details (got " + batch.getResultsList() + ")");
   }
 
   // ---- TLS and mTLS ------------------------------------------------------------------------

@@ -10,12 +10,18 @@
 // defaults to $SMCRYPT_TARGET, then localhost:50051.
 //
 // The generated classes are in package smcrypt.v1 (crypto.proto's java_package), one per
-// message; bytes fields are com.google.protobuf.ByteString.
+// message; bytes fields are com.google.protobuf.ByteString. Errors carry a google.rpc.ErrorInfo
+// read with io.grpc.protobuf.StatusProto (com.google.rpc.ErrorInfo: build.sh generates it, as
+// Debian's common-protos jar predates it; Maven Central's proto-google-common-protos has it).
+import com.google.protobuf.Any;
 import com.google.protobuf.ByteString;
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.rpc.ErrorInfo;
 import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.GrpcSslContexts;
 import io.grpc.netty.NettyChannelBuilder;
+import io.grpc.protobuf.StatusProto;
 import io.netty.handler.ssl.OpenSsl;
 import io.netty.handler.ssl.SslContextBuilder;
 import java.io.File;
@@ -120,17 +126,54 @@ public final class Example {
         + " tag " + hex.formatHex(sealed.getTag().toByteArray())
         + " round trip: " + opened.equals(message));
 
-    // Errors are gRPC status codes: a wrong tag is INVALID_ARGUMENT "decryption failed".
-    String tampered;
+    // Errors are gRPC status codes with a google.rpc.ErrorInfo (domain smcrypt.v1) in the
+    // status details: branch on its reason, not on the message text. A wrong tag is
+    // INVALID_ARGUMENT "decryption failed", reason DECRYPTION_FAILED.
+    String tampered = "accepted";
+    ErrorInfo tamperedInfo = null;
     try {
       stub.get().decrypt(open.setTag(ByteString.copyFrom(new byte[16])).build());
-      tampered = "accepted";
     } catch (StatusRuntimeException e) {
       tampered = e.getStatus().getCode() + ": " + e.getStatus().getDescription();
+      tamperedInfo = errorInfo(e);
     }
-    System.out.println("tampered tag    " + tampered);
+    System.out.println("tampered tag    " + tampered + " | reason "
+        + (tamperedInfo == null ? "(no ErrorInfo)" : tamperedInfo.getReason()));
 
-    boolean ok = valid && !forged && opened.equals(message) && tampered.startsWith("INVALID_ARGUMENT");
+    // An unknown key_id: NOT_FOUND, reason KEY_NOT_FOUND, the key_id in the metadata.
+    String unknown = "accepted";
+    ErrorInfo unknownInfo = null;
+    try {
+      stub.get().sign(SignRequest.newBuilder().setAlgorithm(Algorithm.SM2)
+          .setKey(KeyRef.newBuilder().setKeyId("no-such-key")).setData(message).build());
+    } catch (StatusRuntimeException e) {
+      unknown = e.getStatus().getCode().toString();
+      unknownInfo = errorInfo(e);
+    }
+    System.out.println("unknown key_id  " + unknown + " | reason "
+        + (unknownInfo == null ? "(no ErrorInfo)"
+           : unknownInfo.getReason() + " key_id " + unknownInfo.getMetadataOrDefault("key_id", "")));
+
+    boolean ok = valid && !forged && opened.equals(message) && tampered.startsWith("INVALID_ARGUMENT")
+        && tamperedInfo != null && tamperedInfo.getReason().equals("DECRYPTION_FAILED")
+        && unknownInfo != null && unknownInfo.getReason().equals("KEY_NOT_FOUND");
     return ok ? 0 : 1;
+  }
+
+  /** The google.rpc.ErrorInfo of smcryptd (domain smcrypt.v1) in e's status details, or null. */
+  static ErrorInfo errorInfo(StatusRuntimeException e) {
+    com.google.rpc.Status status = StatusProto.fromThrowable(e);  // grpc-status-details-bin
+    if (status == null) return null;
+    for (Any detail : status.getDetailsList()) {
+      if (detail.is(ErrorInfo.class)) {
+        try {
+          ErrorInfo info = detail.unpack(ErrorInfo.class);
+          if (info.getDomain().equals("smcrypt.v1")) return info;
+        } catch (InvalidProtocolBufferException ignored) {
+          // not an ErrorInfo after all
+        }
+      }
+    }
+    return null;
   }
 }
