@@ -30,6 +30,14 @@ packages=(
   # the generated messages.
   golang-go golang-google-grpc-dev golang-google-protobuf-dev golang-github-golang-protobuf-1-5-dev
   golang-google-genproto-dev protoc-gen-go protoc-gen-go-grpc
+  # Java client example and interop test (clients/examples/java, tests/interop/java): the JDK,
+  # grpc-java's protoc plugin, grpc-java with its runtime (libgrpc-java depends on none of
+  # it), netty-tcnative for TLS (Debian's Netty has ALPN only through OpenSSL), javax.annotation
+  # for the generated code, and BouncyCastle 1.72 to check the results.
+  openjdk-17-jdk-headless protobuf-compiler-grpc-java-plugin
+  libgrpc-java libprotobuf-java libgoogle-common-protos-java libguava-java libperfmark-java
+  libgoogle-gson-java libnetty-java libnetty-tcnative-java libnetty-tcnative-jni
+  libgeronimo-annotation-1.3-spec-java libbcprov-java
   # Container image and tests (deploy/local/image.sh, tests/container, label container):
   # podman with runc (catatonit: the pause process of `podman kube play` pods), debootstrap
   # for the Debian 12 base image, python3-yaml to read the rendered manifests.
