@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "clients/smcrypt-load/svg_chart.h"
+#include "nlohmann/json.hpp"
 
 namespace smcrypt::load {
 namespace {
@@ -61,7 +62,7 @@ void PrintTable(const std::vector<std::string>& header,
 const std::vector<std::string>& StepColumns() {
   static const std::vector<std::string> kCols = {
       "scheme", "op", "size", "conc", "ops", "errors", "ops/s", "MB/s", "mean ms", "p50 ms",
-      "p90 ms", "p99 ms", "p99.9 ms", "max ms", "srv cpu", "srv RSS MB", "srv RPCs"};
+      "p90 ms", "p99 ms", "p99.9 ms", "max ms", "cli cpu", "srv cpu", "srv RSS MB", "srv RPCs"};
   return kCols;
 }
 
@@ -92,6 +93,7 @@ std::vector<std::string> StepRow(const Step& s) {
           FmtMs(Ms(h.ValueAtPercentile(99))),
           FmtMs(Ms(h.ValueAtPercentile(99.9))),
           FmtMs(Ms(static_cast<double>(h.max()))),
+          r.seconds > 0 ? absl::StrFormat("%.2f", r.client_cpu_seconds / r.seconds) : "-",
           cpu,
           rss,
           handled};
@@ -99,100 +101,102 @@ std::vector<std::string> StepRow(const Step& s) {
 
 // ---- JSON -------------------------------------------------------------------------
 
-std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          absl::StrAppendFormat(&out, "\\u%04x", c);
-        } else {
-          out += static_cast<char>(c);
-        }
+using Json = nlohmann::ordered_json;
+
+// JsonNumber is `v`, or null when it is not finite (JSON has no NaN or infinity).
+Json JsonNumber(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
+
+// LatencyJson: the summary in microseconds (two decimals) and the histogram's non-empty
+// buckets as [lower_ns, upper_ns, count] with upper exclusive, so any percentile can be
+// recomputed (within the histogram's 0.4%) and runs merged by adding counts.
+Json LatencyJson(const Histogram& h) {
+  auto us = [](double ns) { return JsonNumber(std::round(ns / 10.0) / 100.0); };
+  Json buckets = Json::array();
+  for (size_t i = 0; i < Histogram::NumBuckets(); ++i) {
+    if (const uint64_t n = h.BucketCount(i); n != 0) {
+      const uint64_t lo = Histogram::BucketLowerBound(i);
+      buckets.push_back(Json::array({lo, lo + Histogram::BucketWidth(i), n}));
     }
   }
-  return out + "\"";
+  return Json{{"count", h.count()},
+              {"mean", us(h.Mean())},
+              {"min", us(static_cast<double>(h.min()))},
+              {"p50", us(h.ValueAtPercentile(50))},
+              {"p90", us(h.ValueAtPercentile(90))},
+              {"p99", us(h.ValueAtPercentile(99))},
+              {"p999", us(h.ValueAtPercentile(99.9))},
+              {"max", us(static_cast<double>(h.max()))},
+              {"buckets_ns", std::move(buckets)}};
 }
 
-std::string JsonNumber(double v) {
-  if (!std::isfinite(v)) return "null";
-  if (v == std::floor(v) && std::fabs(v) < 9e15) return absl::StrFormat("%.0f", v);
-  return absl::StrFormat("%.15g", v);
-}
-
-std::string LatencyJson(const Histogram& h) {
-  auto us = [](double ns) { return JsonNumber(std::round(ns / 10.0) / 100.0); };
-  return absl::StrCat("{\"count\": ", h.count(), ", \"mean\": ", us(h.Mean()),
-                      ", \"min\": ", us(static_cast<double>(h.min())),
-                      ", \"p50\": ", us(h.ValueAtPercentile(50)),
-                      ", \"p90\": ", us(h.ValueAtPercentile(90)),
-                      ", \"p99\": ", us(h.ValueAtPercentile(99)),
-                      ", \"p999\": ", us(h.ValueAtPercentile(99.9)),
-                      ", \"max\": ", us(static_cast<double>(h.max())), "}");
-}
-
-std::string CodesJson(const std::map<std::string, double>& m) {
-  std::vector<std::string> parts;
+template <typename Map>
+Json CodesJson(const Map& m) {
+  Json out = Json::object();
   for (const auto& [k, v] : m) {
-    if (v != 0) parts.push_back(absl::StrCat(JsonString(k), ": ", JsonNumber(v)));
+    if (v != 0) out[k] = v;
   }
-  return absl::StrCat("{", absl::StrJoin(parts, ", "), "}");
+  return out;
 }
 
-std::string StepJson(const Step& s) {
+Json StepJson(const Step& s) {
   const RunResult& r = s.result;
-  std::map<std::string, double> errors(r.errors_by_code.begin(), r.errors_by_code.end());
-  std::string out = absl::StrCat(
-      "{\"scheme\": ", JsonString(s.scheme), ", \"rpc\": ", JsonString(s.rpc),
-      ", \"algorithm\": ", JsonString(s.algorithm), ", \"op\": ", JsonString(s.op),
-      ", \"size_bytes\": ", s.size, ", \"concurrency\": ", s.concurrency,
-      ", \"rate\": ", JsonNumber(s.rate), ", \"rpcs_per_operation\": ", s.blocks,
-      ", \"note\": ", JsonString(s.note), ", \"operations\": ", r.ops_ok + r.ops_failed,
-      ", \"ok\": ", r.ops_ok, ", \"errors\": ", r.ops_failed, ", \"requests\": ", r.rpcs,
-      ", \"errors_by_code\": ", CodesJson(errors), ", \"first_error\": ", JsonString(r.first_error),
-      ", \"seconds\": ", JsonNumber(r.seconds), ", \"ops_per_second\": ", JsonNumber(r.OpsPerSecond()),
-      ", \"mb_per_second\": ", JsonNumber(r.MegabytesPerSecond()),
-      ", \"max_inflight\": ", r.max_inflight,
-      ", \"latency_us\": ", LatencyJson(r.latency));
-  if (s.rate > 0) absl::StrAppend(&out, ", \"latency_uncorrected_us\": ", LatencyJson(r.service));
+  Json out = {{"scheme", s.scheme},
+              {"rpc", s.rpc},
+              {"algorithm", s.algorithm},
+              {"op", s.op},
+              {"size_bytes", s.size},
+              {"concurrency", s.concurrency},
+              {"rate", JsonNumber(s.rate)},
+              {"rpcs_per_operation", s.blocks},
+              {"note", s.note},
+              {"operations", r.ops_ok + r.ops_failed},
+              {"ok", r.ops_ok},
+              {"errors", r.ops_failed},
+              {"requests", r.rpcs},
+              {"errors_by_code", CodesJson(r.errors_by_code)},
+              {"first_error", r.first_error},
+              {"seconds", JsonNumber(r.seconds)},
+              {"warmup_seconds", JsonNumber(r.warmup_seconds)},
+              {"warmup_operations", r.warmup_ops},
+              {"ops_per_second", JsonNumber(r.OpsPerSecond())},
+              {"mb_per_second", JsonNumber(r.MegabytesPerSecond())},
+              {"max_inflight", r.max_inflight},
+              {"latency_us", LatencyJson(r.latency)}};
+  if (s.rate > 0) out["latency_uncorrected_us"] = LatencyJson(r.service);
+  out["client"] = {{"cpu_seconds", JsonNumber(r.client_cpu_seconds)},
+                   {"cpu_cores", JsonNumber(r.seconds > 0 ? r.client_cpu_seconds / r.seconds : 0)}};
   if (r.have_server) {
-    absl::StrAppend(
-        &out, ", \"server\": {\"cpu_seconds\": ", JsonNumber(r.ServerCpuSeconds()),
-        ", \"cpu_cores\": ", JsonNumber(r.seconds > 0 ? r.ServerCpuSeconds() / r.seconds : 0),
-        ", \"rss_bytes_before\": ", JsonNumber(r.server_before.resident_bytes),
-        ", \"rss_bytes_after\": ", JsonNumber(r.server_after.resident_bytes),
-        ", \"rss_bytes_peak\": ", JsonNumber(r.server_rss_peak),
-        ", \"inflight_peak\": ", JsonNumber(r.server_inflight_peak),
-        ", \"handled_delta\": ", JsonNumber(r.ServerHandled()), ", \"handled_delta_by_code\": ");
     std::map<std::string, double> delta;
     for (const auto& [k, v] : r.server_after.handled_by_code) {
       auto b = r.server_before.handled_by_code.find(k);
       delta[k] = v - (b == r.server_before.handled_by_code.end() ? 0 : b->second);
     }
-    absl::StrAppend(&out, CodesJson(delta), "}");
+    out["server"] = {{"cpu_seconds", JsonNumber(r.ServerCpuSeconds())},
+                     {"cpu_cores", JsonNumber(r.seconds > 0 ? r.ServerCpuSeconds() / r.seconds : 0)},
+                     {"rss_bytes_before", JsonNumber(r.server_before.resident_bytes)},
+                     {"rss_bytes_after", JsonNumber(r.server_after.resident_bytes)},
+                     {"rss_bytes_peak", JsonNumber(r.server_rss_peak)},
+                     {"inflight_peak", JsonNumber(r.server_inflight_peak)},
+                     {"handled_delta", JsonNumber(r.ServerHandled())},
+                     {"handled_delta_by_code", CodesJson(delta)}};
   } else {
-    absl::StrAppend(&out, ", \"server\": null");
-    if (!r.server_error.empty()) absl::StrAppend(&out, ", \"server_error\": ", JsonString(r.server_error));
+    out["server"] = nullptr;
+    if (!r.server_error.empty()) out["server_error"] = r.server_error;
   }
-  return out + "}";
+  return out;
 }
 
-std::string TableJson(const Table& t) {
-  std::vector<std::string> cols, rows;
-  for (const auto& c : t.columns) cols.push_back(JsonString(c));
-  for (const auto& r : t.rows) {
-    std::vector<std::string> cells;
-    for (const auto& c : r) cells.push_back(JsonString(c));
-    rows.push_back(absl::StrCat("[", absl::StrJoin(cells, ", "), "]"));
-  }
-  return absl::StrCat("{\"id\": ", JsonString(t.id), ", \"title\": ", JsonString(t.title),
-                      ", \"note\": ", JsonString(t.note), ", \"columns\": [",
-                      absl::StrJoin(cols, ", "), "], \"rows\": [", absl::StrJoin(rows, ", "), "]}");
+Json TableJson(const Table& t) {
+  return Json{{"id", t.id}, {"title", t.title}, {"note", t.note}, {"columns", t.columns},
+              {"rows", t.rows}};
+}
+
+// CsvNumber: integers without a fraction, others with 15 significant digits, empty when
+// not finite.
+std::string CsvNumber(double v) {
+  if (!std::isfinite(v)) return "";
+  if (v == std::floor(v) && std::fabs(v) < 9e15) return absl::StrFormat("%.0f", v);
+  return absl::StrFormat("%.15g", v);
 }
 
 double Cell(const std::string& s) {
@@ -225,8 +229,8 @@ void PrintReport(const Report& report, std::ostream& out) {
     for (const auto& [alg, kernel] : report.server_kernels) k.push_back(alg + "=" + kernel);
     out << "smcryptd " << report.server_version << "; kernels: " << absl::StrJoin(k, ", ") << "\n";
   }
-  out << "Latency: per operation, log-linear histogram (values within 0.4%); srv cpu: server CPU "
-         "seconds per wall second; srv RSS: peak resident memory; srv RPCs: the server's "
+  out << "Latency: per operation, log-linear histogram (values within 0.4%); cli cpu / srv cpu: smcrypt-load's "
+         "own and the server's CPU seconds per wall second; srv RSS: peak resident memory; srv RPCs: the server's "
          "grpc_server_handled_total delta.\n";
   for (const ScenarioReport& sc : report.scenarios) {
     out << "\n=== " << sc.name << ": " << sc.description << " ===\n";
@@ -260,30 +264,35 @@ void PrintReport(const Report& report, std::ostream& out) {
 }
 
 std::string ReportJson(const Report& report) {
-  std::vector<std::string> kernels;
-  for (const auto& [alg, kernel] : report.server_kernels) {
-    kernels.push_back(absl::StrCat(JsonString(alg), ": ", JsonString(kernel)));
-  }
-  std::vector<std::string> scenarios;
+  Json kernels = Json::object();
+  for (const auto& [alg, kernel] : report.server_kernels) kernels[alg] = kernel;
+  Json scenarios = Json::array();
   for (const ScenarioReport& sc : report.scenarios) {
-    std::vector<std::string> steps, tables, summary;
+    Json summary = Json::object();
+    for (const auto& [k, v] : sc.summary) summary[k] = JsonNumber(v);
+    Json steps = Json::array(), tables = Json::array();
     for (const Step& s : sc.steps) steps.push_back(StepJson(s));
     for (const Table& t : sc.tables) tables.push_back(TableJson(t));
-    for (const auto& [k, v] : sc.summary) summary.push_back(absl::StrCat(JsonString(k), ": ", JsonNumber(v)));
-    scenarios.push_back(absl::StrCat(
-        "{\"scenario\": ", JsonString(sc.name), ", \"description\": ", JsonString(sc.description),
-        ",\n   \"summary\": {", absl::StrJoin(summary, ", "), "},\n   \"steps\": [\n    ",
-        absl::StrJoin(steps, ",\n    "), "],\n   \"tables\": [\n    ", absl::StrJoin(tables, ",\n    "),
-        "]}"));
+    scenarios.push_back({{"scenario", sc.name},
+                         {"description", sc.description},
+                         {"summary", std::move(summary)},
+                         {"steps", std::move(steps)},
+                         {"tables", std::move(tables)}});
   }
-  return absl::StrCat(
-      "{\"tool\": \"smcrypt-load\", \"version\": ", JsonString(report.version),
-      ", \"target\": ", JsonString(report.target), ", \"connections\": ", report.connections,
-      ", \"started_at\": ", JsonString(report.started_at),
-      ",\n \"server\": {\"version\": ", JsonString(report.server_version), ", \"kernels\": {",
-      absl::StrJoin(kernels, ", "), "}},\n \"requests\": {\"measured\": ", report.measured_rpcs,
-      ", \"setup\": ", report.setup_rpcs, ", \"total\": ", report.measured_rpcs + report.setup_rpcs,
-      "},\n \"scenarios\": [\n  ", absl::StrJoin(scenarios, ",\n  "), "]}\n");
+  const Json doc = {
+      {"tool", "smcrypt-load"},
+      {"version", report.version},
+      {"target", report.target},
+      {"connections", report.connections},
+      {"started_at", report.started_at},
+      {"server", {{"version", report.server_version}, {"kernels", std::move(kernels)}}},
+      {"requests",
+       {{"measured", report.measured_rpcs},
+        {"setup", report.setup_rpcs},
+        {"total", report.measured_rpcs + report.setup_rpcs}}},
+      {"scenarios", std::move(scenarios)}};
+  // Invalid UTF-8 in a server's message is replaced rather than thrown on.
+  return doc.dump(1, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 std::string ReportCsv(const Report& report) {
@@ -291,7 +300,7 @@ std::string ReportCsv(const Report& report) {
       "scenario,scheme,rpc,algorithm,op,size_bytes,concurrency,rate,rpcs_per_operation,"
       "operations,ok,errors,requests,seconds,ops_per_second,mb_per_second,mean_us,p50_us,p90_us,"
       "p99_us,p999_us,max_us,server_cpu_seconds,server_rss_peak_bytes,server_inflight_peak,"
-      "server_handled_delta\n";
+      "server_handled_delta,client_cpu_seconds\n";
   for (const ScenarioReport& sc : report.scenarios) {
     for (const Step& s : sc.steps) {
       const RunResult& r = s.result;
@@ -299,7 +308,7 @@ std::string ReportCsv(const Report& report) {
       auto us = [](double ns) { return absl::StrFormat("%.2f", ns / 1e3); };
       absl::StrAppend(
           &out, sc.name, ",", s.scheme, ",", s.rpc, ",", s.algorithm, ",", s.op, ",", s.size, ",",
-          s.concurrency, ",", JsonNumber(s.rate), ",", s.blocks, ",", r.ops_ok + r.ops_failed, ",",
+          s.concurrency, ",", CsvNumber(s.rate), ",", s.blocks, ",", r.ops_ok + r.ops_failed, ",",
           r.ops_ok, ",", r.ops_failed, ",", r.rpcs, ",", absl::StrFormat("%.4f", r.seconds), ",",
           absl::StrFormat("%.2f", r.OpsPerSecond()), ",",
           absl::StrFormat("%.4f", r.MegabytesPerSecond()), ",", us(h.Mean()), ",",
@@ -308,11 +317,12 @@ std::string ReportCsv(const Report& report) {
           us(static_cast<double>(h.max())));
       if (r.have_server) {
         absl::StrAppend(&out, ",", absl::StrFormat("%.3f", r.ServerCpuSeconds()), ",",
-                        JsonNumber(r.server_rss_peak), ",", JsonNumber(r.server_inflight_peak),
-                        ",", JsonNumber(r.ServerHandled()), "\n");
+                        CsvNumber(r.server_rss_peak), ",", CsvNumber(r.server_inflight_peak),
+                        ",", CsvNumber(r.ServerHandled()));
       } else {
-        absl::StrAppend(&out, ",,,,\n");
+        absl::StrAppend(&out, ",,,,");
       }
+      absl::StrAppend(&out, ",", absl::StrFormat("%.3f", r.client_cpu_seconds), "\n");
     }
   }
   return out;

@@ -81,6 +81,8 @@ struct Measurer {
                             "\"(n blk)\" is the RPCs per operation");
     }
     opts.timeout = config.timeout;
+    opts.warmup = config.warmup;
+    opts.metadata = config.metadata;
     opts.metrics_url = ctx.metrics_url;
     opts.progress = config.progress;
     opts.label = absl::StrCat(s.scheme, " ", s.op, " ", SizeName(s.size), " x", opts.concurrency);
@@ -109,6 +111,7 @@ struct Measurer {
     Stub& stub = *ctx.stubs.front();
     grpc::ClientContext cctx;
     cctx.set_deadline(absl::ToChronoTime(absl::Now() + std::max(config.timeout, absl::Minutes(30))));
+    for (const auto& [key, value] : config.metadata) cctx.AddMetadata(key, value);
     const auto t0 = std::chrono::steady_clock::now();
     grpc::Status status;
     if (rpc == "HashStream") {
@@ -142,7 +145,8 @@ struct Measurer {
             if (first) {
               auto* p = req.mutable_params();
               p->set_algorithm(alg);
-              p->mutable_key()->set_inline_key(ctx.preparer->Payload(key_size + 1).substr(1));
+              ctx.preparer->SymmetricRef(alg, ctx.preparer->Payload(key_size + 1).substr(1),
+                                         p->mutable_key());
               if (cli::UsesPadding(alg)) {
                 p->set_padding(total % 16 == 0 ? v1::PADDING_NONE : v1::PADDING_PKCS7);
               }
@@ -586,12 +590,15 @@ absl::StatusOr<ScenarioReport> Generic(const Config& config, Context& ctx) {
   }
   RunOptions o;
   o.rate = config.rate;
+  o.rate_end = config.rate_end;
   o.concurrency = config.concurrency.value_or(config.rate > 0 ? 1000 : 1);
   o.max_ops = config.requests.value_or(0);
-  o.duration = config.duration.value_or(o.max_ops > 0 ? absl::ZeroDuration() : absl::Seconds(10));
+  o.duration = config.duration.value_or(o.max_ops > 0 ? absl::ZeroDuration() : kRunDuration);
   rep.description = absl::StrCat(
       config.rpc, " ", AlgorithmName(alg), " ", SizeName(size), ", ",
-      config.rate > 0 ? absl::StrCat("open loop at ", config.rate, "/s (latency from the scheduled "
+      config.rate > 0 ? absl::StrCat("open loop at ", config.rate,
+                                     config.rate_end > 0 ? absl::StrCat(" ramping to ", config.rate_end) : "",
+                                     "/s (latency from the scheduled "
                                      "start: coordinated omission corrected), at most ",
                                      o.concurrency, " in flight")
                       : absl::StrCat("closed loop, ", o.concurrency, " in flight"));
@@ -625,9 +632,10 @@ absl::StatusOr<std::vector<ScenarioReport>> RunScenario(const std::string& name,
   if (name == "baseline") {
     st = add(Baseline(config, ctx));
   } else if (name == "load") {
-    st = add(Load(config, ctx, absl::Seconds(300)));
+    st = add(Load(config, ctx, kLoadDuration));
   } else if (name == "concurrency") {
-    st = add(Concurrency(config, ctx, {1, 10, 100, 1000, 5000, 10000, 20000}, absl::Seconds(10)));
+    st = add(Concurrency(config, ctx, {std::begin(kDefaultSteps), std::end(kDefaultSteps)},
+                         kConcurrencyStepDuration));
   } else if (name == "paper") {
     st = add(Paper(config, ctx));
   } else if (name == "quick") {

@@ -115,9 +115,32 @@ absl::StatusOr<const v1::GenerateKeyPairResponse*> Preparer::KeyPair(v1::Algorit
   if (resp.private_key_der().empty()) {
     return absl::FailedPreconditionError(
         "the server withholds generated private keys (--inline_private_keys=deny); "
-        "smcrypt-load needs inline keys");
+        "give smcrypt-load keyring keys with --keys ALG=KEY_ID");
   }
   return &keys_.emplace(alg, std::move(resp)).first->second;
+}
+
+void Preparer::SymmetricRef(v1::Algorithm alg, const std::string& key, v1::KeyRef* ref) const {
+  auto it = key_ids_.find(alg);
+  if (it != key_ids_.end()) {
+    ref->set_key_id(it->second);
+  } else {
+    ref->set_inline_key(key);
+  }
+}
+
+absl::Status Preparer::KeyRefFor(v1::Algorithm alg, bool private_key, v1::KeyRef* ref) {
+  auto it = key_ids_.find(alg);
+  if (it != key_ids_.end()) {
+    // The keyring holds a private key (the public half is derived from it) or, for the
+    // public-key operations only, a public key.
+    ref->set_key_id(it->second);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<const v1::GenerateKeyPairResponse*> kp = KeyPair(alg);
+  if (!kp.ok()) return kp.status();
+  ref->set_inline_key(private_key ? (*kp)->private_key_der() : (*kp)->public_key_der());
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Workload> Preparer::Make(const WorkloadSpec& spec) {
@@ -143,16 +166,14 @@ absl::StatusOr<Workload> Preparer::Make(const WorkloadSpec& spec) {
     if (!InFamily(alg, AlgorithmFamily::kMac)) return wrong("HMAC-SM3 or HMAC-SHA-256");
     auto req = std::make_shared<v1::HmacRequest>();
     req->set_algorithm(alg);
-    req->mutable_key()->set_inline_key(symmetric_key_32_);
+    SymmetricRef(alg, symmetric_key_32_, req->mutable_key());
     req->set_data(data);
     w.op.calls.push_back(SMCRYPT_LOAD_CALL(Hmac, v1::HmacRequest, v1::HmacResponse, req));
   } else if (spec.rpc == "Sign" || spec.rpc == "Verify") {
     if (!InFamily(alg, AlgorithmFamily::kSignature)) return wrong("a signature algorithm");
-    absl::StatusOr<const v1::GenerateKeyPairResponse*> kp = KeyPair(alg);
-    if (!kp.ok()) return kp.status();
     auto sign = std::make_shared<v1::SignRequest>();
     sign->set_algorithm(alg);
-    sign->mutable_key()->set_inline_key((*kp)->private_key_der());
+    if (absl::Status st = KeyRefFor(alg, /*private_key=*/true, sign->mutable_key()); !st.ok()) return st;
     sign->set_data(data);
     if (spec.rpc == "Sign") {
       w.op.calls.push_back(SMCRYPT_LOAD_CALL(Sign, v1::SignRequest, v1::SignResponse, sign));
@@ -165,7 +186,7 @@ absl::StatusOr<Workload> Preparer::Make(const WorkloadSpec& spec) {
       if (!s.ok()) return RpcError(absl::StrCat("Sign ", name), s);
       auto req = std::make_shared<v1::VerifyRequest>();
       req->set_algorithm(alg);
-      req->mutable_key()->set_inline_key((*kp)->public_key_der());
+      if (absl::Status st = KeyRefFor(alg, false, req->mutable_key()); !st.ok()) return st;
       req->set_data(data);
       req->set_signature(sig.signature());
       w.op.calls.push_back(SMCRYPT_LOAD_CALL(Verify, v1::VerifyRequest, v1::VerifyResponse, req));
@@ -174,7 +195,7 @@ absl::StatusOr<Workload> Preparer::Make(const WorkloadSpec& spec) {
     if (!InFamily(alg, AlgorithmFamily::kSymmetric)) return wrong("an SM4 or AES mode");
     v1::EncryptRequest enc;
     enc.set_algorithm(alg);
-    enc.mutable_key()->set_inline_key(symmetric_key_32_.substr(0, SymmetricKeySize(alg)));
+    SymmetricRef(alg, symmetric_key_32_.substr(0, SymmetricKeySize(alg)), enc.mutable_key());
     enc.set_plaintext(data);
     enc.set_padding(PaddingFor(alg, spec.size));
     if (spec.rpc == "Encrypt") {
@@ -199,8 +220,11 @@ absl::StatusOr<Workload> Preparer::Make(const WorkloadSpec& spec) {
     }
   } else if (spec.rpc == "PublicKeyEncrypt" || spec.rpc == "PublicKeyDecrypt") {
     if (!InFamily(alg, AlgorithmFamily::kPublicKeyEncrypt)) return wrong("SM2 or RSA-*-OAEP");
-    absl::StatusOr<const v1::GenerateKeyPairResponse*> kp = KeyPair(alg);
-    if (!kp.ok()) return kp.status();
+    v1::KeyRef public_ref, private_ref;
+    if (absl::Status st = KeyRefFor(alg, false, &public_ref); !st.ok()) return st;
+    if (spec.rpc == "PublicKeyDecrypt") {
+      if (absl::Status st = KeyRefFor(alg, true, &private_ref); !st.ok()) return st;
+    }
     // RSA-OAEP takes at most one block per call: larger payloads go as consecutive
     // maximum-size blocks (the study's method), each its own RPC, all in one operation.
     const size_t block = MaxOaepPlaintext(alg) == 0 ? std::max<size_t>(spec.size, 1)
@@ -211,7 +235,7 @@ absl::StatusOr<Workload> Preparer::Make(const WorkloadSpec& spec) {
     for (size_t i = 0; i < n; ++i) {
       v1::PublicKeyEncryptRequest enc;
       enc.set_algorithm(alg);
-      enc.mutable_key()->set_inline_key((*kp)->public_key_der());
+      *enc.mutable_key() = public_ref;
       enc.set_plaintext(data.substr(i * block, block));
       if (spec.rpc == "PublicKeyEncrypt") {
         auto req = std::make_shared<v1::PublicKeyEncryptRequest>(std::move(enc));
@@ -227,18 +251,16 @@ absl::StatusOr<Workload> Preparer::Make(const WorkloadSpec& spec) {
       if (!s.ok()) return RpcError(absl::StrCat("PublicKeyEncrypt ", name), s);
       auto req = std::make_shared<v1::PublicKeyDecryptRequest>();
       req->set_algorithm(alg);
-      req->mutable_key()->set_inline_key((*kp)->private_key_der());
+      *req->mutable_key() = private_ref;
       req->set_ciphertext(ct.ciphertext());
       w.op.calls.push_back(SMCRYPT_LOAD_CALL(PublicKeyDecrypt, v1::PublicKeyDecryptRequest,
                                              v1::PublicKeyDecryptResponse, req));
     }
   } else if (spec.rpc == "HybridEncrypt" || spec.rpc == "HybridDecrypt") {
     if (!InFamily(alg, AlgorithmFamily::kHybrid)) return wrong("an HPKE suite");
-    absl::StatusOr<const v1::GenerateKeyPairResponse*> kp = KeyPair(alg);
-    if (!kp.ok()) return kp.status();
     v1::HybridEncryptRequest enc;
     enc.set_algorithm(alg);
-    enc.mutable_key()->set_inline_key((*kp)->public_key_der());
+    if (absl::Status st = KeyRefFor(alg, false, enc.mutable_key()); !st.ok()) return st;
     enc.set_plaintext(data);
     enc.set_info("smcrypt-load");
     if (spec.rpc == "HybridEncrypt") {
@@ -254,7 +276,7 @@ absl::StatusOr<Workload> Preparer::Make(const WorkloadSpec& spec) {
       if (!s.ok()) return RpcError(absl::StrCat("HybridEncrypt ", name), s);
       auto req = std::make_shared<v1::HybridDecryptRequest>();
       req->set_algorithm(alg);
-      req->mutable_key()->set_inline_key((*kp)->private_key_der());
+      if (absl::Status st = KeyRefFor(alg, true, req->mutable_key()); !st.ok()) return st;
       req->set_ciphertext(ct.ciphertext());
       req->set_info(enc.info());
       w.op.calls.push_back(SMCRYPT_LOAD_CALL(HybridDecrypt, v1::HybridDecryptRequest,

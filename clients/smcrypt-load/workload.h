@@ -58,6 +58,17 @@ class Preparer {
   // ServerInfo calls GetServerInfo (counted).
   absl::StatusOr<smcrypt::v1::GetServerInfoResponse> ServerInfo();
 
+  // SetKeyIds makes every workload of an algorithm in `key_ids` name that key of the
+  // server's keyring (KeyRef.key_id) instead of sending inline key material; the others
+  // keep inline keys (symmetric keys from the seed, key pairs from GenerateKeyPair).
+  void SetKeyIds(std::map<smcrypt::v1::Algorithm, std::string> key_ids) {
+    key_ids_ = std::move(key_ids);
+  }
+
+  // SymmetricRef sets `ref` to the key_id of `alg` or to the inline `key`.
+  void SymmetricRef(smcrypt::v1::Algorithm alg, const std::string& key,
+                    smcrypt::v1::KeyRef* ref) const;
+
   int64_t rpcs() const { return rpcs_; }
   Stub& stub() { return *stub_; }
   // Count records `n` RPCs made on stub() by a caller (the streaming measurements).
@@ -65,12 +76,16 @@ class Preparer {
 
  private:
   void Prepare(grpc::ClientContext* ctx) const;
+  // KeyRefFor sets `ref` to the key_id of `alg` or to the inline private or public DER key
+  // of the pair KeyPair draws.
+  absl::Status KeyRefFor(smcrypt::v1::Algorithm alg, bool private_key, smcrypt::v1::KeyRef* ref);
 
   std::shared_ptr<Stub> stub_;
   absl::Duration timeout_;
   uint64_t seed_;
   int64_t rpcs_ = 0;
   std::map<int, smcrypt::v1::GenerateKeyPairResponse> keys_;
+  std::map<smcrypt::v1::Algorithm, std::string> key_ids_;
   std::string symmetric_key_32_;
 };
 
