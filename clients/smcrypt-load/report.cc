@@ -158,6 +158,7 @@ Json StepJson(const Step& s) {
               {"seconds", JsonNumber(r.seconds)},
               {"warmup_seconds", JsonNumber(r.warmup_seconds)},
               {"warmup_operations", r.warmup_ops},
+              {"warmup_requests", r.warmup_rpcs},
               {"ops_per_second", JsonNumber(r.OpsPerSecond())},
               {"mb_per_second", JsonNumber(r.MegabytesPerSecond())},
               {"max_inflight", r.max_inflight},
@@ -258,9 +259,10 @@ void PrintReport(const Report& report, std::ostream& out) {
       if (!t.note.empty()) out << "  " << t.note << "\n";
     }
   }
-  out << "\nRPCs: " << report.measured_rpcs << " measured + " << report.setup_rpcs
-      << " setup (keys, ciphertexts for the decrypt workloads, server info) = "
-      << report.measured_rpcs + report.setup_rpcs << "\n";
+  out << "\nRPCs: " << report.measured_rpcs << " measured + ";
+  if (report.warmup_rpcs > 0) out << report.warmup_rpcs << " warm-up + ";
+  out << report.setup_rpcs << " setup (keys, ciphertexts for the decrypt workloads, server info) = "
+      << report.measured_rpcs + report.warmup_rpcs + report.setup_rpcs << "\n";
 }
 
 std::string ReportJson(const Report& report) {
@@ -288,8 +290,9 @@ std::string ReportJson(const Report& report) {
       {"server", {{"version", report.server_version}, {"kernels", std::move(kernels)}}},
       {"requests",
        {{"measured", report.measured_rpcs},
+        {"warmup", report.warmup_rpcs},
         {"setup", report.setup_rpcs},
-        {"total", report.measured_rpcs + report.setup_rpcs}}},
+        {"total", report.measured_rpcs + report.warmup_rpcs + report.setup_rpcs}}},
       {"scenarios", std::move(scenarios)}};
   // Invalid UTF-8 in a server's message is replaced rather than thrown on.
   return doc.dump(1, ' ', false, Json::error_handler_t::replace) + "\n";

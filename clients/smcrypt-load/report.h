@@ -63,6 +63,7 @@ struct Report {
   std::vector<ScenarioReport> scenarios;
   int64_t setup_rpcs = 0;     // key generation, ciphertexts for decrypt workloads, info
   int64_t measured_rpcs = 0;  // RPCs of the measured steps
+  int64_t warmup_rpcs = 0;    // RPCs of the steps' warm-ups
 };
 
 // PrintReport writes the readable tables.

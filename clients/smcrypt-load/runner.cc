@@ -19,14 +19,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// ProcessCpuSeconds is this process's user + system CPU time, every thread included.
-double ProcessCpuSeconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
-}
-
 uint64_t Nanos(Clock::duration d) {
   const auto n = std::chrono::duration_cast<std::chrono::nanoseconds>(d).count();
   return n < 0 ? 0 : static_cast<uint64_t>(n);
@@ -189,7 +181,7 @@ void Runner::StartMeasuring(Clock::time_point now) {
   result_.max_inflight = peak;
   measure_start_ = now;
   last_done_ = now;
-  rpcs_.store(0);
+  result_.warmup_rpcs = rpcs_.exchange(0);
   cpu_at_start_ = ProcessCpuSeconds();
   measuring_.store(true);
 }
@@ -361,6 +353,13 @@ RunResult Runner::Go() {
 }
 
 }  // namespace
+
+double ProcessCpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
 
 std::string CodeName(grpc::StatusCode code) {
   std::string name = absl::StatusCodeToString(static_cast<absl::StatusCode>(code));

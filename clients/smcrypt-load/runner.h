@@ -74,6 +74,7 @@ struct RunResult {
   double seconds = 0;                             // first start to last completion
   double warmup_seconds = 0;                      // run before the measured window
   int64_t warmup_ops = 0;                         // operations of the warm-up (not counted)
+  int64_t warmup_rpcs = 0;                        // RPCs completed before the measured window
   double client_cpu_seconds = 0;                  // smcrypt-load's own CPU (getrusage)
   double payload_bytes = 0;                       // of successful operations
   int64_t max_inflight = 0;                       // peak operations in flight (client)
@@ -93,6 +94,10 @@ struct RunResult {
 // Run executes `op` as RunOptions says, spreading slots over `stubs` round-robin.
 RunResult Run(const std::vector<std::shared_ptr<Stub>>& stubs, const Operation& op,
               const RunOptions& options);
+
+// ProcessCpuSeconds is this process's user + system CPU time (getrusage), every thread
+// included.
+double ProcessCpuSeconds();
 
 // CodeName is the canonical name of a gRPC status code ("RESOURCE_EXHAUSTED").
 std::string CodeName(grpc::StatusCode code);

@@ -113,6 +113,7 @@ struct Measurer {
     cctx.set_deadline(absl::ToChronoTime(absl::Now() + std::max(config.timeout, absl::Minutes(30))));
     for (const auto& [key, value] : config.metadata) cctx.AddMetadata(key, value);
     const auto t0 = std::chrono::steady_clock::now();
+    const double cpu0 = ProcessCpuSeconds();
     grpc::Status status;
     if (rpc == "HashStream") {
       v1::HashStreamResponse resp;
@@ -168,6 +169,7 @@ struct Measurer {
     r.rpcs = 1;
     r.max_inflight = 1;
     r.seconds = std::chrono::duration<double>(t1 - t0).count();
+    r.client_cpu_seconds = ProcessCpuSeconds() - cpu0;
     if (status.ok()) {
       r.ops_ok = 1;
       r.payload_bytes = static_cast<double>(total);
