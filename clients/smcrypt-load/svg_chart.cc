@@ -84,11 +84,22 @@ struct Axis {
   bool Valid(double v) const { return std::isfinite(v) && (!log || v > 0); }
 };
 
-std::string Header(int height, const std::string& title) {
+// ChartWidth is kWidth, widened when the legend right of the plot needs more than the
+// kRight margin: its swatch (18 px), then the longest name at 12 px sans-serif, estimated at
+// 7.5 px a character (wider than DejaVu Sans's capitals and digits, 7.0-7.3 px), and 10 px to
+// spare. The plot keeps its width; a long name no longer runs past the right edge.
+int ChartWidth(const std::vector<std::string>& names) {
+  size_t longest = 0;
+  for (const std::string& n : names) longest = std::max(longest, n.size());
+  const int legend = 16 + 18 + static_cast<int>(std::ceil(7.5 * static_cast<double>(longest))) + 10;
+  return kWidth - kRight + std::max(kRight, legend);
+}
+
+std::string Header(int width, int height, const std::string& title) {
   return absl::StrCat(
       "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n",
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"", kWidth,
-      "\" height=\"", height, "\" viewBox=\"0 0 ", kWidth, " ", height,
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"", width,
+      "\" height=\"", height, "\" viewBox=\"0 0 ", width, " ", height,
       "\" font-family=\"sans-serif\" font-size=\"12\">\n",
       "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
       "<text x=\"", kWidth / 2, "\" y=\"22\" text-anchor=\"middle\" font-size=\"15\" "
@@ -143,7 +154,7 @@ std::string LineChartSvg(const std::string& title, const std::string& x_label, b
     }
   }
   const Axis xa = Axis::Fit(xlo, xhi, log_x, false);
-  std::string out = Header(height, title);
+  std::string out;
   std::vector<std::string> names;
   for (size_t pi = 0; pi < panels.size(); ++pi) {
     const LinePanel& p = panels[pi];
@@ -186,7 +197,7 @@ std::string LineChartSvg(const std::string& title, const std::string& x_label, b
     }
   }
   absl::StrAppend(&out, Legend(names, kWidth - kRight + 16, kTop + 12), "</svg>\n");
-  return out;
+  return Header(ChartWidth(names), height, title) + out;
 }
 
 std::string BarChartSvg(const std::string& title, const std::string& y_label,
@@ -209,7 +220,7 @@ std::string BarChartSvg(const std::string& title, const std::string& y_label,
     yhi = std::max(yhi, reference);
   }
   const Axis ya = Axis::Fit(ylo, yhi, log_y, true);
-  std::string out = Header(height, title);
+  std::string out;
   absl::StrAppend(&out, YAxis(ya, kTop, kPlotH, plot_w, y_label));
   const double group_w = static_cast<double>(plot_w) / std::max<size_t>(1, categories.size());
   const double bar_w = group_w * 0.8 / std::max<size_t>(1, series.size());
@@ -242,6 +253,7 @@ std::string BarChartSvg(const std::string& title, const std::string& y_label,
   std::vector<std::string> names;
   for (const BarSeries& s : series) names.push_back(s.name);
   absl::StrAppend(&out, Legend(names, kWidth - kRight + 16, kTop + 12), "</svg>\n");
+  out = Header(ChartWidth(names), height, title) + out;
   return out;
 }
 
