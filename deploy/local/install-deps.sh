@@ -20,6 +20,8 @@ packages=(
   curl
   # smcrypt-load: libcurl fetches smcryptd's /metrics, nlohmann-json writes the JSON report.
   libcurl4-openssl-dev nlohmann-json3-dev
+  # deploy/local/load-overhead.sh: GNU time for each client's CPU time.
+  time
   # Python client interop test and examples: Debian's /usr/bin/python3 with these modules.
   python3 python3-grpcio python3-protobuf python3-cryptography
   # Container image and tests (deploy/local/image.sh, tests/container, label container):
