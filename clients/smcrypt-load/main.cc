@@ -61,7 +61,10 @@ const std::vector<OwnedFlag>& OwnedFlags() {
         {"alg", "ALG", "the algorithm (same as --algs with one value)"},
         {"rpc", "METHOD", "run: Hash, Hmac, Sign, Verify, Encrypt, Decrypt, PublicKeyEncrypt, "
                           "PublicKeyDecrypt, HybridEncrypt, HybridDecrypt, GenerateRandom, "
+                          "HashBatch, SignBatch, VerifyBatch, EncryptBatch, HybridEncryptBatch, "
                           "HashStream, EncryptStream"},
+        {"batch", "N", absl::StrCat("run: items per *Batch RPC (default ",
+                                    Config().batch_items, ")")},
         {"rate", "OPS", "run: open loop at OPS operations/s, latency corrected for "
                         "coordinated omission"},
         {"rate-end", "OPS", "run: ramp the open-loop rate linearly from --rate to OPS over "
@@ -222,6 +225,11 @@ absl::StatusOr<Config> ConfigFrom(const cli::Args& args) {
     if (!absl::SimpleAtod(*v, &c.rate_end) || c.rate_end <= 0 || c.rate <= 0) {
       return absl::InvalidArgumentError(
           absl::StrCat("--rate-end ", *v, ": expected operations per second > 0, with --rate"));
+    }
+  }
+  if (auto v = args.Get("batch")) {
+    if (!absl::SimpleAtoi(*v, &c.batch_items) || c.batch_items == 0 || c.batch_items > 100000) {
+      return absl::InvalidArgumentError(absl::StrCat("--batch ", *v, ": expected 1 to 100000 items"));
     }
   }
   if (auto v = args.Get("warmup")) {

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bench/paper_figures.h"
@@ -49,7 +50,8 @@ std::string StudyName(v1::Algorithm alg) {
   return alg == v1::SM2 ? "ECC" : "";
 }
 
-std::string OpName(const std::string& rpc) {
+std::string OpName(std::string rpc) {
+  if (absl::EndsWith(rpc, "Batch")) rpc.resize(rpc.size() - 5);
   if (rpc == "Hash" || rpc == "HashStream") return "hash";
   if (rpc == "Hmac") return "mac";
   if (rpc == "Sign") return "sign";
@@ -604,7 +606,11 @@ absl::StatusOr<ScenarioReport> Generic(const Config& config, Context& ctx) {
                                      "start: coordinated omission corrected), at most ",
                                      o.concurrency, " in flight")
                       : absl::StrCat("closed loop, ", o.concurrency, " in flight"));
-  absl::StatusOr<Step> s = m.Cell({config.rpc, alg, size}, o);
+  absl::StatusOr<Step> s = m.Cell({config.rpc, alg, size, config.batch_items}, o);
+  if (s.ok() && absl::EndsWith(config.rpc, "Batch")) {
+    s->note = absl::StrCat(config.rpc, ": ", config.batch_items, " items of ", SizeName(size),
+                           " per RPC; an operation is one RPC, a failed item fails it");
+  }
   if (!s.ok()) return s.status();
   if (config.rate > 0) {
     const Histogram& h = s->result.service;

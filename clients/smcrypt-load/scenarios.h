@@ -40,6 +40,7 @@ struct Config {
   std::vector<smcrypt::v1::Algorithm> algs;   // schemes (baseline, load, concurrency; run: first)
   std::string rpc;                            // run
   double rate = 0;                            // run: open loop
+  size_t batch_items = 16;                    // run: items per *Batch RPC
   double rate_end = 0;                        // run: ramp the rate to this over --duration
   absl::Duration warmup = absl::ZeroDuration();  // per step, before the measured window
   std::vector<std::pair<std::string, std::string>> metadata;  // sent with every call

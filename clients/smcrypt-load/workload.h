@@ -24,11 +24,17 @@ inline constexpr const char* kUnaryRpcs[] = {
     "Encrypt",       "Decrypt",       "PublicKeyEncrypt", "PublicKeyDecrypt",
     "HybridEncrypt", "HybridDecrypt", "GenerateRandom"};
 
+// The batch RPCs: one RPC of WorkloadSpec::batch_items copies of the request of the RPC
+// their name starts with.
+inline constexpr const char* kBatchRpcs[] = {"HashBatch", "SignBatch", "VerifyBatch",
+                                             "EncryptBatch", "HybridEncryptBatch"};
+
 // WorkloadSpec names one workload.
 struct WorkloadSpec {
-  std::string rpc;                   // one of kUnaryRpcs
+  std::string rpc;                   // one of kUnaryRpcs or kBatchRpcs
   smcrypt::v1::Algorithm algorithm;  // ignored by GenerateRandom
   size_t size = 0;                   // payload bytes (message, plaintext, random length)
+  size_t batch_items = 16;           // items of a *Batch RPC (each `size` bytes)
 };
 
 // Workload is a prepared Operation and how it is labelled.

@@ -304,7 +304,13 @@ TEST_F(SmcryptLoadTest, KeyringKeysAgainstDenyInlinePrivateKeys) {
                           "--rpc PublicKeyDecrypt --alg SM2 --keys SM2=signing",
                           "--rpc HybridDecrypt --alg HPKE-SM2-SM3-SM4GCM "
                           "--keys HPKE-SM2-SM3-SM4GCM=signing",
-                          "--rpc Decrypt --alg SM4-GCM --keys SM4-GCM=data"}) {
+                          "--rpc Decrypt --alg SM4-GCM --keys SM4-GCM=data",
+                          "--rpc HashBatch --alg SM3 --batch 4",
+                          "--rpc SignBatch --alg SM2 --keys SM2=signing --batch 4",
+                          "--rpc VerifyBatch --alg SM2 --keys SM2=signing --batch 4",
+                          "--rpc EncryptBatch --alg SM4-GCM --keys SM4-GCM=data --batch 4",
+                          "--rpc HybridEncryptBatch --alg HPKE-SM2-SM3-SM4GCM "
+                          "--keys HPKE-SM2-SM3-SM4GCM=signing --batch 4"}) {
     std::vector<Value> sc = RunAndCheck(
         {"--scenario run --size 512 --requests 20 --concurrency 4 --metadata x-load-test=1", run},
         &prod);
@@ -327,6 +333,16 @@ TEST_F(SmcryptLoadTest, KeyringKeysAgainstDenyInlinePrivateKeys) {
   EXPECT_GT(s.at("warmup_operations").number_value(), 0);
   EXPECT_GE(s.at("warmup_seconds").number_value(), 0.3);
   EXPECT_LT(s.at("seconds").number_value(), 0.5 + 0.5);
+
+  // A batch whose items fail (an unknown key_id) fails its operations with the items' code.
+  LoadRun items = Run({"--scenario run --rpc EncryptBatch --alg SM4-GCM --keys SM4-GCM=nosuch "
+                       "--batch 3 --requests 5"}, &prod);
+  EXPECT_EQ(items.exit_code, 1) << items.output;
+  ASSERT_TRUE(items.json_ok) << items.output;
+  const auto& failed = items.json.fields().at("scenarios").list_value().values(0).struct_value()
+                           .fields().at("steps").list_value().values(0).struct_value().fields();
+  EXPECT_EQ(failed.at("errors").number_value(), 5);
+  EXPECT_EQ(failed.at("errors_by_code").struct_value().fields().at("NOT_FOUND").number_value(), 5);
 
   LoadRun bad = Run({"--scenario run --rpc Sign --alg SM2 --requests 1 --keys SM2"}, &prod);
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
