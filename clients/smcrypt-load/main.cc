@@ -90,6 +90,7 @@ const std::vector<OwnedFlag>& OwnedFlags() {
         {"json", "FILE", "write the JSON report (- for stdout)"},
         {"csv", "FILE", "write one CSV row per step (- for stdout)"},
         {"chart-dir", "DIR", "write SVG charts there"},
+        {"html", "FILE", "write a self-contained HTML report with the charts inline"},
         {"progress", "", "live progress line on stderr (default: when stderr is a terminal)"},
         {"no-progress", "", "no progress line"},
         {"seed", "N", absl::StrCat("payload seed (default ", kDefaultSeed, ")")},
@@ -476,6 +477,12 @@ int Main(int argc, char** argv) {
   }
   if (!csv_path.empty()) {
     if (absl::Status s = WriteOut(csv_path, ReportCsv(report)); !s.ok()) {
+      std::fprintf(stderr, "smcrypt-load: %s\n", std::string(s.message()).c_str());
+      rc = 2;
+    }
+  }
+  if (auto html = args->Get("html")) {
+    if (absl::Status s = WriteOut(*html, ReportHtml(report)); !s.ok()) {
       std::fprintf(stderr, "smcrypt-load: %s\n", std::string(s.message()).c_str());
       rc = 2;
     }

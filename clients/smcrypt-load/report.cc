@@ -331,19 +331,11 @@ std::string ReportCsv(const Report& report) {
   return out;
 }
 
-absl::StatusOr<std::vector<std::string>> WriteCharts(const Report& report, const std::string& dir) {
-  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    return absl::InvalidArgumentError(absl::StrCat("--chart-dir ", dir, ": cannot create"));
-  }
-  std::vector<std::string> written;
-  auto write = [&](const std::string& stem, const std::string& svg) -> absl::Status {
-    const std::string path = absl::StrCat(dir, "/", FileSafe(stem), ".svg");
-    std::ofstream f(path);
-    f << svg;
-    f.close();
-    if (!f) return absl::InvalidArgumentError(absl::StrCat("cannot write ", path));
-    written.push_back(path);
-    return absl::OkStatus();
+// Charts returns the charts of `report` as (file stem, SVG document).
+std::vector<std::pair<std::string, std::string>> Charts(const Report& report) {
+  std::vector<std::pair<std::string, std::string>> written;
+  auto write = [&](const std::string& stem, const std::string& svg) {
+    written.push_back({FileSafe(stem), svg});
   };
   for (const ScenarioReport& sc : report.scenarios) {
     // Line charts of the steps: throughput and p99 against concurrency (when it varies),
@@ -374,11 +366,10 @@ absl::StatusOr<std::vector<std::string>> WriteCharts(const Report& report, const
         tput.series.push_back(a);
         p99.series.push_back(b);
       }
-      absl::Status st = write(sc.name, LineChartSvg(absl::StrCat("smcrypt-load ", sc.name,
+      write(sc.name, LineChartSvg(absl::StrCat("smcrypt-load ", sc.name,
                                                                  ": throughput and p99 against "
                                                                  "operations in flight"),
                                                     "operations in flight", true, {tput, p99}));
-      if (!st.ok()) return st;
     } else if (size_varies) {
       LinePanel mean{"mean latency (ms)", true, {}};
       for (const auto& key : order) {
@@ -388,10 +379,9 @@ absl::StatusOr<std::vector<std::string>> WriteCharts(const Report& report, const
         }
         mean.series.push_back(a);
       }
-      absl::Status st = write(sc.name, LineChartSvg(absl::StrCat("smcrypt-load ", sc.name,
+      write(sc.name, LineChartSvg(absl::StrCat("smcrypt-load ", sc.name,
                                                                  ": mean latency against payload size"),
                                                     "payload bytes", true, {mean}));
-      if (!st.ok()) return st;
     }
     for (const Table& t : sc.tables) {
       if (t.value_columns.empty() || t.id.empty()) continue;
@@ -406,11 +396,99 @@ absl::StatusOr<std::vector<std::string>> WriteCharts(const Report& report, const
           series[i].values.push_back(Cell(row[t.value_columns[i]]));
         }
       }
-      absl::Status st = write(t.id, BarChartSvg(t.title, t.y_label, cats, series, t.log_y, t.reference));
-      if (!st.ok()) return st;
+      write(t.id, BarChartSvg(t.title, t.y_label, cats, series, t.log_y, t.reference));
     }
   }
   return written;
+}
+
+absl::StatusOr<std::vector<std::string>> WriteCharts(const Report& report, const std::string& dir) {
+  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    return absl::InvalidArgumentError(absl::StrCat("--chart-dir ", dir, ": cannot create"));
+  }
+  std::vector<std::string> paths;
+  for (const auto& [stem, svg] : Charts(report)) {
+    const std::string path = absl::StrCat(dir, "/", stem, ".svg");
+    std::ofstream f(path);
+    f << svg;
+    f.close();
+    if (!f) return absl::InvalidArgumentError(absl::StrCat("cannot write ", path));
+    paths.push_back(path);
+  }
+  return paths;
+}
+
+namespace {
+
+std::string HtmlEscape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string HtmlTable(const std::vector<std::string>& header,
+                      const std::vector<std::vector<std::string>>& rows) {
+  std::string out = "<table>\n<tr>";
+  for (const auto& h : header) absl::StrAppend(&out, "<th>", HtmlEscape(h), "</th>");
+  out += "</tr>\n";
+  for (const auto& r : rows) {
+    out += "<tr>";
+    for (const auto& c : r) absl::StrAppend(&out, "<td>", HtmlEscape(c), "</td>");
+    out += "</tr>\n";
+  }
+  return out + "</table>\n";
+}
+
+}  // namespace
+
+std::string ReportHtml(const Report& report) {
+  std::string out = absl::StrCat(
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<title>smcrypt-load ", HtmlEscape(report.version), " report</title>\n<style>\n"
+      "body{font-family:sans-serif;margin:1.5em;max-width:1200px}\n"
+      "table{border-collapse:collapse;font-size:13px;margin:0.5em 0 1em}\n"
+      "th,td{border:1px solid #ccc;padding:2px 6px;text-align:right}\n"
+      "th:first-child,td:first-child{text-align:left}\n"
+      "figure{margin:1em 0}svg{max-width:100%;height:auto}\n"
+      "</style>\n</head>\n<body>\n<h1>smcrypt-load report</h1>\n<p>smcrypt-load ",
+      HtmlEscape(report.version), " &rarr; ", HtmlEscape(report.target), " (",
+      report.connections, " connections), started ", HtmlEscape(report.started_at),
+      "; smcryptd ", HtmlEscape(report.server_version), ".</p>\n");
+  const auto charts = Charts(report);
+  for (const ScenarioReport& sc : report.scenarios) {
+    absl::StrAppend(&out, "<h2>", HtmlEscape(sc.name), "</h2>\n<p>", HtmlEscape(sc.description),
+                    "</p>\n");
+    if (!sc.steps.empty()) {
+      std::vector<std::vector<std::string>> rows;
+      for (const Step& s : sc.steps) rows.push_back(StepRow(s));
+      absl::StrAppend(&out, HtmlTable(StepColumns(), rows));
+    }
+    for (const Table& t : sc.tables) {
+      absl::StrAppend(&out, "<h3>", HtmlEscape(t.title), "</h3>\n", HtmlTable(t.columns, t.rows));
+      if (!t.note.empty()) absl::StrAppend(&out, "<p>", HtmlEscape(t.note), "</p>\n");
+    }
+    // The scenario's charts, inline: its line chart is named after it, its bar charts
+    // after its tables.
+    for (const auto& [stem, svg] : charts) {
+      bool mine = stem == FileSafe(sc.name);
+      for (const Table& t : sc.tables) mine |= !t.id.empty() && stem == FileSafe(t.id);
+      if (!mine) continue;
+      const size_t at = svg.find("<svg");
+      absl::StrAppend(&out, "<figure data-chart=\"", HtmlEscape(stem), "\">\n",
+                      at == std::string::npos ? svg : svg.substr(at), "</figure>\n");
+    }
+  }
+  absl::StrAppend(&out, "<p>RPCs: ", report.measured_rpcs, " measured + ", report.warmup_rpcs,
+                  " warm-up + ", report.setup_rpcs, " setup.</p>\n</body>\n</html>\n");
+  return out;
 }
 
 }  // namespace smcrypt::load

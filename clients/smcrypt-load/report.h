@@ -76,6 +76,10 @@ std::string ReportCsv(const Report& report);
 // returns the paths written.
 absl::StatusOr<std::vector<std::string>> WriteCharts(const Report& report, const std::string& dir);
 
+// ReportHtml is a self-contained HTML page (no external resources, no scripts): the step
+// and derived tables, and every chart of WriteCharts inline as SVG.
+std::string ReportHtml(const Report& report);
+
 // SizeName: "512 B", "1 KiB", "1 MiB", "1 GiB".
 std::string SizeName(size_t bytes);
 

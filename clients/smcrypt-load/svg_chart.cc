@@ -107,14 +107,14 @@ std::string Header(int width, int height, const std::string& title) {
 }
 
 std::string Legend(const std::vector<std::string>& names, int x, int y) {
-  std::string out;
+  std::string out = "<g class=\"legend\">\n";
   for (size_t i = 0; i < names.size(); ++i) {
     const int yy = y + static_cast<int>(i) * 18;
     absl::StrAppend(&out, "<rect x=\"", x, "\" y=\"", yy - 9, "\" width=\"12\" height=\"10\" fill=\"",
                     kColors[i % 8], "\"/>\n<text x=\"", x + 18, "\" y=\"", yy, "\">",
                     Escape(names[i]), "</text>\n");
   }
-  return out;
+  return out + "</g>\n";
 }
 
 // YAxis draws the grid lines and labels of a panel at [top, top + h).
@@ -180,7 +180,7 @@ std::string LineChartSvg(const std::string& title, const std::string& x_label, b
         const double px = kLeft + xa.Frac(x) * plot_w;
         const double py = top + kPanelH - ya.Frac(y) * kPanelH;
         absl::StrAppendFormat(&pts, "%.1f,%.1f ", px, py);
-        absl::StrAppendFormat(&dots, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n",
+        absl::StrAppendFormat(&dots, "<circle class=\"point\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n",
                               px, py, kColors[si % 8]);
       }
       absl::StrAppend(&out, "<polyline fill=\"none\" stroke-width=\"2\" stroke=\"",
@@ -234,7 +234,7 @@ std::string BarChartSvg(const std::string& title, const std::string& y_label,
       const double py = kTop + kPlotH - ya.Frac(v) * kPlotH;
       absl::StrAppendFormat(&out,
                             "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-                            "fill=\"%s\"><title>%s %s: %s</title></rect>\n",
+                            "class=\"point\" fill=\"%s\"><title>%s %s: %s</title></rect>\n",
                             gx + si * bar_w, std::min(py, base), std::max(bar_w - 1, 1.0),
                             std::fabs(base - py), kColors[si % 8], Escape(series[si].name),
                             Escape(categories[c]), Num(v));

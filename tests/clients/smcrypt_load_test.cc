@@ -405,6 +405,61 @@ TEST_F(SmcryptLoadTest, HelpDefaultsAreTheCodes) {
   EXPECT_EQ(d, load::kRunDuration);
 }
 
+// RunChecker runs check_html_report.py on `html`: 0 passed, 1 failed, 77 no Chromium.
+int RunChecker(const std::string& html, std::string* output) {
+  FILE* p = popen(absl::StrCat("/usr/bin/python3 ", SMCRYPT_HTML_CHECK, " ", html, " 2>&1").c_str(), "r");
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) output->append(buf, n);
+  const int status = pclose(p);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// The HTML report as a reader sees it in Debian's headless Chromium: charts with their data
+// points, legends inside their charts, no console messages, nothing external. A clipped
+// legend, a chart without points and a console error each fail the check (the check
+// checked). Skipped when no Chromium is installed; install-deps.sh installs it.
+TEST_F(SmcryptLoadTest, HtmlReportInChromium) {
+  const std::string html = *dir_ + "/report.html";
+  std::vector<Value> sc = RunAndCheck(
+      {"--scenario quick --duration 0.3 --steps 1,20 --algs SM2,HPKE-P256-SHA256-AES128GCM "
+       "--html", html});
+  ASSERT_EQ(sc.size(), 2u);
+  std::string out;
+  const int rc = RunChecker(html, &out);
+  if (rc == 77) GTEST_SKIP() << out;
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_TRUE(absl::StrContains(out, "legends inside")) << out;
+
+  std::ifstream f(html);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string page = ss.str();
+  auto variant = [&](const std::string& name, std::string text) {
+    const std::string path = absl::StrCat(*dir_, "/", name, ".html");
+    std::ofstream(path) << text;
+    std::string o;
+    EXPECT_EQ(RunChecker(path, &o), 1) << name << " passed the check:\n" << o;
+    return o;
+  };
+  // The legend moved past the right edge, as the fixed-width charts used to draw it.
+  std::string clipped = page;
+  for (size_t at = 0; (at = clipped.find("<g class=\"legend\">\n<rect x=\"", at)) != std::string::npos;) {
+    at += 28;
+    clipped.replace(at, clipped.find('"', at) - at, "5000");
+  }
+  EXPECT_TRUE(absl::StrContains(variant("clipped", clipped), "outside the viewBox"));
+  // A chart without its data points.
+  std::string blank = page;
+  for (size_t at; (at = blank.find("<circle class=\"point\"")) != std::string::npos;) {
+    blank.erase(at, blank.find("/>", at) + 2 - at);
+  }
+  EXPECT_TRUE(absl::StrContains(variant("blank", blank), "no data points"));
+  std::string console = page;
+  console.insert(console.find("</body>"), "<script>console.error('x')</script>");
+  EXPECT_TRUE(absl::StrContains(variant("console", console), "console messages"));
+}
+
 // The acceptance run: the default concurrency scenario (steps up to 20,000 in flight)
 // with every response OK. Long: label slow.
 TEST_F(SmcryptLoadTest, SlowConcurrency20000) {
