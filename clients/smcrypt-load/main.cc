@@ -61,6 +61,7 @@ const std::vector<OwnedFlag>& OwnedFlags() {
         {"alg", "ALG", "the algorithm (same as --algs with one value)"},
         {"rpc", "METHOD", "run: Hash, Hmac, Sign, Verify, Encrypt, Decrypt, PublicKeyEncrypt, "
                           "PublicKeyDecrypt, HybridEncrypt, HybridDecrypt, GenerateRandom, "
+                          "GenerateKeyPair, GetPublicKey, GetServerInfo, "
                           "HashBatch, SignBatch, VerifyBatch, EncryptBatch, HybridEncryptBatch, "
                           "HashStream, EncryptStream"},
         {"batch", "N", absl::StrCat("run: items per *Batch RPC (default ",

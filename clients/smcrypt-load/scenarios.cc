@@ -57,6 +57,9 @@ std::string OpName(std::string rpc) {
   if (rpc == "Sign") return "sign";
   if (rpc == "Verify") return "verify";
   if (rpc == "GenerateRandom") return "random";
+  if (rpc == "GenerateKeyPair") return "keygen";
+  if (rpc == "GetPublicKey") return "public key";
+  if (rpc == "GetServerInfo") return "info";
   if (rpc.find("Decrypt") != std::string::npos) return "decrypt";
   return "encrypt";
 }
@@ -579,7 +582,7 @@ absl::StatusOr<ScenarioReport> Generic(const Config& config, Context& ctx) {
   ScenarioReport rep;
   rep.name = "run";
   if (config.rpc.empty()) return absl::InvalidArgumentError("--scenario run needs --rpc");
-  if (config.algs.empty() && config.rpc != "GenerateRandom") {
+  if (config.algs.empty() && config.rpc != "GenerateRandom" && config.rpc != "GetServerInfo") {
     return absl::InvalidArgumentError("--scenario run needs --alg");
   }
   const v1::Algorithm alg = config.algs.empty() ? v1::ALGORITHM_UNSPECIFIED : config.algs.front();

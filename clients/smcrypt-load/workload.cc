@@ -357,6 +357,32 @@ absl::StatusOr<Workload> Preparer::Make(const WorkloadSpec& spec) {
       w.op.calls.push_back(SMCRYPT_LOAD_CALL(HybridDecrypt, v1::HybridDecryptRequest,
                                              v1::HybridDecryptResponse, req));
     }
+  } else if (rpc == "GenerateKeyPair") {
+    if (!InFamily(alg, AlgorithmFamily::kSignature) &&
+        !InFamily(alg, AlgorithmFamily::kPublicKeyEncrypt) &&
+        !InFamily(alg, AlgorithmFamily::kHybrid)) {
+      return wrong("an asymmetric algorithm");
+    }
+    // Only the public key comes back, so the run works against a server that denies
+    // inline private keys too (it withholds them anyway).
+    auto req = std::make_shared<v1::GenerateKeyPairRequest>();
+    req->set_algorithm(alg);
+    req->set_omit_private_key(true);
+    w.op.payload_bytes = 0;
+    w.op.calls.push_back(SMCRYPT_LOAD_CALL(GenerateKeyPair, v1::GenerateKeyPairRequest,
+                                           v1::GenerateKeyPairResponse, req));
+  } else if (rpc == "GetPublicKey") {
+    auto req = std::make_shared<v1::GetPublicKeyRequest>();
+    req->set_algorithm(alg);
+    if (absl::Status st = KeyRefFor(alg, /*private_key=*/true, req->mutable_key()); !st.ok()) return st;
+    w.op.payload_bytes = 0;
+    w.op.calls.push_back(SMCRYPT_LOAD_CALL(GetPublicKey, v1::GetPublicKeyRequest,
+                                           v1::GetPublicKeyResponse, req));
+  } else if (rpc == "GetServerInfo") {
+    auto req = std::make_shared<v1::GetServerInfoRequest>();
+    w.op.payload_bytes = 0;
+    w.op.calls.push_back(SMCRYPT_LOAD_CALL(GetServerInfo, v1::GetServerInfoRequest,
+                                           v1::GetServerInfoResponse, req));
   } else if (rpc == "GenerateRandom") {
     auto req = std::make_shared<v1::GenerateRandomRequest>();
     req->set_length(static_cast<uint32_t>(spec.size));

@@ -22,7 +22,8 @@ namespace smcrypt::load {
 inline constexpr const char* kUnaryRpcs[] = {
     "Hash",          "Hmac",          "Sign",          "Verify",
     "Encrypt",       "Decrypt",       "PublicKeyEncrypt", "PublicKeyDecrypt",
-    "HybridEncrypt", "HybridDecrypt", "GenerateRandom"};
+    "HybridEncrypt", "HybridDecrypt", "GenerateRandom", "GenerateKeyPair",
+    "GetPublicKey",  "GetServerInfo"};
 
 // The batch RPCs: one RPC of WorkloadSpec::batch_items copies of the request of the RPC
 // their name starts with.

@@ -305,6 +305,9 @@ TEST_F(SmcryptLoadTest, KeyringKeysAgainstDenyInlinePrivateKeys) {
                           "--rpc HybridDecrypt --alg HPKE-SM2-SM3-SM4GCM "
                           "--keys HPKE-SM2-SM3-SM4GCM=signing",
                           "--rpc Decrypt --alg SM4-GCM --keys SM4-GCM=data",
+                          "--rpc GetPublicKey --alg SM2 --keys SM2=signing",
+                          "--rpc GenerateKeyPair --alg SM2",
+                          "--rpc GetServerInfo",
                           "--rpc HashBatch --alg SM3 --batch 4",
                           "--rpc SignBatch --alg SM2 --keys SM2=signing --batch 4",
                           "--rpc VerifyBatch --alg SM2 --keys SM2=signing --batch 4",
