@@ -63,7 +63,7 @@ const std::vector<OwnedFlag>& OwnedFlags() {
                           "PublicKeyDecrypt, HybridEncrypt, HybridDecrypt, GenerateRandom, "
                           "GenerateKeyPair, GetPublicKey, GetServerInfo, "
                           "HashBatch, SignBatch, VerifyBatch, EncryptBatch, HybridEncryptBatch, "
-                          "HashStream, EncryptStream"},
+                          "HashStream, EncryptStream, HybridEncryptStream"},
         {"batch", "N", absl::StrCat("run: items per *Batch RPC (default ",
                                     Config().batch_items, ")")},
         {"rate", "OPS", "run: open loop at OPS operations/s, latency corrected for "

@@ -167,6 +167,36 @@ struct Measurer {
       status = st.ok() ? grpc::Status::OK
                        : grpc::Status(static_cast<grpc::StatusCode>(st.code()),
                                       std::string(st.message()));
+    } else if (rpc == "HybridEncryptStream") {
+      v1::KeyRef key;
+      if (absl::Status k = ctx.preparer->KeyRefFor(alg, /*private_key=*/false, &key); !k.ok()) {
+        return k;
+      }
+      auto stream = stub.HybridEncryptStream(&cctx);
+      size_t sent = 0;
+      bool first = true;
+      absl::Status st =
+          cli::PumpBidiStream<v1::HybridEncryptStreamRequest, v1::HybridEncryptStreamResponse>(
+              cctx, *stream,
+              [&]() -> absl::StatusOr<std::optional<v1::HybridEncryptStreamRequest>> {
+                if (sent >= total && !first) return std::nullopt;
+                v1::HybridEncryptStreamRequest req;
+                if (first) {
+                  auto* p = req.mutable_params();
+                  p->set_algorithm(alg);
+                  *p->mutable_key() = key;
+                  p->set_info("smcrypt-load");
+                }
+                const size_t n = std::min(chunk.size(), total - sent);
+                req.set_plaintext(chunk.data(), n);
+                sent += n;
+                first = false;
+                return req;
+              },
+              [](const v1::HybridEncryptStreamResponse&) { return absl::OkStatus(); });
+      status = st.ok() ? grpc::Status::OK
+                       : grpc::Status(static_cast<grpc::StatusCode>(st.code()),
+                                      std::string(st.message()));
     } else {
       return absl::InvalidArgumentError(absl::StrCat("unknown stream RPC ", rpc));
     }
@@ -587,7 +617,8 @@ absl::StatusOr<ScenarioReport> Generic(const Config& config, Context& ctx) {
   }
   const v1::Algorithm alg = config.algs.empty() ? v1::ALGORITHM_UNSPECIFIED : config.algs.front();
   const size_t size = config.sizes.empty() ? 512 : config.sizes.front();
-  if (config.rpc == "HashStream" || config.rpc == "EncryptStream") {
+  if (config.rpc == "HashStream" || config.rpc == "EncryptStream" ||
+      config.rpc == "HybridEncryptStream") {
     rep.description = absl::StrCat(config.rpc, " ", AlgorithmName(alg), ", one stream of ",
                                    SizeName(size));
     absl::StatusOr<Step> s = m.Stream(config.rpc, alg, size);

@@ -76,6 +76,10 @@ class Preparer {
   void SymmetricRef(smcrypt::v1::Algorithm alg, const std::string& key,
                     smcrypt::v1::KeyRef* ref) const;
 
+  // KeyRefFor sets `ref` to the key_id of `alg` or to the inline private or public DER key
+  // of the pair KeyPair draws.
+  absl::Status KeyRefFor(smcrypt::v1::Algorithm alg, bool private_key, smcrypt::v1::KeyRef* ref);
+
   int64_t rpcs() const { return rpcs_; }
   Stub& stub() { return *stub_; }
   // Count records `n` RPCs made on stub() by a caller (the streaming measurements).
@@ -83,9 +87,6 @@ class Preparer {
 
  private:
   void Prepare(grpc::ClientContext* ctx) const;
-  // KeyRefFor sets `ref` to the key_id of `alg` or to the inline private or public DER key
-  // of the pair KeyPair draws.
-  absl::Status KeyRefFor(smcrypt::v1::Algorithm alg, bool private_key, smcrypt::v1::KeyRef* ref);
 
   std::shared_ptr<Stub> stub_;
   absl::Duration timeout_;

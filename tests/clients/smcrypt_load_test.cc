@@ -308,6 +308,8 @@ TEST_F(SmcryptLoadTest, KeyringKeysAgainstDenyInlinePrivateKeys) {
                           "--rpc GetPublicKey --alg SM2 --keys SM2=signing",
                           "--rpc GenerateKeyPair --alg SM2",
                           "--rpc GetServerInfo",
+                          "--rpc HybridEncryptStream --alg HPKE-SM2-SM3-SM4GCM "
+                          "--keys HPKE-SM2-SM3-SM4GCM=signing --size 3MiB",
                           "--rpc HashBatch --alg SM3 --batch 4",
                           "--rpc SignBatch --alg SM2 --keys SM2=signing --batch 4",
                           "--rpc VerifyBatch --alg SM2 --keys SM2=signing --batch 4",
