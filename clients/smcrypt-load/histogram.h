@@ -43,7 +43,11 @@ class Histogram {
   // `percentile` in [0, 100]; 0 when empty.
   double ValueAtPercentile(double percentile) const;
 
-  // BucketIndex and BucketLowerBound/BucketWidth expose the layout for tests.
+  // BucketCount is the number of values recorded in bucket `index` (< NumBuckets()).
+  uint64_t BucketCount(size_t index) const { return counts_[index]; }
+
+  // BucketIndex and BucketLowerBound/BucketWidth expose the layout (the JSON report lists
+  // the non-empty buckets by bound).
   static size_t BucketIndex(uint64_t value);
   static uint64_t BucketLowerBound(size_t index);
   static uint64_t BucketWidth(size_t index);

@@ -7,14 +7,18 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "clients/smcrypt-load/options.h"
 #include "clients/smcrypt-load/report.h"
@@ -23,6 +27,7 @@
 #include "clients/smcrypt/commands.h"
 #include "clients/smcrypt/flags.h"
 #include "clients/smcrypt/session.h"
+#include "nlohmann/json.hpp"
 
 #ifndef SMCRYPT_VERSION
 #define SMCRYPT_VERSION "unknown"
@@ -31,39 +36,86 @@
 namespace smcrypt::load {
 namespace {
 
-const std::vector<cli::FlagSpec>& Flags() {
-  static const std::vector<cli::FlagSpec> kFlags = [] {
-    std::vector<cli::FlagSpec> f = {
+// OwnedFlag holds the text of a flag; the help of some is built from the defaults above.
+struct OwnedFlag {
+  std::string name, value_name, help;
+};
+
+const std::vector<OwnedFlag>& OwnedFlags() {
+  static const std::vector<OwnedFlag> kFlags = [] {
+    std::vector<OwnedFlag> f = {
         {"scenario", "NAME[,NAME]", "quick (default), baseline, load, concurrency, paper, run"},
-        {"duration", "DURATION", "per step: seconds or 500ms, 30s, 5m (defaults: baseline 2s "
-                                 "cap per cell, load 300s, concurrency 10s, paper 0.5s per cell, "
-                                 "run 10s)"},
+        {"duration", "DURATION",
+         absl::StrCat("per step: seconds or 500ms, 30s, 5m (defaults: baseline 2s cap per cell, "
+                      "load ", absl::FormatDuration(kLoadDuration), ", concurrency ",
+                      absl::FormatDuration(kConcurrencyStepDuration), ", paper 0.5s per cell, "
+                      "run ", absl::FormatDuration(kRunDuration), ")")},
         {"requests", "N", "operations per step (baseline default 20, paper 2000; a cap "
                           "beside --duration)"},
         {"concurrency", "N", "operations in flight (load, run; open loop: the cap)"},
-        {"steps", "N,N,...", "concurrency steps (default 1,10,100,1000,5000,10000,20000)"},
+        {"steps", "N,N,...",
+         absl::StrCat("concurrency steps (default ", absl::StrJoin(kDefaultSteps, ","), ")")},
         {"sizes", "SIZE,...", "payload sizes, e.g. 512,1KiB,1MiB (baseline; others: the first)"},
         {"size", "SIZE", "payload size (same as --sizes with one value)"},
         {"algs", "ALG,...", "schemes (baseline, load, concurrency) or the algorithm (run)"},
         {"alg", "ALG", "the algorithm (same as --algs with one value)"},
         {"rpc", "METHOD", "run: Hash, Hmac, Sign, Verify, Encrypt, Decrypt, PublicKeyEncrypt, "
                           "PublicKeyDecrypt, HybridEncrypt, HybridDecrypt, GenerateRandom, "
-                          "HashStream, EncryptStream"},
+                          "GenerateKeyPair, GetPublicKey, GetServerInfo, "
+                          "HashBatch, SignBatch, VerifyBatch, EncryptBatch, HybridEncryptBatch, "
+                          "HashStream, EncryptStream, HybridEncryptStream"},
+        {"batch", "N", absl::StrCat("run: items per *Batch RPC (default ",
+                                    Config().batch_items, ")")},
         {"rate", "OPS", "run: open loop at OPS operations/s, latency corrected for "
                         "coordinated omission"},
+        {"rate-end", "OPS", "run: ramp the open-loop rate linearly from --rate to OPS over "
+                            "--duration"},
+        {"warmup", "DURATION", "per step: run the load this long first, left out of every "
+                               "figure (default 0s)"},
+        {"keys", "ALG=ID,...", "use key <ID> of the server's keyring (--keys_dir) for ALG "
+                               "instead of inline keys, e.g. SM2=sm2-sign,SM4-GCM=data "
+                               "(needed when the server denies inline private keys)"},
+        {"metadata", "KEY=VALUE", "request metadata sent with every call (repeatable), e.g. "
+                                  "authorization=Bearer...; keys are lower-cased"},
+        {"scenario-file", "FILE", "JSON object of flags for a repeatable run, e.g. "
+                                  "{\"scenario\": \"run\", \"rpc\": \"Sign\", \"alg\": "
+                                  "\"SM2\", \"keys\": {\"SM2\": \"sm2-sign\"}}; flags on the "
+                                  "command line win"},
         {"stream-bytes", "SIZE", "paper: the streamed size (default 1GiB)"},
-        {"connections", "N", "gRPC channels, each its own connection (default 8)"},
+        {"no-retries", "", "turn gRPC's retries off (default: the clients' retry policy, "
+                           "UNAVAILABLE and CANCELLED retried up to 5 attempts)"},
+        {"connections", "N", absl::StrCat("gRPC channels, each its own connection (default ",
+                                          kDefaultConnections, ")")},
         {"metrics-url", "URL", "smcryptd's /metrics, e.g. http://127.0.0.1:9464/metrics (server "
                                "CPU, memory and request counts per step)"},
         {"json", "FILE", "write the JSON report (- for stdout)"},
         {"csv", "FILE", "write one CSV row per step (- for stdout)"},
         {"chart-dir", "DIR", "write SVG charts there"},
+        {"html", "FILE", "write a self-contained HTML report with the charts inline"},
         {"progress", "", "live progress line on stderr (default: when stderr is a terminal)"},
         {"no-progress", "", "no progress line"},
-        {"seed", "N", "payload seed (default 1)"},
+        {"seed", "N", absl::StrCat("payload seed (default ", kDefaultSeed, ")")},
         {"version", "", "print the version"},
     };
-    for (const cli::FlagSpec& c : cli::GroupFlags(cli::kConnectionFlags)) f.push_back(c);
+    for (const cli::FlagSpec& c : cli::GroupFlags(cli::kConnectionFlags)) {
+      // The CLI's --timeout help gives the CLI's default; smcrypt-load's is its own.
+      if (c.name == "timeout") {
+        f.push_back({std::string(c.name), std::string(c.value_name),
+                     absl::StrCat("RPC deadline: seconds or 500ms, 10s, 2m (default ",
+                                  absl::FormatDuration(kDefaultTimeout), "; streams at least 30m)")});
+      } else {
+        f.push_back({std::string(c.name), std::string(c.value_name), std::string(c.help)});
+      }
+    }
+    return f;
+  }();
+  return kFlags;
+}
+
+const std::vector<cli::FlagSpec>& Flags() {
+  static const std::vector<cli::FlagSpec> kFlags = [] {
+    std::vector<cli::FlagSpec> f;
+    for (const OwnedFlag& o : OwnedFlags()) f.push_back({o.name, o.value_name, o.help});
     return f;
   }();
   return kFlags;
@@ -77,7 +129,8 @@ std::string Help() {
       "Scenarios:\n"
       "  quick        load for 10s and concurrency 1..10,000 at 4s per step (the default)\n"
       "  baseline     one request at a time, 512 B..1 MiB: SM2 vs HPKE (and P-256, RSA)\n"
-      "  load         512 B for --duration (300s), totals and daily-capacity estimate\n"
+      "  load         512 B for --duration (", absl::FormatDuration(kLoadDuration),
+      "), totals and daily-capacity estimate\n"
       "  concurrency  in-flight steps 1..20,000: throughput, latency, errors, server CPU/RSS\n"
       "  paper        the studies' ratio and throughput tables beside smcryptd's\n"
       "  run          --rpc --alg --size [--concurrency] [--duration|--requests] [--rate]\n\n"
@@ -170,6 +223,117 @@ absl::StatusOr<Config> ConfigFrom(const cli::Args& args) {
     if (!n.ok()) return n.status();
     c.stream_bytes = *n;
   }
+  if (auto v = args.Get("rate-end")) {
+    if (!absl::SimpleAtod(*v, &c.rate_end) || c.rate_end <= 0 || c.rate <= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--rate-end ", *v, ": expected operations per second > 0, with --rate"));
+    }
+  }
+  if (auto v = args.Get("batch")) {
+    if (!absl::SimpleAtoi(*v, &c.batch_items) || c.batch_items == 0 || c.batch_items > 100000) {
+      return absl::InvalidArgumentError(absl::StrCat("--batch ", *v, ": expected 1 to 100000 items"));
+    }
+  }
+  if (auto v = args.Get("warmup")) {
+    absl::StatusOr<absl::Duration> d = ParseDurationFlag(*v);
+    if (!d.ok()) return d.status();
+    c.warmup = *d;
+  }
+  for (const std::string& v : args.GetAll("metadata")) {
+    const size_t eq = v.find('=');
+    std::string key = absl::AsciiStrToLower(v.substr(0, eq));
+    if (eq == std::string::npos || key.empty() ||
+        key.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-_.") != std::string::npos ||
+        absl::StartsWith(key, "grpc-") || absl::EndsWith(key, "-bin")) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--metadata ", key.empty() ? v.substr(0, eq) : key,
+          ": expected KEY=VALUE, KEY of a-z 0-9 - _ . (not grpc-*, not binary *-bin)"));
+    }
+    c.metadata.emplace_back(std::move(key), v.substr(eq + 1));
+  }
+  return c;
+}
+
+// KeyIdsFrom reads --keys ALG=ID,...; the values are key names, not secrets.
+absl::StatusOr<std::map<smcrypt::v1::Algorithm, std::string>> KeyIdsFrom(const cli::Args& args) {
+  std::map<smcrypt::v1::Algorithm, std::string> out;
+  for (const std::string& flag : args.GetAll("keys")) {
+    for (absl::string_view part : absl::StrSplit(flag, ',', absl::SkipWhitespace())) {
+      const size_t eq = part.find('=');
+      if (eq == absl::string_view::npos || eq + 1 == part.size()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--keys ", part, ": expected ALG=KEY_ID, e.g. SM2=sm2-sign"));
+      }
+      absl::StatusOr<smcrypt::v1::Algorithm> a = cli::ParseAlgorithm(
+          absl::StripAsciiWhitespace(part.substr(0, eq)), cli::AlgorithmFamily::kAny);
+      if (!a.ok()) return absl::InvalidArgumentError(absl::StrCat("--keys: ", a.status().message()));
+      out[*a] = std::string(absl::StripAsciiWhitespace(part.substr(eq + 1)));
+    }
+  }
+  return out;
+}
+
+// ScenarioFileArgs turns the JSON object of --scenario-file into flags: "name": value
+// becomes --name=value; an array is a comma list; "keys" and "metadata" may be objects
+// (ALG: ID, KEY: VALUE). They come before the command line's flags, which win.
+absl::StatusOr<std::vector<std::string>> ScenarioFileArgs(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) return absl::InvalidArgumentError(absl::StrCat("--scenario-file ", path, ": cannot read"));
+  nlohmann::json doc = nlohmann::json::parse(f, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--scenario-file ", path, ": expected a JSON object of flags"));
+  }
+  auto scalar = [](const nlohmann::json& v, std::string* out) {
+    if (v.is_string()) {
+      *out = v.get<std::string>();
+    } else if (v.is_number_integer()) {
+      *out = std::to_string(v.get<int64_t>());
+    } else if (v.is_number()) {
+      *out = absl::StrCat(v.get<double>());
+    } else {
+      return false;
+    }
+    return true;
+  };
+  std::vector<std::string> out;
+  for (const auto& [name, value] : doc.items()) {
+    if (name == "scenario-file" || name == "scenario_file") {
+      return absl::InvalidArgumentError(absl::StrCat("--scenario-file ", path, ": nested scenario-file"));
+    }
+    const std::string flag = absl::StrCat("--", name);
+    std::string v;
+    if (value.is_boolean()) {
+      if (value.get<bool>()) out.push_back(flag);
+    } else if (scalar(value, &v)) {
+      out.push_back(absl::StrCat(flag, "=", v));
+    } else if (value.is_array()) {
+      std::vector<std::string> items;
+      for (const auto& item : value) {
+        if (!scalar(item, &v)) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("--scenario-file ", path, ": \"", name, "\": expected strings or numbers"));
+        }
+        items.push_back(v);
+      }
+      out.push_back(absl::StrCat(flag, "=", absl::StrJoin(items, ",")));
+    } else if (value.is_object() && (name == "keys" || name == "metadata")) {
+      for (const auto& [k, item] : value.items()) {
+        if (!scalar(item, &v)) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("--scenario-file ", path, ": \"", name, "\".\"", k, "\": expected a string"));
+        }
+        out.push_back(absl::StrCat(flag, "=", k, "=", v));
+      }
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--scenario-file ", path, ": \"", name, "\": unexpected value"));
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<Config> FinishConfig(Config c, const cli::Args& args) {
   c.metrics_url = args.Get("metrics-url").value_or("");
   c.progress = args.Has("progress") || (!args.Has("no-progress") && isatty(STDERR_FILENO));
   return c;
@@ -177,6 +341,11 @@ absl::StatusOr<Config> ConfigFrom(const cli::Args& args) {
 
 int Main(int argc, char** argv) {
   setenv("GRPC_VERBOSITY", "NONE", /*overwrite=*/0);
+  // Debian's Abseil is built without NDEBUG, so every absl::Mutex lock (gRPC's and the
+  // runner's) would update the deadlock detector's lock graph: about 5 % of smcrypt-load's
+  // CPU per call in a perf profile (cpu-clock) at 64 in flight. smcryptd and
+  // smcrypt-rpc-ceiling turn it off the same way.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   std::vector<std::string> argv_list;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -188,6 +357,31 @@ int Main(int argc, char** argv) {
       }
     }
     argv_list.push_back(a);
+  }
+  // --scenario-file's flags go first, so the command line's override them.
+  for (size_t i = 0; i < argv_list.size(); ++i) {
+    std::string path;
+    if (argv_list[i] == "--") break;
+    if (argv_list[i].rfind("--scenario-file=", 0) == 0) {
+      path = argv_list[i].substr(16);
+    } else if (argv_list[i] == "--scenario-file" && i + 1 < argv_list.size()) {
+      path = argv_list[i + 1];
+    } else {
+      continue;
+    }
+    absl::StatusOr<std::vector<std::string>> file_args = ScenarioFileArgs(path);
+    if (!file_args.ok()) {
+      std::fprintf(stderr, "smcrypt-load: %s\n", std::string(file_args.status().message()).c_str());
+      return 2;
+    }
+    for (std::string& a : *file_args) {
+      const size_t end = std::min(a.find('='), a.size());
+      for (size_t j = 2; j < end; ++j) {
+        if (a[j] == '_') a[j] = '-';
+      }
+    }
+    argv_list.insert(argv_list.begin(), file_args->begin(), file_args->end());
+    break;
   }
   absl::StatusOr<cli::Args> args = cli::ParseArgs(Flags(), argv_list);
   if (!args.ok()) {
@@ -204,19 +398,21 @@ int Main(int argc, char** argv) {
     return 0;
   }
   absl::StatusOr<Config> config = ConfigFrom(*args);
+  if (config.ok()) config = FinishConfig(std::move(*config), *args);
+  absl::StatusOr<std::map<smcrypt::v1::Algorithm, std::string>> key_ids = KeyIdsFrom(*args);
   absl::StatusOr<cli::ChannelConfig> channel = cli::ChannelConfigFromArgs(*args);
   if (config.ok() && channel.ok() && channel->timeout) config->timeout = *channel->timeout;
-  int connections = 8;
+  int connections = kDefaultConnections;
   if (auto v = args->Get("connections"); v && (!absl::SimpleAtoi(*v, &connections) || connections <= 0)) {
     std::fprintf(stderr, "smcrypt-load: --connections %s: expected a positive integer\n", v->c_str());
     return 2;
   }
-  uint64_t seed = 1;
+  uint64_t seed = kDefaultSeed;
   if (auto v = args->Get("seed"); v && !absl::SimpleAtoi(*v, &seed)) {
     std::fprintf(stderr, "smcrypt-load: --seed %s: expected an integer\n", v->c_str());
     return 2;
   }
-  for (const absl::Status& st : {config.status(), channel.status()}) {
+  for (const absl::Status& st : {config.status(), channel.status(), key_ids.status()}) {
     if (!st.ok()) {
       std::fprintf(stderr, "smcrypt-load: %s\n", std::string(st.message()).c_str());
       return 2;
@@ -224,11 +420,12 @@ int Main(int argc, char** argv) {
   }
 
   Context ctx;
-  for (const auto& ch : MakeChannels(*channel, connections)) {
+  for (const auto& ch : MakeChannels(*channel, connections, !args->Has("no-retries"))) {
     ctx.stubs.push_back(smcrypt::v1::CryptoService::NewStub(ch));
   }
   ctx.metrics_url = config->metrics_url;
   Preparer preparer(ctx.stubs.front(), config->timeout, seed);
+  preparer.SetKeyIds(*key_ids);
   ctx.preparer = &preparer;
 
   Report report;
@@ -255,7 +452,10 @@ int Main(int argc, char** argv) {
     for (ScenarioReport& s : *r) report.scenarios.push_back(std::move(s));
   }
   for (const ScenarioReport& s : report.scenarios) {
-    for (const Step& st : s.steps) report.measured_rpcs += st.result.rpcs;
+    for (const Step& st : s.steps) {
+      report.measured_rpcs += st.result.rpcs;
+      report.warmup_rpcs += st.result.warmup_rpcs;
+    }
   }
   report.setup_rpcs = preparer.rpcs();
 
@@ -278,6 +478,12 @@ int Main(int argc, char** argv) {
   }
   if (!csv_path.empty()) {
     if (absl::Status s = WriteOut(csv_path, ReportCsv(report)); !s.ok()) {
+      std::fprintf(stderr, "smcrypt-load: %s\n", std::string(s.message()).c_str());
+      rc = 2;
+    }
+  }
+  if (auto html = args->Get("html")) {
+    if (absl::Status s = WriteOut(*html, ReportHtml(report)); !s.ok()) {
       std::fprintf(stderr, "smcrypt-load: %s\n", std::string(s.message()).c_str());
       rc = 2;
     }

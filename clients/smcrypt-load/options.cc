@@ -79,7 +79,7 @@ std::vector<std::string> TargetAddresses(absl::string_view target) {
 }
 
 std::vector<std::shared_ptr<grpc::Channel>> MakeChannels(const cli::ChannelConfig& config,
-                                                         int connections) {
+                                                         int connections, bool retries) {
   const std::vector<std::string> addresses = TargetAddresses(config.target);
   std::vector<std::shared_ptr<grpc::Channel>> out;
   for (int i = 0; i < std::max(1, connections); ++i) {
@@ -88,6 +88,7 @@ std::vector<std::shared_ptr<grpc::Channel>> MakeChannels(const cli::ChannelConfi
     // sharing one with the channels of identical arguments.
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
     args.SetInt("smcrypt_load.channel", i);
+    if (!retries) args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
     const std::string& address = addresses[static_cast<size_t>(i) % addresses.size()];
     out.push_back(grpc::CreateCustomChannel(address, config.credentials, args));
   }

@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "clients/smcrypt-load/svg_chart.h"
+#include "nlohmann/json.hpp"
 
 namespace smcrypt::load {
 namespace {
@@ -61,7 +62,7 @@ void PrintTable(const std::vector<std::string>& header,
 const std::vector<std::string>& StepColumns() {
   static const std::vector<std::string> kCols = {
       "scheme", "op", "size", "conc", "ops", "errors", "ops/s", "MB/s", "mean ms", "p50 ms",
-      "p90 ms", "p99 ms", "p99.9 ms", "max ms", "srv cpu", "srv RSS MB", "srv RPCs"};
+      "p90 ms", "p99 ms", "p99.9 ms", "max ms", "cli cpu", "srv cpu", "srv RSS MB", "srv RPCs"};
   return kCols;
 }
 
@@ -92,6 +93,7 @@ std::vector<std::string> StepRow(const Step& s) {
           FmtMs(Ms(h.ValueAtPercentile(99))),
           FmtMs(Ms(h.ValueAtPercentile(99.9))),
           FmtMs(Ms(static_cast<double>(h.max()))),
+          r.seconds > 0 ? absl::StrFormat("%.2f", r.client_cpu_seconds / r.seconds) : "-",
           cpu,
           rss,
           handled};
@@ -99,100 +101,103 @@ std::vector<std::string> StepRow(const Step& s) {
 
 // ---- JSON -------------------------------------------------------------------------
 
-std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          absl::StrAppendFormat(&out, "\\u%04x", c);
-        } else {
-          out += static_cast<char>(c);
-        }
+using Json = nlohmann::ordered_json;
+
+// JsonNumber is `v`, or null when it is not finite (JSON has no NaN or infinity).
+Json JsonNumber(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
+
+// LatencyJson: the summary in microseconds (two decimals) and the histogram's non-empty
+// buckets as [lower_ns, upper_ns, count] with upper exclusive, so any percentile can be
+// recomputed (within the histogram's 0.4%) and runs merged by adding counts.
+Json LatencyJson(const Histogram& h) {
+  auto us = [](double ns) { return JsonNumber(std::round(ns / 10.0) / 100.0); };
+  Json buckets = Json::array();
+  for (size_t i = 0; i < Histogram::NumBuckets(); ++i) {
+    if (const uint64_t n = h.BucketCount(i); n != 0) {
+      const uint64_t lo = Histogram::BucketLowerBound(i);
+      buckets.push_back(Json::array({lo, lo + Histogram::BucketWidth(i), n}));
     }
   }
-  return out + "\"";
+  return Json{{"count", h.count()},
+              {"mean", us(h.Mean())},
+              {"min", us(static_cast<double>(h.min()))},
+              {"p50", us(h.ValueAtPercentile(50))},
+              {"p90", us(h.ValueAtPercentile(90))},
+              {"p99", us(h.ValueAtPercentile(99))},
+              {"p999", us(h.ValueAtPercentile(99.9))},
+              {"max", us(static_cast<double>(h.max()))},
+              {"buckets_ns", std::move(buckets)}};
 }
 
-std::string JsonNumber(double v) {
-  if (!std::isfinite(v)) return "null";
-  if (v == std::floor(v) && std::fabs(v) < 9e15) return absl::StrFormat("%.0f", v);
-  return absl::StrFormat("%.15g", v);
-}
-
-std::string LatencyJson(const Histogram& h) {
-  auto us = [](double ns) { return JsonNumber(std::round(ns / 10.0) / 100.0); };
-  return absl::StrCat("{\"count\": ", h.count(), ", \"mean\": ", us(h.Mean()),
-                      ", \"min\": ", us(static_cast<double>(h.min())),
-                      ", \"p50\": ", us(h.ValueAtPercentile(50)),
-                      ", \"p90\": ", us(h.ValueAtPercentile(90)),
-                      ", \"p99\": ", us(h.ValueAtPercentile(99)),
-                      ", \"p999\": ", us(h.ValueAtPercentile(99.9)),
-                      ", \"max\": ", us(static_cast<double>(h.max())), "}");
-}
-
-std::string CodesJson(const std::map<std::string, double>& m) {
-  std::vector<std::string> parts;
+template <typename Map>
+Json CodesJson(const Map& m) {
+  Json out = Json::object();
   for (const auto& [k, v] : m) {
-    if (v != 0) parts.push_back(absl::StrCat(JsonString(k), ": ", JsonNumber(v)));
+    if (v != 0) out[k] = v;
   }
-  return absl::StrCat("{", absl::StrJoin(parts, ", "), "}");
+  return out;
 }
 
-std::string StepJson(const Step& s) {
+Json StepJson(const Step& s) {
   const RunResult& r = s.result;
-  std::map<std::string, double> errors(r.errors_by_code.begin(), r.errors_by_code.end());
-  std::string out = absl::StrCat(
-      "{\"scheme\": ", JsonString(s.scheme), ", \"rpc\": ", JsonString(s.rpc),
-      ", \"algorithm\": ", JsonString(s.algorithm), ", \"op\": ", JsonString(s.op),
-      ", \"size_bytes\": ", s.size, ", \"concurrency\": ", s.concurrency,
-      ", \"rate\": ", JsonNumber(s.rate), ", \"rpcs_per_operation\": ", s.blocks,
-      ", \"note\": ", JsonString(s.note), ", \"operations\": ", r.ops_ok + r.ops_failed,
-      ", \"ok\": ", r.ops_ok, ", \"errors\": ", r.ops_failed, ", \"requests\": ", r.rpcs,
-      ", \"errors_by_code\": ", CodesJson(errors), ", \"first_error\": ", JsonString(r.first_error),
-      ", \"seconds\": ", JsonNumber(r.seconds), ", \"ops_per_second\": ", JsonNumber(r.OpsPerSecond()),
-      ", \"mb_per_second\": ", JsonNumber(r.MegabytesPerSecond()),
-      ", \"max_inflight\": ", r.max_inflight,
-      ", \"latency_us\": ", LatencyJson(r.latency));
-  if (s.rate > 0) absl::StrAppend(&out, ", \"latency_uncorrected_us\": ", LatencyJson(r.service));
+  Json out = {{"scheme", s.scheme},
+              {"rpc", s.rpc},
+              {"algorithm", s.algorithm},
+              {"op", s.op},
+              {"size_bytes", s.size},
+              {"concurrency", s.concurrency},
+              {"rate", JsonNumber(s.rate)},
+              {"rpcs_per_operation", s.blocks},
+              {"note", s.note},
+              {"operations", r.ops_ok + r.ops_failed},
+              {"ok", r.ops_ok},
+              {"errors", r.ops_failed},
+              {"requests", r.rpcs},
+              {"errors_by_code", CodesJson(r.errors_by_code)},
+              {"first_error", r.first_error},
+              {"seconds", JsonNumber(r.seconds)},
+              {"warmup_seconds", JsonNumber(r.warmup_seconds)},
+              {"warmup_operations", r.warmup_ops},
+              {"warmup_requests", r.warmup_rpcs},
+              {"ops_per_second", JsonNumber(r.OpsPerSecond())},
+              {"mb_per_second", JsonNumber(r.MegabytesPerSecond())},
+              {"max_inflight", r.max_inflight},
+              {"latency_us", LatencyJson(r.latency)}};
+  if (s.rate > 0) out["latency_uncorrected_us"] = LatencyJson(r.service);
+  out["client"] = {{"cpu_seconds", JsonNumber(r.client_cpu_seconds)},
+                   {"cpu_cores", JsonNumber(r.seconds > 0 ? r.client_cpu_seconds / r.seconds : 0)}};
   if (r.have_server) {
-    absl::StrAppend(
-        &out, ", \"server\": {\"cpu_seconds\": ", JsonNumber(r.ServerCpuSeconds()),
-        ", \"cpu_cores\": ", JsonNumber(r.seconds > 0 ? r.ServerCpuSeconds() / r.seconds : 0),
-        ", \"rss_bytes_before\": ", JsonNumber(r.server_before.resident_bytes),
-        ", \"rss_bytes_after\": ", JsonNumber(r.server_after.resident_bytes),
-        ", \"rss_bytes_peak\": ", JsonNumber(r.server_rss_peak),
-        ", \"inflight_peak\": ", JsonNumber(r.server_inflight_peak),
-        ", \"handled_delta\": ", JsonNumber(r.ServerHandled()), ", \"handled_delta_by_code\": ");
     std::map<std::string, double> delta;
     for (const auto& [k, v] : r.server_after.handled_by_code) {
       auto b = r.server_before.handled_by_code.find(k);
       delta[k] = v - (b == r.server_before.handled_by_code.end() ? 0 : b->second);
     }
-    absl::StrAppend(&out, CodesJson(delta), "}");
+    out["server"] = {{"cpu_seconds", JsonNumber(r.ServerCpuSeconds())},
+                     {"cpu_cores", JsonNumber(r.seconds > 0 ? r.ServerCpuSeconds() / r.seconds : 0)},
+                     {"rss_bytes_before", JsonNumber(r.server_before.resident_bytes)},
+                     {"rss_bytes_after", JsonNumber(r.server_after.resident_bytes)},
+                     {"rss_bytes_peak", JsonNumber(r.server_rss_peak)},
+                     {"inflight_peak", JsonNumber(r.server_inflight_peak)},
+                     {"handled_delta", JsonNumber(r.ServerHandled())},
+                     {"handled_delta_by_code", CodesJson(delta)}};
   } else {
-    absl::StrAppend(&out, ", \"server\": null");
-    if (!r.server_error.empty()) absl::StrAppend(&out, ", \"server_error\": ", JsonString(r.server_error));
+    out["server"] = nullptr;
+    if (!r.server_error.empty()) out["server_error"] = r.server_error;
   }
-  return out + "}";
+  return out;
 }
 
-std::string TableJson(const Table& t) {
-  std::vector<std::string> cols, rows;
-  for (const auto& c : t.columns) cols.push_back(JsonString(c));
-  for (const auto& r : t.rows) {
-    std::vector<std::string> cells;
-    for (const auto& c : r) cells.push_back(JsonString(c));
-    rows.push_back(absl::StrCat("[", absl::StrJoin(cells, ", "), "]"));
-  }
-  return absl::StrCat("{\"id\": ", JsonString(t.id), ", \"title\": ", JsonString(t.title),
-                      ", \"note\": ", JsonString(t.note), ", \"columns\": [",
-                      absl::StrJoin(cols, ", "), "], \"rows\": [", absl::StrJoin(rows, ", "), "]}");
+Json TableJson(const Table& t) {
+  return Json{{"id", t.id}, {"title", t.title}, {"note", t.note}, {"columns", t.columns},
+              {"rows", t.rows}};
+}
+
+// CsvNumber: integers without a fraction, others with 15 significant digits, empty when
+// not finite.
+std::string CsvNumber(double v) {
+  if (!std::isfinite(v)) return "";
+  if (v == std::floor(v) && std::fabs(v) < 9e15) return absl::StrFormat("%.0f", v);
+  return absl::StrFormat("%.15g", v);
 }
 
 double Cell(const std::string& s) {
@@ -225,8 +230,8 @@ void PrintReport(const Report& report, std::ostream& out) {
     for (const auto& [alg, kernel] : report.server_kernels) k.push_back(alg + "=" + kernel);
     out << "smcryptd " << report.server_version << "; kernels: " << absl::StrJoin(k, ", ") << "\n";
   }
-  out << "Latency: per operation, log-linear histogram (values within 0.4%); srv cpu: server CPU "
-         "seconds per wall second; srv RSS: peak resident memory; srv RPCs: the server's "
+  out << "Latency: per operation, log-linear histogram (values within 0.4%); cli cpu / srv cpu: smcrypt-load's "
+         "own and the server's CPU seconds per wall second; srv RSS: peak resident memory; srv RPCs: the server's "
          "grpc_server_handled_total delta.\n";
   for (const ScenarioReport& sc : report.scenarios) {
     out << "\n=== " << sc.name << ": " << sc.description << " ===\n";
@@ -254,36 +259,43 @@ void PrintReport(const Report& report, std::ostream& out) {
       if (!t.note.empty()) out << "  " << t.note << "\n";
     }
   }
-  out << "\nRPCs: " << report.measured_rpcs << " measured + " << report.setup_rpcs
-      << " setup (keys, ciphertexts for the decrypt workloads, server info) = "
-      << report.measured_rpcs + report.setup_rpcs << "\n";
+  out << "\nRPCs: " << report.measured_rpcs << " measured + ";
+  if (report.warmup_rpcs > 0) out << report.warmup_rpcs << " warm-up + ";
+  out << report.setup_rpcs << " setup (keys, ciphertexts for the decrypt workloads, server info) = "
+      << report.measured_rpcs + report.warmup_rpcs + report.setup_rpcs << "\n";
 }
 
 std::string ReportJson(const Report& report) {
-  std::vector<std::string> kernels;
-  for (const auto& [alg, kernel] : report.server_kernels) {
-    kernels.push_back(absl::StrCat(JsonString(alg), ": ", JsonString(kernel)));
-  }
-  std::vector<std::string> scenarios;
+  Json kernels = Json::object();
+  for (const auto& [alg, kernel] : report.server_kernels) kernels[alg] = kernel;
+  Json scenarios = Json::array();
   for (const ScenarioReport& sc : report.scenarios) {
-    std::vector<std::string> steps, tables, summary;
+    Json summary = Json::object();
+    for (const auto& [k, v] : sc.summary) summary[k] = JsonNumber(v);
+    Json steps = Json::array(), tables = Json::array();
     for (const Step& s : sc.steps) steps.push_back(StepJson(s));
     for (const Table& t : sc.tables) tables.push_back(TableJson(t));
-    for (const auto& [k, v] : sc.summary) summary.push_back(absl::StrCat(JsonString(k), ": ", JsonNumber(v)));
-    scenarios.push_back(absl::StrCat(
-        "{\"scenario\": ", JsonString(sc.name), ", \"description\": ", JsonString(sc.description),
-        ",\n   \"summary\": {", absl::StrJoin(summary, ", "), "},\n   \"steps\": [\n    ",
-        absl::StrJoin(steps, ",\n    "), "],\n   \"tables\": [\n    ", absl::StrJoin(tables, ",\n    "),
-        "]}"));
+    scenarios.push_back({{"scenario", sc.name},
+                         {"description", sc.description},
+                         {"summary", std::move(summary)},
+                         {"steps", std::move(steps)},
+                         {"tables", std::move(tables)}});
   }
-  return absl::StrCat(
-      "{\"tool\": \"smcrypt-load\", \"version\": ", JsonString(report.version),
-      ", \"target\": ", JsonString(report.target), ", \"connections\": ", report.connections,
-      ", \"started_at\": ", JsonString(report.started_at),
-      ",\n \"server\": {\"version\": ", JsonString(report.server_version), ", \"kernels\": {",
-      absl::StrJoin(kernels, ", "), "}},\n \"requests\": {\"measured\": ", report.measured_rpcs,
-      ", \"setup\": ", report.setup_rpcs, ", \"total\": ", report.measured_rpcs + report.setup_rpcs,
-      "},\n \"scenarios\": [\n  ", absl::StrJoin(scenarios, ",\n  "), "]}\n");
+  const Json doc = {
+      {"tool", "smcrypt-load"},
+      {"version", report.version},
+      {"target", report.target},
+      {"connections", report.connections},
+      {"started_at", report.started_at},
+      {"server", {{"version", report.server_version}, {"kernels", std::move(kernels)}}},
+      {"requests",
+       {{"measured", report.measured_rpcs},
+        {"warmup", report.warmup_rpcs},
+        {"setup", report.setup_rpcs},
+        {"total", report.measured_rpcs + report.warmup_rpcs + report.setup_rpcs}}},
+      {"scenarios", std::move(scenarios)}};
+  // Invalid UTF-8 in a server's message is replaced rather than thrown on.
+  return doc.dump(1, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 std::string ReportCsv(const Report& report) {
@@ -291,7 +303,7 @@ std::string ReportCsv(const Report& report) {
       "scenario,scheme,rpc,algorithm,op,size_bytes,concurrency,rate,rpcs_per_operation,"
       "operations,ok,errors,requests,seconds,ops_per_second,mb_per_second,mean_us,p50_us,p90_us,"
       "p99_us,p999_us,max_us,server_cpu_seconds,server_rss_peak_bytes,server_inflight_peak,"
-      "server_handled_delta\n";
+      "server_handled_delta,client_cpu_seconds\n";
   for (const ScenarioReport& sc : report.scenarios) {
     for (const Step& s : sc.steps) {
       const RunResult& r = s.result;
@@ -299,7 +311,7 @@ std::string ReportCsv(const Report& report) {
       auto us = [](double ns) { return absl::StrFormat("%.2f", ns / 1e3); };
       absl::StrAppend(
           &out, sc.name, ",", s.scheme, ",", s.rpc, ",", s.algorithm, ",", s.op, ",", s.size, ",",
-          s.concurrency, ",", JsonNumber(s.rate), ",", s.blocks, ",", r.ops_ok + r.ops_failed, ",",
+          s.concurrency, ",", CsvNumber(s.rate), ",", s.blocks, ",", r.ops_ok + r.ops_failed, ",",
           r.ops_ok, ",", r.ops_failed, ",", r.rpcs, ",", absl::StrFormat("%.4f", r.seconds), ",",
           absl::StrFormat("%.2f", r.OpsPerSecond()), ",",
           absl::StrFormat("%.4f", r.MegabytesPerSecond()), ",", us(h.Mean()), ",",
@@ -308,29 +320,22 @@ std::string ReportCsv(const Report& report) {
           us(static_cast<double>(h.max())));
       if (r.have_server) {
         absl::StrAppend(&out, ",", absl::StrFormat("%.3f", r.ServerCpuSeconds()), ",",
-                        JsonNumber(r.server_rss_peak), ",", JsonNumber(r.server_inflight_peak),
-                        ",", JsonNumber(r.ServerHandled()), "\n");
+                        CsvNumber(r.server_rss_peak), ",", CsvNumber(r.server_inflight_peak),
+                        ",", CsvNumber(r.ServerHandled()));
       } else {
-        absl::StrAppend(&out, ",,,,\n");
+        absl::StrAppend(&out, ",,,,");
       }
+      absl::StrAppend(&out, ",", absl::StrFormat("%.3f", r.client_cpu_seconds), "\n");
     }
   }
   return out;
 }
 
-absl::StatusOr<std::vector<std::string>> WriteCharts(const Report& report, const std::string& dir) {
-  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    return absl::InvalidArgumentError(absl::StrCat("--chart-dir ", dir, ": cannot create"));
-  }
-  std::vector<std::string> written;
-  auto write = [&](const std::string& stem, const std::string& svg) -> absl::Status {
-    const std::string path = absl::StrCat(dir, "/", FileSafe(stem), ".svg");
-    std::ofstream f(path);
-    f << svg;
-    f.close();
-    if (!f) return absl::InvalidArgumentError(absl::StrCat("cannot write ", path));
-    written.push_back(path);
-    return absl::OkStatus();
+// Charts returns the charts of `report` as (file stem, SVG document).
+std::vector<std::pair<std::string, std::string>> Charts(const Report& report) {
+  std::vector<std::pair<std::string, std::string>> written;
+  auto write = [&](const std::string& stem, const std::string& svg) {
+    written.push_back({FileSafe(stem), svg});
   };
   for (const ScenarioReport& sc : report.scenarios) {
     // Line charts of the steps: throughput and p99 against concurrency (when it varies),
@@ -361,11 +366,10 @@ absl::StatusOr<std::vector<std::string>> WriteCharts(const Report& report, const
         tput.series.push_back(a);
         p99.series.push_back(b);
       }
-      absl::Status st = write(sc.name, LineChartSvg(absl::StrCat("smcrypt-load ", sc.name,
+      write(sc.name, LineChartSvg(absl::StrCat("smcrypt-load ", sc.name,
                                                                  ": throughput and p99 against "
                                                                  "operations in flight"),
                                                     "operations in flight", true, {tput, p99}));
-      if (!st.ok()) return st;
     } else if (size_varies) {
       LinePanel mean{"mean latency (ms)", true, {}};
       for (const auto& key : order) {
@@ -375,10 +379,9 @@ absl::StatusOr<std::vector<std::string>> WriteCharts(const Report& report, const
         }
         mean.series.push_back(a);
       }
-      absl::Status st = write(sc.name, LineChartSvg(absl::StrCat("smcrypt-load ", sc.name,
+      write(sc.name, LineChartSvg(absl::StrCat("smcrypt-load ", sc.name,
                                                                  ": mean latency against payload size"),
                                                     "payload bytes", true, {mean}));
-      if (!st.ok()) return st;
     }
     for (const Table& t : sc.tables) {
       if (t.value_columns.empty() || t.id.empty()) continue;
@@ -393,11 +396,99 @@ absl::StatusOr<std::vector<std::string>> WriteCharts(const Report& report, const
           series[i].values.push_back(Cell(row[t.value_columns[i]]));
         }
       }
-      absl::Status st = write(t.id, BarChartSvg(t.title, t.y_label, cats, series, t.log_y, t.reference));
-      if (!st.ok()) return st;
+      write(t.id, BarChartSvg(t.title, t.y_label, cats, series, t.log_y, t.reference));
     }
   }
   return written;
+}
+
+absl::StatusOr<std::vector<std::string>> WriteCharts(const Report& report, const std::string& dir) {
+  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    return absl::InvalidArgumentError(absl::StrCat("--chart-dir ", dir, ": cannot create"));
+  }
+  std::vector<std::string> paths;
+  for (const auto& [stem, svg] : Charts(report)) {
+    const std::string path = absl::StrCat(dir, "/", stem, ".svg");
+    std::ofstream f(path);
+    f << svg;
+    f.close();
+    if (!f) return absl::InvalidArgumentError(absl::StrCat("cannot write ", path));
+    paths.push_back(path);
+  }
+  return paths;
+}
+
+namespace {
+
+std::string HtmlEscape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string HtmlTable(const std::vector<std::string>& header,
+                      const std::vector<std::vector<std::string>>& rows) {
+  std::string out = "<table>\n<tr>";
+  for (const auto& h : header) absl::StrAppend(&out, "<th>", HtmlEscape(h), "</th>");
+  out += "</tr>\n";
+  for (const auto& r : rows) {
+    out += "<tr>";
+    for (const auto& c : r) absl::StrAppend(&out, "<td>", HtmlEscape(c), "</td>");
+    out += "</tr>\n";
+  }
+  return out + "</table>\n";
+}
+
+}  // namespace
+
+std::string ReportHtml(const Report& report) {
+  std::string out = absl::StrCat(
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<title>smcrypt-load ", HtmlEscape(report.version), " report</title>\n<style>\n"
+      "body{font-family:sans-serif;margin:1.5em;max-width:1200px}\n"
+      "table{border-collapse:collapse;font-size:13px;margin:0.5em 0 1em}\n"
+      "th,td{border:1px solid #ccc;padding:2px 6px;text-align:right}\n"
+      "th:first-child,td:first-child{text-align:left}\n"
+      "figure{margin:1em 0}svg{max-width:100%;height:auto}\n"
+      "</style>\n</head>\n<body>\n<h1>smcrypt-load report</h1>\n<p>smcrypt-load ",
+      HtmlEscape(report.version), " &rarr; ", HtmlEscape(report.target), " (",
+      report.connections, " connections), started ", HtmlEscape(report.started_at),
+      "; smcryptd ", HtmlEscape(report.server_version), ".</p>\n");
+  const auto charts = Charts(report);
+  for (const ScenarioReport& sc : report.scenarios) {
+    absl::StrAppend(&out, "<h2>", HtmlEscape(sc.name), "</h2>\n<p>", HtmlEscape(sc.description),
+                    "</p>\n");
+    if (!sc.steps.empty()) {
+      std::vector<std::vector<std::string>> rows;
+      for (const Step& s : sc.steps) rows.push_back(StepRow(s));
+      absl::StrAppend(&out, HtmlTable(StepColumns(), rows));
+    }
+    for (const Table& t : sc.tables) {
+      absl::StrAppend(&out, "<h3>", HtmlEscape(t.title), "</h3>\n", HtmlTable(t.columns, t.rows));
+      if (!t.note.empty()) absl::StrAppend(&out, "<p>", HtmlEscape(t.note), "</p>\n");
+    }
+    // The scenario's charts, inline: its line chart is named after it, its bar charts
+    // after its tables.
+    for (const auto& [stem, svg] : charts) {
+      bool mine = stem == FileSafe(sc.name);
+      for (const Table& t : sc.tables) mine |= !t.id.empty() && stem == FileSafe(t.id);
+      if (!mine) continue;
+      const size_t at = svg.find("<svg");
+      absl::StrAppend(&out, "<figure data-chart=\"", HtmlEscape(stem), "\">\n",
+                      at == std::string::npos ? svg : svg.substr(at), "</figure>\n");
+    }
+  }
+  absl::StrAppend(&out, "<p>RPCs: ", report.measured_rpcs, " measured + ", report.warmup_rpcs,
+                  " warm-up + ", report.setup_rpcs, " setup.</p>\n</body>\n</html>\n");
+  return out;
 }
 
 }  // namespace smcrypt::load

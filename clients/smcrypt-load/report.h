@@ -63,6 +63,7 @@ struct Report {
   std::vector<ScenarioReport> scenarios;
   int64_t setup_rpcs = 0;     // key generation, ciphertexts for decrypt workloads, info
   int64_t measured_rpcs = 0;  // RPCs of the measured steps
+  int64_t warmup_rpcs = 0;    // RPCs of the steps' warm-ups
 };
 
 // PrintReport writes the readable tables.
@@ -74,6 +75,10 @@ std::string ReportCsv(const Report& report);
 // WriteCharts writes the SVG charts of `report` into `dir` (created if missing) and
 // returns the paths written.
 absl::StatusOr<std::vector<std::string>> WriteCharts(const Report& report, const std::string& dir);
+
+// ReportHtml is a self-contained HTML page (no external resources, no scripts): the step
+// and derived tables, and every chart of WriteCharts inline as SVG.
+std::string ReportHtml(const Report& report);
 
 // SizeName: "512 B", "1 KiB", "1 MiB", "1 GiB".
 std::string SizeName(size_t bytes);

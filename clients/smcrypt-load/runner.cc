@@ -1,5 +1,6 @@
 #include "clients/smcrypt-load/runner.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -49,8 +50,9 @@ class Runner {
   };
 
   // Claim counts one more operation against max_ops; false when the budget is spent.
+  // Operations of the warm-up are not counted.
   bool Claim() {
-    return options_.max_ops <= 0 || issued_.fetch_add(1) < options_.max_ops;
+    return options_.max_ops <= 0 || !measuring_.load() || issued_.fetch_add(1) < options_.max_ops;
   }
 
   void BeginOp(Slot* s, Clock::time_point intended) {
@@ -70,6 +72,7 @@ class Runner {
     auto& ctx = s->ctx[s->parity];
     ctx = std::make_unique<grpc::ClientContext>();
     ctx->set_deadline(absl::ToChronoTime(absl::Now() + options_.timeout));
+    for (const auto& [key, value] : options_.metadata) ctx->AddMetadata(key, value);
     op_.calls[s->call_index](*stubs_[s->channel], ctx.get(),
                              [this, s](grpc::Status status) { OnCallDone(s, status); });
   }
@@ -84,13 +87,17 @@ class Runner {
     {
       absl::MutexLock lock(&mu_);
       --inflight_;
-      last_done_ = now;
-      if (status.ok()) {
+      if (s->intended < measure_start_) {
+        // Started in the warm-up: not part of the figures.
+        ++result_.warmup_ops;
+      } else if (status.ok()) {
+        last_done_ = now;
         ++result_.ops_ok;
         result_.payload_bytes += static_cast<double>(op_.payload_bytes);
         result_.latency.Record(Nanos(now - s->intended));
         result_.service.Record(Nanos(now - s->sent));
       } else {
+        last_done_ = now;
         ++result_.ops_failed;
         ++result_.errors_by_code[CodeName(status.error_code())];
         if (result_.first_error.empty()) {
@@ -124,7 +131,14 @@ class Runner {
   const Operation& op_;
   const RunOptions& options_;
   std::vector<Slot> slots_;
+  // StartMeasuring ends the warm-up: the figures so far are dropped and the measured
+  // window starts now.
+  void StartMeasuring(Clock::time_point now);
+  // Intended is the scheduled start of open-loop arrival `i`, from the start of the run.
+  std::chrono::nanoseconds Intended(int64_t i) const;
+
   std::atomic<bool> stop_{false};
+  std::atomic<bool> measuring_{false};
   std::atomic<int64_t> issued_{0};
   std::atomic<int64_t> rpcs_{0};
   absl::Mutex mu_;
@@ -133,14 +147,48 @@ class Runner {
   size_t retired_ ABSL_GUARDED_BY(mu_) = 0;       // closed loop: slots that stopped
   bool pacer_done_ ABSL_GUARDED_BY(mu_) = false;
   Clock::time_point start_, last_done_ ABSL_GUARDED_BY(mu_);
+  // Operations whose intended start is earlier belong to the warm-up; the far past
+  // when there is none.
+  Clock::time_point measure_start_ ABSL_GUARDED_BY(mu_) = Clock::time_point::min();
+  double cpu_at_start_ = 0;
   RunResult result_ ABSL_GUARDED_BY(mu_);
 };
 
+std::chrono::nanoseconds Runner::Intended(int64_t i) const {
+  const double r0 = options_.rate;
+  const double w = absl::ToDoubleSeconds(options_.warmup);
+  const double warm_arrivals = std::floor(r0 * w);
+  double t;
+  if (static_cast<double>(i) < warm_arrivals || options_.rate_end <= 0 ||
+      options_.duration <= absl::ZeroDuration()) {
+    t = static_cast<double>(i) / r0;
+  } else {
+    // Rate r(t) = r0 + k t after the warm-up: arrivals n(t) = r0 t + k t^2 / 2, solved for t.
+    const double j = static_cast<double>(i) - warm_arrivals;
+    const double k = (options_.rate_end - r0) / absl::ToDoubleSeconds(options_.duration);
+    const double ramp = k == 0 ? j / r0 : (std::sqrt(std::max(0.0, r0 * r0 + 2 * k * j)) - r0) / k;
+    t = warm_arrivals / r0 + ramp;
+  }
+  return std::chrono::nanoseconds(static_cast<int64_t>(t * 1e9));
+}
+
+void Runner::StartMeasuring(Clock::time_point now) {
+  absl::MutexLock lock(&mu_);
+  const int64_t warm = result_.warmup_ops;
+  const int64_t peak = result_.max_inflight;
+  result_ = RunResult();
+  result_.warmup_ops = warm;
+  result_.max_inflight = peak;
+  measure_start_ = now;
+  last_done_ = now;
+  result_.warmup_rpcs = rpcs_.exchange(0);
+  cpu_at_start_ = ProcessCpuSeconds();
+  measuring_.store(true);
+}
+
 void Runner::Pace() {
-  const double period_ns = 1e9 / options_.rate;
   for (int64_t i = 0;; ++i) {
-    const Clock::time_point intended =
-        start_ + std::chrono::nanoseconds(static_cast<int64_t>(i * period_ns));
+    const Clock::time_point intended = start_ + Intended(i);
     if (stop_.load() || !Claim()) break;
     std::this_thread::sleep_until(intended);
     Slot* s = nullptr;
@@ -182,20 +230,30 @@ RunResult Runner::Go() {
   const bool server = !options_.metrics_url.empty();
   std::optional<ServerSample> before;
   std::string server_error;
-  if (server) {
+  double inflight_peak = 0, rss_peak = 0;
+  auto scrape_before = [&] {
+    if (!server) return;
     absl::StatusOr<ServerSample> s = ScrapeServer(options_.metrics_url);
     if (s.ok()) {
       before = *s;
+      server_error.clear();
+      rss_peak = before->resident_bytes;
+      inflight_peak = 0;
     } else {
+      before.reset();
       server_error = std::string(s.status().message());
     }
-  }
-  double inflight_peak = 0, rss_peak = before ? before->resident_bytes : 0;
+  };
+  const bool warmup = options_.warmup > absl::ZeroDuration();
+  if (!warmup) scrape_before();
 
   start_ = Clock::now();
-  {
+  if (warmup) {
     absl::MutexLock lock(&mu_);
+    measure_start_ = Clock::time_point::max();
     last_done_ = start_;
+  } else {
+    StartMeasuring(start_);
   }
   std::thread pacer;
   if (options_.rate > 0) {
@@ -224,7 +282,17 @@ RunResult Runner::Go() {
       finished = done();
     }
     if (finished) break;
-    const double elapsed = absl::ToDoubleSeconds(absl::Now() - t0);
+    double elapsed = absl::ToDoubleSeconds(absl::Now() - t0);
+    if (!measuring_.load()) {
+      if (elapsed < absl::ToDoubleSeconds(options_.warmup)) {
+        if (options_.progress) Progress(elapsed);
+        continue;
+      }
+      // The warm-up is over: the server's counters and the figures start from here.
+      scrape_before();
+      StartMeasuring(Clock::now());
+    }
+    elapsed -= absl::ToDoubleSeconds(options_.warmup);
     if (options_.duration > absl::ZeroDuration() && elapsed >= absl::ToDoubleSeconds(options_.duration)) {
       stop_.store(true);
       absl::MutexLock lock(&mu_);  // unlocking re-evaluates the pacer's wait
@@ -247,13 +315,18 @@ RunResult Runner::Go() {
     absl::MutexLock lock(&mu_);
   }
   if (pacer.joinable()) pacer.join();
+  const double cpu_at_end = ProcessCpuSeconds();
   if (options_.progress) std::fprintf(stderr, "\r\033[K");
 
   RunResult r;
   {
     absl::MutexLock lock(&mu_);
     r = std::move(result_);
-    r.seconds = std::chrono::duration<double>(last_done_ - start_).count();
+    if (measuring_.load()) {
+      r.seconds = std::chrono::duration<double>(last_done_ - measure_start_).count();
+      r.warmup_seconds = std::chrono::duration<double>(measure_start_ - start_).count();
+      r.client_cpu_seconds = cpu_at_end - cpu_at_start_;
+    }
   }
   r.rpcs = rpcs_.load();
   if (server && before) {
@@ -280,6 +353,13 @@ RunResult Runner::Go() {
 }
 
 }  // namespace
+
+double ProcessCpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
 
 std::string CodeName(grpc::StatusCode code) {
   std::string name = absl::StatusCodeToString(static_cast<absl::StatusCode>(code));

@@ -42,11 +42,20 @@ struct Operation {
 // counts (the coordinated-omission correction). The step ends after `duration` (no new
 // operations; those in flight finish) or after `max_ops` operations, whichever is first;
 // at least one of the two must be set.
+//
+// A `warmup` runs the same load first; operations started during it are not counted, and
+// the measured window (its figures, the server's and smcrypt-load's own CPU) begins when
+// it ends. With `rate_end` > 0 the open-loop rate ramps linearly from `rate` to `rate_end`
+// over `duration` (the warm-up runs at `rate`).
 struct RunOptions {
   int concurrency = 1;
   absl::Duration duration = absl::ZeroDuration();
   int64_t max_ops = 0;
   double rate = 0;
+  double rate_end = 0;
+  absl::Duration warmup = absl::ZeroDuration();
+  // Request metadata (gRPC headers) sent with every call; keys lower-case.
+  std::vector<std::pair<std::string, std::string>> metadata;
   absl::Duration timeout = absl::Seconds(120);  // deadline of every RPC
   std::string metrics_url;                      // empty: no server figures
   std::string label;                            // shown on the progress line
@@ -63,6 +72,10 @@ struct RunResult {
   Histogram latency;  // ns per successful operation (corrected in open loop)
   Histogram service;  // ns from actual send to completion (open loop; else = latency)
   double seconds = 0;                             // first start to last completion
+  double warmup_seconds = 0;                      // run before the measured window
+  int64_t warmup_ops = 0;                         // operations of the warm-up (not counted)
+  int64_t warmup_rpcs = 0;                        // RPCs completed before the measured window
+  double client_cpu_seconds = 0;                  // smcrypt-load's own CPU (getrusage)
   double payload_bytes = 0;                       // of successful operations
   int64_t max_inflight = 0;                       // peak operations in flight (client)
   // Server figures (when a metrics URL was given and the scrapes worked).
@@ -81,6 +94,10 @@ struct RunResult {
 // Run executes `op` as RunOptions says, spreading slots over `stubs` round-robin.
 RunResult Run(const std::vector<std::shared_ptr<Stub>>& stubs, const Operation& op,
               const RunOptions& options);
+
+// ProcessCpuSeconds is this process's user + system CPU time (getrusage), every thread
+// included.
+double ProcessCpuSeconds();
 
 // CodeName is the canonical name of a gRPC status code ("RESOURCE_EXHAUSTED").
 std::string CodeName(grpc::StatusCode code);

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bench/paper_figures.h"
@@ -49,12 +50,16 @@ std::string StudyName(v1::Algorithm alg) {
   return alg == v1::SM2 ? "ECC" : "";
 }
 
-std::string OpName(const std::string& rpc) {
+std::string OpName(std::string rpc) {
+  if (absl::EndsWith(rpc, "Batch")) rpc.resize(rpc.size() - 5);
   if (rpc == "Hash" || rpc == "HashStream") return "hash";
   if (rpc == "Hmac") return "mac";
   if (rpc == "Sign") return "sign";
   if (rpc == "Verify") return "verify";
   if (rpc == "GenerateRandom") return "random";
+  if (rpc == "GenerateKeyPair") return "keygen";
+  if (rpc == "GetPublicKey") return "public key";
+  if (rpc == "GetServerInfo") return "info";
   if (rpc.find("Decrypt") != std::string::npos) return "decrypt";
   return "encrypt";
 }
@@ -81,6 +86,8 @@ struct Measurer {
                             "\"(n blk)\" is the RPCs per operation");
     }
     opts.timeout = config.timeout;
+    opts.warmup = config.warmup;
+    opts.metadata = config.metadata;
     opts.metrics_url = ctx.metrics_url;
     opts.progress = config.progress;
     opts.label = absl::StrCat(s.scheme, " ", s.op, " ", SizeName(s.size), " x", opts.concurrency);
@@ -109,7 +116,9 @@ struct Measurer {
     Stub& stub = *ctx.stubs.front();
     grpc::ClientContext cctx;
     cctx.set_deadline(absl::ToChronoTime(absl::Now() + std::max(config.timeout, absl::Minutes(30))));
+    for (const auto& [key, value] : config.metadata) cctx.AddMetadata(key, value);
     const auto t0 = std::chrono::steady_clock::now();
+    const double cpu0 = ProcessCpuSeconds();
     grpc::Status status;
     if (rpc == "HashStream") {
       v1::HashStreamResponse resp;
@@ -142,7 +151,8 @@ struct Measurer {
             if (first) {
               auto* p = req.mutable_params();
               p->set_algorithm(alg);
-              p->mutable_key()->set_inline_key(ctx.preparer->Payload(key_size + 1).substr(1));
+              ctx.preparer->SymmetricRef(alg, ctx.preparer->Payload(key_size + 1).substr(1),
+                                         p->mutable_key());
               if (cli::UsesPadding(alg)) {
                 p->set_padding(total % 16 == 0 ? v1::PADDING_NONE : v1::PADDING_PKCS7);
               }
@@ -157,6 +167,36 @@ struct Measurer {
       status = st.ok() ? grpc::Status::OK
                        : grpc::Status(static_cast<grpc::StatusCode>(st.code()),
                                       std::string(st.message()));
+    } else if (rpc == "HybridEncryptStream") {
+      v1::KeyRef key;
+      if (absl::Status k = ctx.preparer->KeyRefFor(alg, /*private_key=*/false, &key); !k.ok()) {
+        return k;
+      }
+      auto stream = stub.HybridEncryptStream(&cctx);
+      size_t sent = 0;
+      bool first = true;
+      absl::Status st =
+          cli::PumpBidiStream<v1::HybridEncryptStreamRequest, v1::HybridEncryptStreamResponse>(
+              cctx, *stream,
+              [&]() -> absl::StatusOr<std::optional<v1::HybridEncryptStreamRequest>> {
+                if (sent >= total && !first) return std::nullopt;
+                v1::HybridEncryptStreamRequest req;
+                if (first) {
+                  auto* p = req.mutable_params();
+                  p->set_algorithm(alg);
+                  *p->mutable_key() = key;
+                  p->set_info("smcrypt-load");
+                }
+                const size_t n = std::min(chunk.size(), total - sent);
+                req.set_plaintext(chunk.data(), n);
+                sent += n;
+                first = false;
+                return req;
+              },
+              [](const v1::HybridEncryptStreamResponse&) { return absl::OkStatus(); });
+      status = st.ok() ? grpc::Status::OK
+                       : grpc::Status(static_cast<grpc::StatusCode>(st.code()),
+                                      std::string(st.message()));
     } else {
       return absl::InvalidArgumentError(absl::StrCat("unknown stream RPC ", rpc));
     }
@@ -164,6 +204,7 @@ struct Measurer {
     r.rpcs = 1;
     r.max_inflight = 1;
     r.seconds = std::chrono::duration<double>(t1 - t0).count();
+    r.client_cpu_seconds = ProcessCpuSeconds() - cpu0;
     if (status.ok()) {
       r.ops_ok = 1;
       r.payload_bytes = static_cast<double>(total);
@@ -571,12 +612,13 @@ absl::StatusOr<ScenarioReport> Generic(const Config& config, Context& ctx) {
   ScenarioReport rep;
   rep.name = "run";
   if (config.rpc.empty()) return absl::InvalidArgumentError("--scenario run needs --rpc");
-  if (config.algs.empty() && config.rpc != "GenerateRandom") {
+  if (config.algs.empty() && config.rpc != "GenerateRandom" && config.rpc != "GetServerInfo") {
     return absl::InvalidArgumentError("--scenario run needs --alg");
   }
   const v1::Algorithm alg = config.algs.empty() ? v1::ALGORITHM_UNSPECIFIED : config.algs.front();
   const size_t size = config.sizes.empty() ? 512 : config.sizes.front();
-  if (config.rpc == "HashStream" || config.rpc == "EncryptStream") {
+  if (config.rpc == "HashStream" || config.rpc == "EncryptStream" ||
+      config.rpc == "HybridEncryptStream") {
     rep.description = absl::StrCat(config.rpc, " ", AlgorithmName(alg), ", one stream of ",
                                    SizeName(size));
     absl::StatusOr<Step> s = m.Stream(config.rpc, alg, size);
@@ -586,16 +628,23 @@ absl::StatusOr<ScenarioReport> Generic(const Config& config, Context& ctx) {
   }
   RunOptions o;
   o.rate = config.rate;
+  o.rate_end = config.rate_end;
   o.concurrency = config.concurrency.value_or(config.rate > 0 ? 1000 : 1);
   o.max_ops = config.requests.value_or(0);
-  o.duration = config.duration.value_or(o.max_ops > 0 ? absl::ZeroDuration() : absl::Seconds(10));
+  o.duration = config.duration.value_or(o.max_ops > 0 ? absl::ZeroDuration() : kRunDuration);
   rep.description = absl::StrCat(
       config.rpc, " ", AlgorithmName(alg), " ", SizeName(size), ", ",
-      config.rate > 0 ? absl::StrCat("open loop at ", config.rate, "/s (latency from the scheduled "
+      config.rate > 0 ? absl::StrCat("open loop at ", config.rate,
+                                     config.rate_end > 0 ? absl::StrCat(" ramping to ", config.rate_end) : "",
+                                     "/s (latency from the scheduled "
                                      "start: coordinated omission corrected), at most ",
                                      o.concurrency, " in flight")
                       : absl::StrCat("closed loop, ", o.concurrency, " in flight"));
-  absl::StatusOr<Step> s = m.Cell({config.rpc, alg, size}, o);
+  absl::StatusOr<Step> s = m.Cell({config.rpc, alg, size, config.batch_items}, o);
+  if (s.ok() && absl::EndsWith(config.rpc, "Batch")) {
+    s->note = absl::StrCat(config.rpc, ": ", config.batch_items, " items of ", SizeName(size),
+                           " per RPC; an operation is one RPC, a failed item fails it");
+  }
   if (!s.ok()) return s.status();
   if (config.rate > 0) {
     const Histogram& h = s->result.service;
@@ -625,9 +674,10 @@ absl::StatusOr<std::vector<ScenarioReport>> RunScenario(const std::string& name,
   if (name == "baseline") {
     st = add(Baseline(config, ctx));
   } else if (name == "load") {
-    st = add(Load(config, ctx, absl::Seconds(300)));
+    st = add(Load(config, ctx, kLoadDuration));
   } else if (name == "concurrency") {
-    st = add(Concurrency(config, ctx, {1, 10, 100, 1000, 5000, 10000, 20000}, absl::Seconds(10)));
+    st = add(Concurrency(config, ctx, {std::begin(kDefaultSteps), std::end(kDefaultSteps)},
+                         kConcurrencyStepDuration));
   } else if (name == "paper") {
     st = add(Paper(config, ctx));
   } else if (name == "quick") {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -15,6 +16,18 @@
 #include "clients/smcrypt-load/workload.h"
 
 namespace smcrypt::load {
+
+// kDefaultTimeout is the RPC deadline without --timeout: long enough for one call of the
+// largest payloads at 20,000 in flight.
+inline constexpr absl::Duration kDefaultTimeout = absl::Seconds(120);
+
+// The defaults --help states; the help text is built from these values.
+inline constexpr int kDefaultConnections = 8;
+inline constexpr uint64_t kDefaultSeed = 1;
+inline constexpr int kDefaultSteps[] = {1, 10, 100, 1000, 5000, 10000, 20000};
+inline constexpr absl::Duration kLoadDuration = absl::Seconds(300);
+inline constexpr absl::Duration kConcurrencyStepDuration = absl::Seconds(10);
+inline constexpr absl::Duration kRunDuration = absl::Seconds(10);
 
 // Config is the parsed command line; unset optionals take each scenario's defaults.
 struct Config {
@@ -27,8 +40,13 @@ struct Config {
   std::vector<smcrypt::v1::Algorithm> algs;   // schemes (baseline, load, concurrency; run: first)
   std::string rpc;                            // run
   double rate = 0;                            // run: open loop
+  size_t batch_items = 16;                    // run: items per *Batch RPC
+  double rate_end = 0;                        // run: ramp the rate to this over --duration
+  absl::Duration warmup = absl::ZeroDuration();  // per step, before the measured window
+  std::vector<std::pair<std::string, std::string>> metadata;  // sent with every call
   size_t stream_bytes = size_t{1} << 30;      // paper: the 1 GiB streamed case
-  absl::Duration timeout = absl::Seconds(120);
+  // Deadline of every unary RPC (--timeout); --help prints this value.
+  absl::Duration timeout = kDefaultTimeout;
   std::string metrics_url;
   bool progress = false;
 };

@@ -1,13 +1,9 @@
 #include "clients/smcrypt-load/server_metrics.h"
 
-#include <netdb.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
+#include <curl/curl.h>
 
-#include <cerrno>
-#include <cstdlib>
-#include <vector>
+#include <algorithm>
+#include <memory>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -18,97 +14,68 @@
 namespace smcrypt::load {
 namespace {
 
-// Waits for `events` on `fd` until `deadline`; false on timeout or error.
-bool WaitFd(int fd, short events, absl::Time deadline) {
-  for (;;) {
-    const int64_t ms = absl::ToInt64Milliseconds(deadline - absl::Now());
-    if (ms <= 0) return false;
-    pollfd p{fd, events, 0};
-    const int r = poll(&p, 1, static_cast<int>(ms));
-    if (r > 0) return true;
-    if (r == 0 || errno != EINTR) return false;
-  }
+size_t AppendBody(char* data, size_t size, size_t n, void* out) {
+  static_cast<std::string*>(out)->append(data, size * n);
+  return size * n;
 }
+
+struct CurlDeleter {
+  void operator()(CURL* c) const { curl_easy_cleanup(c); }
+};
 
 }  // namespace
 
 absl::StatusOr<std::string> HttpGet(absl::string_view url, absl::Duration timeout) {
-  absl::string_view rest = url;
-  if (!absl::ConsumePrefix(&rest, "http://")) {
+  if (!absl::StartsWith(url, "http://")) {
     return absl::InvalidArgumentError(
         absl::StrCat("metrics URL ", url, ": expected http://HOST:PORT/PATH"));
   }
-  const size_t slash = rest.find('/');
-  absl::string_view hostport = rest.substr(0, slash);
-  const std::string path = slash == absl::string_view::npos ? "/" : std::string(rest.substr(slash));
-  const size_t colon = hostport.rfind(':');
-  if (colon == absl::string_view::npos || colon + 1 == hostport.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("metrics URL ", url, ": no port"));
+  // curl_global_init is not thread-safe; it runs once, before the first handle.
+  static const CURLcode global = curl_global_init(CURL_GLOBAL_DEFAULT);
+  if (global != CURLE_OK) {
+    return absl::InternalError(absl::StrCat("libcurl: ", curl_easy_strerror(global)));
   }
-  std::string host(hostport.substr(0, colon));
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  const std::string port(hostport.substr(colon + 1));
-
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  if (int rc = getaddrinfo(host.c_str(), port.c_str(), &hints, &res); rc != 0) {
-    return absl::UnavailableError(absl::StrCat("metrics ", url, ": ", gai_strerror(rc)));
-  }
-  const absl::Time deadline = absl::Now() + timeout;
-  int fd = -1;
-  for (addrinfo* ai = res; ai != nullptr && fd < 0; ai = ai->ai_next) {
-    fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK, ai->ai_protocol);
-    if (fd < 0) continue;
-    if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0 && errno != EINPROGRESS) {
-      close(fd);
-      fd = -1;
-      continue;
+  // The URL is parsed by libcurl's URL API; smcryptd's metrics port has no default, so a
+  // URL without one is refused rather than sent to port 80.
+  {
+    std::unique_ptr<CURLU, decltype(&curl_url_cleanup)> parsed(curl_url(), &curl_url_cleanup);
+    char* port = nullptr;
+    if (parsed == nullptr ||
+        curl_url_set(parsed.get(), CURLUPART_URL, std::string(url).c_str(), 0) != CURLUE_OK ||
+        curl_url_get(parsed.get(), CURLUPART_PORT, &port, 0) != CURLUE_OK) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("metrics URL ", url, ": expected http://HOST:PORT/PATH"));
     }
-    int err = 0;
-    socklen_t len = sizeof(err);
-    if (!WaitFd(fd, POLLOUT, deadline) ||
-        getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) {
-      close(fd);
-      fd = -1;
-    }
+    curl_free(port);
   }
-  freeaddrinfo(res);
-  if (fd < 0) return absl::UnavailableError(absl::StrCat("metrics ", url, ": cannot connect"));
-
-  const std::string req =
-      absl::StrCat("GET ", path, " HTTP/1.0\r\nHost: ", hostport, "\r\nConnection: close\r\n\r\n");
-  size_t sent = 0;
-  while (sent < req.size()) {
-    if (!WaitFd(fd, POLLOUT, deadline)) break;
-    const ssize_t n = send(fd, req.data() + sent, req.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0) break;
-    sent += static_cast<size_t>(n);
+  std::unique_ptr<CURL, CurlDeleter> curl(curl_easy_init());
+  if (curl == nullptr) return absl::InternalError("libcurl: curl_easy_init failed");
+  const std::string u(url);
+  std::string body;
+  char error[CURL_ERROR_SIZE] = {0};
+  curl_easy_setopt(curl.get(), CURLOPT_URL, u.c_str());
+  curl_easy_setopt(curl.get(), CURLOPT_PROTOCOLS_STR, "http");
+  curl_easy_setopt(curl.get(), CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl.get(), CURLOPT_NOPROXY, "*");
+  curl_easy_setopt(curl.get(), CURLOPT_TIMEOUT_MS,
+                   static_cast<long>(std::max<int64_t>(1, absl::ToInt64Milliseconds(timeout))));
+  curl_easy_setopt(curl.get(), CURLOPT_WRITEFUNCTION, &AppendBody);
+  curl_easy_setopt(curl.get(), CURLOPT_WRITEDATA, &body);
+  curl_easy_setopt(curl.get(), CURLOPT_ERRORBUFFER, error);
+  const CURLcode rc = curl_easy_perform(curl.get());
+  if (rc == CURLE_URL_MALFORMAT) {
+    return absl::InvalidArgumentError(absl::StrCat("metrics URL ", url, ": ", error));
   }
-  std::string out;
-  bool complete = false;
-  if (sent == req.size()) {
-    char buf[16384];
-    while (WaitFd(fd, POLLIN, deadline)) {
-      const ssize_t n = read(fd, buf, sizeof(buf));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        complete = n == 0;
-        break;
-      }
-      out.append(buf, static_cast<size_t>(n));
-    }
-  }
-  close(fd);
-  if (!complete) return absl::UnavailableError(absl::StrCat("metrics ", url, ": timed out"));
-  const size_t header_end = out.find("\r\n\r\n");
-  if (header_end == std::string::npos || !absl::StartsWith(out, "HTTP/1.") ||
-      out.find(" 200 ") > out.find("\r\n")) {
+  if (rc != CURLE_OK) {
     return absl::UnavailableError(
-        absl::StrCat("metrics ", url, ": unexpected answer \"", out.substr(0, out.find("\r\n")), "\""));
+        absl::StrCat("metrics ", url, ": ", error[0] ? error : curl_easy_strerror(rc)));
   }
-  return out.substr(header_end + 4);
+  long status = 0;
+  curl_easy_getinfo(curl.get(), CURLINFO_RESPONSE_CODE, &status);
+  if (status != 200) {
+    return absl::UnavailableError(absl::StrCat("metrics ", url, ": HTTP status ", status));
+  }
+  return body;
 }
 
 absl::StatusOr<ServerSample> ParseServerSample(absl::string_view text) {

@@ -21,8 +21,8 @@ struct ServerSample {
   std::map<std::string, double> handled_by_code;  // grpc_code -> summed count
 };
 
-// HttpGet fetches `url` ("http://HOST:PORT/PATH"; HOST a name or address) with HTTP/1.0
-// and returns the body. Non-200 answers, connection failures and a `timeout` are
+// HttpGet fetches `url` ("http://HOST:PORT/PATH"; HOST a name or address) with libcurl
+// (no proxy) and returns the body. Non-200 answers, connection failures and a `timeout` are
 // Unavailable; a malformed URL is InvalidArgument.
 absl::StatusOr<std::string> HttpGet(absl::string_view url, absl::Duration timeout);
 

@@ -84,11 +84,22 @@ struct Axis {
   bool Valid(double v) const { return std::isfinite(v) && (!log || v > 0); }
 };
 
-std::string Header(int height, const std::string& title) {
+// ChartWidth is kWidth, widened when the legend right of the plot needs more than the
+// kRight margin: its swatch (18 px), then the longest name at 12 px sans-serif, estimated at
+// 7.5 px a character (wider than DejaVu Sans's capitals and digits, 7.0-7.3 px), and 10 px to
+// spare. The plot keeps its width; a long name no longer runs past the right edge.
+int ChartWidth(const std::vector<std::string>& names) {
+  size_t longest = 0;
+  for (const std::string& n : names) longest = std::max(longest, n.size());
+  const int legend = 16 + 18 + static_cast<int>(std::ceil(7.5 * static_cast<double>(longest))) + 10;
+  return kWidth - kRight + std::max(kRight, legend);
+}
+
+std::string Header(int width, int height, const std::string& title) {
   return absl::StrCat(
       "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n",
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"", kWidth,
-      "\" height=\"", height, "\" viewBox=\"0 0 ", kWidth, " ", height,
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"", width,
+      "\" height=\"", height, "\" viewBox=\"0 0 ", width, " ", height,
       "\" font-family=\"sans-serif\" font-size=\"12\">\n",
       "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
       "<text x=\"", kWidth / 2, "\" y=\"22\" text-anchor=\"middle\" font-size=\"15\" "
@@ -96,14 +107,14 @@ std::string Header(int height, const std::string& title) {
 }
 
 std::string Legend(const std::vector<std::string>& names, int x, int y) {
-  std::string out;
+  std::string out = "<g class=\"legend\">\n";
   for (size_t i = 0; i < names.size(); ++i) {
     const int yy = y + static_cast<int>(i) * 18;
     absl::StrAppend(&out, "<rect x=\"", x, "\" y=\"", yy - 9, "\" width=\"12\" height=\"10\" fill=\"",
                     kColors[i % 8], "\"/>\n<text x=\"", x + 18, "\" y=\"", yy, "\">",
                     Escape(names[i]), "</text>\n");
   }
-  return out;
+  return out + "</g>\n";
 }
 
 // YAxis draws the grid lines and labels of a panel at [top, top + h).
@@ -143,7 +154,7 @@ std::string LineChartSvg(const std::string& title, const std::string& x_label, b
     }
   }
   const Axis xa = Axis::Fit(xlo, xhi, log_x, false);
-  std::string out = Header(height, title);
+  std::string out;
   std::vector<std::string> names;
   for (size_t pi = 0; pi < panels.size(); ++pi) {
     const LinePanel& p = panels[pi];
@@ -169,7 +180,7 @@ std::string LineChartSvg(const std::string& title, const std::string& x_label, b
         const double px = kLeft + xa.Frac(x) * plot_w;
         const double py = top + kPanelH - ya.Frac(y) * kPanelH;
         absl::StrAppendFormat(&pts, "%.1f,%.1f ", px, py);
-        absl::StrAppendFormat(&dots, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n",
+        absl::StrAppendFormat(&dots, "<circle class=\"point\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n",
                               px, py, kColors[si % 8]);
       }
       absl::StrAppend(&out, "<polyline fill=\"none\" stroke-width=\"2\" stroke=\"",
@@ -186,7 +197,7 @@ std::string LineChartSvg(const std::string& title, const std::string& x_label, b
     }
   }
   absl::StrAppend(&out, Legend(names, kWidth - kRight + 16, kTop + 12), "</svg>\n");
-  return out;
+  return Header(ChartWidth(names), height, title) + out;
 }
 
 std::string BarChartSvg(const std::string& title, const std::string& y_label,
@@ -209,7 +220,7 @@ std::string BarChartSvg(const std::string& title, const std::string& y_label,
     yhi = std::max(yhi, reference);
   }
   const Axis ya = Axis::Fit(ylo, yhi, log_y, true);
-  std::string out = Header(height, title);
+  std::string out;
   absl::StrAppend(&out, YAxis(ya, kTop, kPlotH, plot_w, y_label));
   const double group_w = static_cast<double>(plot_w) / std::max<size_t>(1, categories.size());
   const double bar_w = group_w * 0.8 / std::max<size_t>(1, series.size());
@@ -223,7 +234,7 @@ std::string BarChartSvg(const std::string& title, const std::string& y_label,
       const double py = kTop + kPlotH - ya.Frac(v) * kPlotH;
       absl::StrAppendFormat(&out,
                             "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-                            "fill=\"%s\"><title>%s %s: %s</title></rect>\n",
+                            "class=\"point\" fill=\"%s\"><title>%s %s: %s</title></rect>\n",
                             gx + si * bar_w, std::min(py, base), std::max(bar_w - 1, 1.0),
                             std::fabs(base - py), kColors[si % 8], Escape(series[si].name),
                             Escape(categories[c]), Num(v));
@@ -242,6 +253,7 @@ std::string BarChartSvg(const std::string& title, const std::string& y_label,
   std::vector<std::string> names;
   for (const BarSeries& s : series) names.push_back(s.name);
   absl::StrAppend(&out, Legend(names, kWidth - kRight + 16, kTop + 12), "</svg>\n");
+  out = Header(ChartWidth(names), height, title) + out;
   return out;
 }
 

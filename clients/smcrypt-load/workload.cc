@@ -5,6 +5,7 @@
 #include <random>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "clients/smcrypt/algorithm_names.h"
 
@@ -32,6 +33,42 @@ CallFn Unary(std::shared_ptr<const Req> req, Method method) {
   Unary<Req, Resp>(std::move(req), [](auto* a, grpc::ClientContext* c, const Req* q, Resp* r, \
                                       std::function<void(grpc::Status)> f) {                 \
     a->Method(c, q, r, std::move(f));                                                        \
+  })
+
+// Batch sends `items` copies of `item` in one *Batch RPC. A batch answers OK with a
+// status per item; the first failed item fails the operation with its code and message,
+// so item failures are counted like RPC failures.
+template <typename BatchReq, typename BatchResp, typename Item, typename Method>
+CallFn Batch(const Item& item, size_t items, Method method) {
+  auto req = std::make_shared<BatchReq>();
+  for (size_t i = 0; i < items; ++i) *req->add_items() = item;
+  return [req = std::shared_ptr<const BatchReq>(std::move(req)), method](
+             Stub& stub, grpc::ClientContext* ctx, std::function<void(grpc::Status)> done) {
+    auto* resp = new BatchResp();
+    method(stub.async(), ctx, req.get(), resp,
+           [resp, n = req->items_size(), done = std::move(done)](grpc::Status s) {
+             if (s.ok() && resp->results_size() != n) {
+               s = grpc::Status(grpc::StatusCode::INTERNAL,
+                                absl::StrCat("batch of ", n, " answered with ",
+                                             resp->results_size(), " results"));
+             }
+             for (int i = 0; s.ok() && i < resp->results_size(); ++i) {
+               const v1::Status& item = resp->results(i).status();
+               if (item.code() != 0) {
+                 s = grpc::Status(static_cast<grpc::StatusCode>(item.code()),
+                                  absl::StrCat("batch item ", i, ": ", item.message()));
+               }
+             }
+             delete resp;
+             done(s);
+           });
+  };
+}
+
+#define SMCRYPT_LOAD_BATCH(Method, Req, Resp, item, items)                                    \
+  Batch<Req, Resp>(item, items, [](auto* a, grpc::ClientContext* c, const Req* q, Resp* r,      \
+                                   std::function<void(grpc::Status)> f) {                     \
+    a->Method(c, q, r, std::move(f));                                                          \
   })
 
 size_t SymmetricKeySize(v1::Algorithm alg) {
@@ -115,9 +152,32 @@ absl::StatusOr<const v1::GenerateKeyPairResponse*> Preparer::KeyPair(v1::Algorit
   if (resp.private_key_der().empty()) {
     return absl::FailedPreconditionError(
         "the server withholds generated private keys (--inline_private_keys=deny); "
-        "smcrypt-load needs inline keys");
+        "give smcrypt-load keyring keys with --keys ALG=KEY_ID");
   }
   return &keys_.emplace(alg, std::move(resp)).first->second;
+}
+
+void Preparer::SymmetricRef(v1::Algorithm alg, const std::string& key, v1::KeyRef* ref) const {
+  auto it = key_ids_.find(alg);
+  if (it != key_ids_.end()) {
+    ref->set_key_id(it->second);
+  } else {
+    ref->set_inline_key(key);
+  }
+}
+
+absl::Status Preparer::KeyRefFor(v1::Algorithm alg, bool private_key, v1::KeyRef* ref) {
+  auto it = key_ids_.find(alg);
+  if (it != key_ids_.end()) {
+    // The keyring holds a private key (the public half is derived from it) or, for the
+    // public-key operations only, a public key.
+    ref->set_key_id(it->second);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<const v1::GenerateKeyPairResponse*> kp = KeyPair(alg);
+  if (!kp.ok()) return kp.status();
+  ref->set_inline_key(private_key ? (*kp)->private_key_der() : (*kp)->public_key_der());
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Workload> Preparer::Make(const WorkloadSpec& spec) {
@@ -129,33 +189,54 @@ absl::StatusOr<Workload> Preparer::Make(const WorkloadSpec& spec) {
     return absl::InvalidArgumentError(
         absl::StrCat("--rpc ", spec.rpc, " takes ", family, ", not ", name));
   };
+  // A *Batch RPC carries `batch_items` copies of the request its name starts with.
+  std::string rpc = spec.rpc;
+  size_t items = 0;
+  if (absl::EndsWith(rpc, "Batch")) {
+    rpc.resize(rpc.size() - 5);
+    items = std::max<size_t>(1, spec.batch_items);
+    if (rpc != "Hash" && rpc != "Sign" && rpc != "Verify" && rpc != "Encrypt" &&
+        rpc != "HybridEncrypt") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--rpc ", spec.rpc, ": the batch RPCs are HashBatch, SignBatch, VerifyBatch, "
+          "EncryptBatch and HybridEncryptBatch"));
+    }
+  }
   Workload w;
-  w.op.payload_bytes = spec.size;
+  w.op.payload_bytes = spec.size * std::max<size_t>(1, items);
   const std::string data = Payload(spec.size);
 
-  if (spec.rpc == "Hash") {
+  if (rpc == "Hash") {
     if (!InFamily(alg, AlgorithmFamily::kHash)) return wrong("SM3 or SHA-256");
     auto req = std::make_shared<v1::HashRequest>();
     req->set_algorithm(alg);
     req->set_data(data);
-    w.op.calls.push_back(SMCRYPT_LOAD_CALL(Hash, v1::HashRequest, v1::HashResponse, req));
-  } else if (spec.rpc == "Hmac") {
+    if (items > 0) {
+      w.op.calls.push_back(SMCRYPT_LOAD_BATCH(HashBatch, v1::HashBatchRequest,
+                                              v1::HashBatchResponse, *req, items));
+    } else {
+      w.op.calls.push_back(SMCRYPT_LOAD_CALL(Hash, v1::HashRequest, v1::HashResponse, req));
+    }
+  } else if (rpc == "Hmac") {
     if (!InFamily(alg, AlgorithmFamily::kMac)) return wrong("HMAC-SM3 or HMAC-SHA-256");
     auto req = std::make_shared<v1::HmacRequest>();
     req->set_algorithm(alg);
-    req->mutable_key()->set_inline_key(symmetric_key_32_);
+    SymmetricRef(alg, symmetric_key_32_, req->mutable_key());
     req->set_data(data);
     w.op.calls.push_back(SMCRYPT_LOAD_CALL(Hmac, v1::HmacRequest, v1::HmacResponse, req));
-  } else if (spec.rpc == "Sign" || spec.rpc == "Verify") {
+  } else if (rpc == "Sign" || rpc == "Verify") {
     if (!InFamily(alg, AlgorithmFamily::kSignature)) return wrong("a signature algorithm");
-    absl::StatusOr<const v1::GenerateKeyPairResponse*> kp = KeyPair(alg);
-    if (!kp.ok()) return kp.status();
     auto sign = std::make_shared<v1::SignRequest>();
     sign->set_algorithm(alg);
-    sign->mutable_key()->set_inline_key((*kp)->private_key_der());
+    if (absl::Status st = KeyRefFor(alg, /*private_key=*/true, sign->mutable_key()); !st.ok()) return st;
     sign->set_data(data);
-    if (spec.rpc == "Sign") {
-      w.op.calls.push_back(SMCRYPT_LOAD_CALL(Sign, v1::SignRequest, v1::SignResponse, sign));
+    if (rpc == "Sign") {
+      if (items > 0) {
+        w.op.calls.push_back(SMCRYPT_LOAD_BATCH(SignBatch, v1::SignBatchRequest,
+                                                v1::SignBatchResponse, *sign, items));
+      } else {
+        w.op.calls.push_back(SMCRYPT_LOAD_CALL(Sign, v1::SignRequest, v1::SignResponse, sign));
+      }
     } else {
       v1::SignResponse sig;
       grpc::ClientContext ctx;
@@ -165,22 +246,32 @@ absl::StatusOr<Workload> Preparer::Make(const WorkloadSpec& spec) {
       if (!s.ok()) return RpcError(absl::StrCat("Sign ", name), s);
       auto req = std::make_shared<v1::VerifyRequest>();
       req->set_algorithm(alg);
-      req->mutable_key()->set_inline_key((*kp)->public_key_der());
+      if (absl::Status st = KeyRefFor(alg, false, req->mutable_key()); !st.ok()) return st;
       req->set_data(data);
       req->set_signature(sig.signature());
-      w.op.calls.push_back(SMCRYPT_LOAD_CALL(Verify, v1::VerifyRequest, v1::VerifyResponse, req));
+      if (items > 0) {
+        w.op.calls.push_back(SMCRYPT_LOAD_BATCH(VerifyBatch, v1::VerifyBatchRequest,
+                                                v1::VerifyBatchResponse, *req, items));
+      } else {
+        w.op.calls.push_back(SMCRYPT_LOAD_CALL(Verify, v1::VerifyRequest, v1::VerifyResponse, req));
+      }
     }
-  } else if (spec.rpc == "Encrypt" || spec.rpc == "Decrypt") {
+  } else if (rpc == "Encrypt" || rpc == "Decrypt") {
     if (!InFamily(alg, AlgorithmFamily::kSymmetric)) return wrong("an SM4 or AES mode");
     v1::EncryptRequest enc;
     enc.set_algorithm(alg);
-    enc.mutable_key()->set_inline_key(symmetric_key_32_.substr(0, SymmetricKeySize(alg)));
+    SymmetricRef(alg, symmetric_key_32_.substr(0, SymmetricKeySize(alg)), enc.mutable_key());
     enc.set_plaintext(data);
     enc.set_padding(PaddingFor(alg, spec.size));
-    if (spec.rpc == "Encrypt") {
+    if (rpc == "Encrypt") {
       // No nonce: the server draws a fresh one per request, as a client should let it.
       auto req = std::make_shared<v1::EncryptRequest>(std::move(enc));
-      w.op.calls.push_back(SMCRYPT_LOAD_CALL(Encrypt, v1::EncryptRequest, v1::EncryptResponse, req));
+      if (items > 0) {
+        w.op.calls.push_back(SMCRYPT_LOAD_BATCH(EncryptBatch, v1::EncryptBatchRequest,
+                                                v1::EncryptBatchResponse, *req, items));
+      } else {
+        w.op.calls.push_back(SMCRYPT_LOAD_CALL(Encrypt, v1::EncryptRequest, v1::EncryptResponse, req));
+      }
     } else {
       v1::EncryptResponse ct;
       grpc::ClientContext ctx;
@@ -197,10 +288,13 @@ absl::StatusOr<Workload> Preparer::Make(const WorkloadSpec& spec) {
       req->set_padding(enc.padding());
       w.op.calls.push_back(SMCRYPT_LOAD_CALL(Decrypt, v1::DecryptRequest, v1::DecryptResponse, req));
     }
-  } else if (spec.rpc == "PublicKeyEncrypt" || spec.rpc == "PublicKeyDecrypt") {
+  } else if (rpc == "PublicKeyEncrypt" || rpc == "PublicKeyDecrypt") {
     if (!InFamily(alg, AlgorithmFamily::kPublicKeyEncrypt)) return wrong("SM2 or RSA-*-OAEP");
-    absl::StatusOr<const v1::GenerateKeyPairResponse*> kp = KeyPair(alg);
-    if (!kp.ok()) return kp.status();
+    v1::KeyRef public_ref, private_ref;
+    if (absl::Status st = KeyRefFor(alg, false, &public_ref); !st.ok()) return st;
+    if (rpc == "PublicKeyDecrypt") {
+      if (absl::Status st = KeyRefFor(alg, true, &private_ref); !st.ok()) return st;
+    }
     // RSA-OAEP takes at most one block per call: larger payloads go as consecutive
     // maximum-size blocks (the study's method), each its own RPC, all in one operation.
     const size_t block = MaxOaepPlaintext(alg) == 0 ? std::max<size_t>(spec.size, 1)
@@ -211,9 +305,9 @@ absl::StatusOr<Workload> Preparer::Make(const WorkloadSpec& spec) {
     for (size_t i = 0; i < n; ++i) {
       v1::PublicKeyEncryptRequest enc;
       enc.set_algorithm(alg);
-      enc.mutable_key()->set_inline_key((*kp)->public_key_der());
+      *enc.mutable_key() = public_ref;
       enc.set_plaintext(data.substr(i * block, block));
-      if (spec.rpc == "PublicKeyEncrypt") {
+      if (rpc == "PublicKeyEncrypt") {
         auto req = std::make_shared<v1::PublicKeyEncryptRequest>(std::move(enc));
         w.op.calls.push_back(SMCRYPT_LOAD_CALL(PublicKeyEncrypt, v1::PublicKeyEncryptRequest,
                                                v1::PublicKeyEncryptResponse, req));
@@ -227,24 +321,27 @@ absl::StatusOr<Workload> Preparer::Make(const WorkloadSpec& spec) {
       if (!s.ok()) return RpcError(absl::StrCat("PublicKeyEncrypt ", name), s);
       auto req = std::make_shared<v1::PublicKeyDecryptRequest>();
       req->set_algorithm(alg);
-      req->mutable_key()->set_inline_key((*kp)->private_key_der());
+      *req->mutable_key() = private_ref;
       req->set_ciphertext(ct.ciphertext());
       w.op.calls.push_back(SMCRYPT_LOAD_CALL(PublicKeyDecrypt, v1::PublicKeyDecryptRequest,
                                              v1::PublicKeyDecryptResponse, req));
     }
-  } else if (spec.rpc == "HybridEncrypt" || spec.rpc == "HybridDecrypt") {
+  } else if (rpc == "HybridEncrypt" || rpc == "HybridDecrypt") {
     if (!InFamily(alg, AlgorithmFamily::kHybrid)) return wrong("an HPKE suite");
-    absl::StatusOr<const v1::GenerateKeyPairResponse*> kp = KeyPair(alg);
-    if (!kp.ok()) return kp.status();
     v1::HybridEncryptRequest enc;
     enc.set_algorithm(alg);
-    enc.mutable_key()->set_inline_key((*kp)->public_key_der());
+    if (absl::Status st = KeyRefFor(alg, false, enc.mutable_key()); !st.ok()) return st;
     enc.set_plaintext(data);
     enc.set_info("smcrypt-load");
-    if (spec.rpc == "HybridEncrypt") {
+    if (rpc == "HybridEncrypt") {
       auto req = std::make_shared<v1::HybridEncryptRequest>(std::move(enc));
-      w.op.calls.push_back(SMCRYPT_LOAD_CALL(HybridEncrypt, v1::HybridEncryptRequest,
-                                             v1::HybridEncryptResponse, req));
+      if (items > 0) {
+        w.op.calls.push_back(SMCRYPT_LOAD_BATCH(HybridEncryptBatch, v1::HybridEncryptBatchRequest,
+                                                v1::HybridEncryptBatchResponse, *req, items));
+      } else {
+        w.op.calls.push_back(SMCRYPT_LOAD_CALL(HybridEncrypt, v1::HybridEncryptRequest,
+                                               v1::HybridEncryptResponse, req));
+      }
     } else {
       v1::HybridEncryptResponse ct;
       grpc::ClientContext ctx;
@@ -254,13 +351,39 @@ absl::StatusOr<Workload> Preparer::Make(const WorkloadSpec& spec) {
       if (!s.ok()) return RpcError(absl::StrCat("HybridEncrypt ", name), s);
       auto req = std::make_shared<v1::HybridDecryptRequest>();
       req->set_algorithm(alg);
-      req->mutable_key()->set_inline_key((*kp)->private_key_der());
+      if (absl::Status st = KeyRefFor(alg, true, req->mutable_key()); !st.ok()) return st;
       req->set_ciphertext(ct.ciphertext());
       req->set_info(enc.info());
       w.op.calls.push_back(SMCRYPT_LOAD_CALL(HybridDecrypt, v1::HybridDecryptRequest,
                                              v1::HybridDecryptResponse, req));
     }
-  } else if (spec.rpc == "GenerateRandom") {
+  } else if (rpc == "GenerateKeyPair") {
+    if (!InFamily(alg, AlgorithmFamily::kSignature) &&
+        !InFamily(alg, AlgorithmFamily::kPublicKeyEncrypt) &&
+        !InFamily(alg, AlgorithmFamily::kHybrid)) {
+      return wrong("an asymmetric algorithm");
+    }
+    // Only the public key comes back, so the run works against a server that denies
+    // inline private keys too (it withholds them anyway).
+    auto req = std::make_shared<v1::GenerateKeyPairRequest>();
+    req->set_algorithm(alg);
+    req->set_omit_private_key(true);
+    w.op.payload_bytes = 0;
+    w.op.calls.push_back(SMCRYPT_LOAD_CALL(GenerateKeyPair, v1::GenerateKeyPairRequest,
+                                           v1::GenerateKeyPairResponse, req));
+  } else if (rpc == "GetPublicKey") {
+    auto req = std::make_shared<v1::GetPublicKeyRequest>();
+    req->set_algorithm(alg);
+    if (absl::Status st = KeyRefFor(alg, /*private_key=*/true, req->mutable_key()); !st.ok()) return st;
+    w.op.payload_bytes = 0;
+    w.op.calls.push_back(SMCRYPT_LOAD_CALL(GetPublicKey, v1::GetPublicKeyRequest,
+                                           v1::GetPublicKeyResponse, req));
+  } else if (rpc == "GetServerInfo") {
+    auto req = std::make_shared<v1::GetServerInfoRequest>();
+    w.op.payload_bytes = 0;
+    w.op.calls.push_back(SMCRYPT_LOAD_CALL(GetServerInfo, v1::GetServerInfoRequest,
+                                           v1::GetServerInfoResponse, req));
+  } else if (rpc == "GenerateRandom") {
     auto req = std::make_shared<v1::GenerateRandomRequest>();
     req->set_length(static_cast<uint32_t>(spec.size));
     w.op.calls.push_back(SMCRYPT_LOAD_CALL(GenerateRandom, v1::GenerateRandomRequest,
@@ -268,6 +391,7 @@ absl::StatusOr<Workload> Preparer::Make(const WorkloadSpec& spec) {
   } else {
     std::string list;
     for (const char* r : kUnaryRpcs) absl::StrAppend(&list, list.empty() ? "" : ", ", r);
+    for (const char* r : kBatchRpcs) absl::StrAppend(&list, ", ", r);
     return absl::InvalidArgumentError(
         absl::StrCat("--rpc ", spec.rpc, ": expected one of ", list));
   }

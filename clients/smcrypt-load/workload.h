@@ -22,13 +22,20 @@ namespace smcrypt::load {
 inline constexpr const char* kUnaryRpcs[] = {
     "Hash",          "Hmac",          "Sign",          "Verify",
     "Encrypt",       "Decrypt",       "PublicKeyEncrypt", "PublicKeyDecrypt",
-    "HybridEncrypt", "HybridDecrypt", "GenerateRandom"};
+    "HybridEncrypt", "HybridDecrypt", "GenerateRandom", "GenerateKeyPair",
+    "GetPublicKey",  "GetServerInfo"};
+
+// The batch RPCs: one RPC of WorkloadSpec::batch_items copies of the request of the RPC
+// their name starts with.
+inline constexpr const char* kBatchRpcs[] = {"HashBatch", "SignBatch", "VerifyBatch",
+                                             "EncryptBatch", "HybridEncryptBatch"};
 
 // WorkloadSpec names one workload.
 struct WorkloadSpec {
-  std::string rpc;                   // one of kUnaryRpcs
+  std::string rpc;                   // one of kUnaryRpcs or kBatchRpcs
   smcrypt::v1::Algorithm algorithm;  // ignored by GenerateRandom
   size_t size = 0;                   // payload bytes (message, plaintext, random length)
+  size_t batch_items = 16;           // items of a *Batch RPC (each `size` bytes)
 };
 
 // Workload is a prepared Operation and how it is labelled.
@@ -58,6 +65,21 @@ class Preparer {
   // ServerInfo calls GetServerInfo (counted).
   absl::StatusOr<smcrypt::v1::GetServerInfoResponse> ServerInfo();
 
+  // SetKeyIds makes every workload of an algorithm in `key_ids` name that key of the
+  // server's keyring (KeyRef.key_id) instead of sending inline key material; the others
+  // keep inline keys (symmetric keys from the seed, key pairs from GenerateKeyPair).
+  void SetKeyIds(std::map<smcrypt::v1::Algorithm, std::string> key_ids) {
+    key_ids_ = std::move(key_ids);
+  }
+
+  // SymmetricRef sets `ref` to the key_id of `alg` or to the inline `key`.
+  void SymmetricRef(smcrypt::v1::Algorithm alg, const std::string& key,
+                    smcrypt::v1::KeyRef* ref) const;
+
+  // KeyRefFor sets `ref` to the key_id of `alg` or to the inline private or public DER key
+  // of the pair KeyPair draws.
+  absl::Status KeyRefFor(smcrypt::v1::Algorithm alg, bool private_key, smcrypt::v1::KeyRef* ref);
+
   int64_t rpcs() const { return rpcs_; }
   Stub& stub() { return *stub_; }
   // Count records `n` RPCs made on stub() by a caller (the streaming measurements).
@@ -71,6 +93,7 @@ class Preparer {
   uint64_t seed_;
   int64_t rpcs_ = 0;
   std::map<int, smcrypt::v1::GenerateKeyPairResponse> keys_;
+  std::map<smcrypt::v1::Algorithm, std::string> key_ids_;
   std::string symmetric_key_32_;
 };
 

@@ -20,6 +20,13 @@ packages=(
   # for the secret/declassify marks (crypto/common/ct_annotations.h).
   valgrind
   curl
+  # smcrypt-load: libcurl fetches smcryptd's /metrics, nlohmann-json writes the JSON report.
+  libcurl4-openssl-dev nlohmann-json3-dev
+  # deploy/local/load-overhead.sh: GNU time for each client's CPU time.
+  time
+  # smcrypt-load's HTML report test (tests/clients/check_html_report.py): Debian's
+  # Chromium, run headless, lays out the report and measures its charts.
+  chromium
   # Python client interop test and examples: Debian's /usr/bin/python3 with these modules.
   python3 python3-grpcio python3-protobuf python3-cryptography
   # Go client example and interop test (clients/examples/go, tests/interop/run_go_client.sh):

@@ -2,8 +2,9 @@
 # load-report.sh — runs every smcrypt-load scenario against a fresh local smcryptd (through
 # deploy/local/load.sh) and writes clients/smcrypt-load/REPORTS.md: for each scenario the
 # exact command and its report, with the machine, the back ends and the load average at
-# the start. Durations are shortened so the whole run takes about 15 minutes; pass other
-# values to the scenarios by editing the table below (each line is the command run).
+# the start, and last deploy/local/load-overhead.sh (smcrypt-load beside a minimal client,
+# about 3 minutes). Durations are shortened so the whole run takes about 18 minutes; pass
+# other values to the scenarios by editing the table below (each line is the command run).
 #
 # Environment: BUILD_DIR (default build), PORT / METRICS_PORT (default 50051 / 9464).
 set -euo pipefail
@@ -18,7 +19,8 @@ runs=(
 BUILD_DIR=${BUILD_DIR:-build}
 # Build first, so the reports below hold only what smcrypt-load prints.
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$BUILD_DIR" --parallel "$(nproc)" --target smcryptd smcrypt-load >/dev/null 2>&1
+cmake --build "$BUILD_DIR" --parallel "$(nproc)" --target smcryptd smcrypt-load \
+  smcrypt-rpc-ceiling >/dev/null 2>&1
 export BUILD_DIR
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -51,5 +53,22 @@ for args in "${runs[@]}"; do
     echo '```'
   } >> "$tmp/doc.md"
 done
+echo "load-report: deploy/local/load-overhead.sh --build $BUILD_DIR" >&2
+deploy/local/load-overhead.sh --build "$BUILD_DIR" > "$tmp/overhead.txt" 2>&1 || {
+  cat "$tmp/overhead.txt" >&2
+  echo "load-report: load-overhead.sh failed" >&2
+  exit 1
+}
+{
+  echo
+  echo "## \`deploy/local/load-overhead.sh\`"
+  echo
+  echo "smcrypt-load beside a minimal client (smcrypt-rpc-ceiling) for the same call against the"
+  echo "same smcryptd; clients/smcrypt-load/README.md, \"Is the load generator what it measures?\"."
+  echo
+  echo '```'
+  grep -v -e '^checked ' -e '^HybridEncrypt N=' "$tmp/overhead.txt" | sed -e 's/[[:space:]]*$//'
+  echo '```'
+} >> "$tmp/doc.md"
 mv "$tmp/doc.md" "$doc"
 echo "load-report: wrote $doc" >&2

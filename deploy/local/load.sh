@@ -5,7 +5,8 @@
 # and prints the report; smcryptd is stopped with SIGTERM at the end.
 #
 # Environment: BUILD_DIR (default build), PORT (default 50051), METRICS_PORT (default 9464),
-# OUT_DIR (default $BUILD_DIR/load-report: report.json, report.csv and the SVG charts).
+# OUT_DIR (default $BUILD_DIR/load-report: report.json, report.csv, report.html and the SVG
+# charts).
 # Extra arguments go to smcrypt-load, e.g.: deploy/local/load.sh --scenario baseline
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -53,5 +54,6 @@ fi
 mkdir -p "$OUT_DIR"
 "$BUILD_DIR/clients/smcrypt-load/smcrypt-load" --target "127.0.0.1:$PORT" \
   --metrics-url "http://127.0.0.1:$METRICS_PORT/metrics" \
-  --json "$OUT_DIR/report.json" --csv "$OUT_DIR/report.csv" --chart-dir "$OUT_DIR" "$@"
-echo "JSON, CSV and SVG charts in $OUT_DIR/"
+  --json "$OUT_DIR/report.json" --csv "$OUT_DIR/report.csv" --html "$OUT_DIR/report.html" \
+  --chart-dir "$OUT_DIR" "$@"
+echo "JSON, CSV, HTML and SVG charts in $OUT_DIR/"

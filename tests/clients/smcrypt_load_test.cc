@@ -16,7 +16,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/time/time.h"
+#include "clients/smcrypt-load/scenarios.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
@@ -67,11 +71,13 @@ class SmcryptLoadTest : public ::testing::Test {
   }
 
   // Run runs smcrypt-load with `args` plus the target, metrics URL and --json.
-  LoadRun Run(std::vector<std::string> args) {
+  // `server` defaults to the suite's smcryptd.
+  LoadRun Run(std::vector<std::string> args, testing::Smcryptd* server = nullptr) {
+    if (server == nullptr) server = server_;
     const std::string json = *dir_ + "/report.json";
     std::filesystem::remove(json);
-    std::string cmd = absl::StrCat(SMCRYPT_LOAD_PATH, " --target ", server_->target(),
-                                   " --metrics-url http://127.0.0.1:", server_->metrics_port(),
+    std::string cmd = absl::StrCat(SMCRYPT_LOAD_PATH, " --target ", server->target(),
+                                   " --metrics-url http://127.0.0.1:", server->metrics_port(),
                                    "/metrics --no-progress --json ", json);
     for (const std::string& a : args) absl::StrAppend(&cmd, " ", a);
     absl::StrAppend(&cmd, " 2>&1");
@@ -91,11 +97,13 @@ class SmcryptLoadTest : public ::testing::Test {
 
   // CheckReport runs `args` and checks the report against the server's counters.
   // Returns the scenarios array.
-  std::vector<Value> RunAndCheck(std::vector<std::string> args) {
-    const double before = HandledTotal(server_->metrics_port());
+  std::vector<Value> RunAndCheck(std::vector<std::string> args,
+                                 testing::Smcryptd* server = nullptr) {
+    if (server == nullptr) server = server_;
+    const double before = HandledTotal(server->metrics_port());
     EXPECT_GE(before, 0);
-    LoadRun r = Run(args);
-    const double after = HandledTotal(server_->metrics_port());
+    LoadRun r = Run(args, server);
+    const double after = HandledTotal(server->metrics_port());
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_TRUE(r.json_ok) << "malformed JSON report\n" << r.output;
     if (!r.json_ok) return {};
@@ -104,7 +112,8 @@ class SmcryptLoadTest : public ::testing::Test {
     const auto& req = f.at("requests").struct_value().fields();
     const double measured = req.at("measured").number_value();
     const double setup = req.at("setup").number_value();
-    EXPECT_EQ(req.at("total").number_value(), measured + setup);
+    const double warmup = req.at("warmup").number_value();
+    EXPECT_EQ(req.at("total").number_value(), measured + warmup + setup);
     // The report's request count is the server's.
     EXPECT_EQ(req.at("total").number_value(), after - before) << r.output;
     double steps_requests = 0;
@@ -119,11 +128,40 @@ class SmcryptLoadTest : public ::testing::Test {
         EXPECT_GT(s.at("ok").number_value(), 0);
         // Each step's count equals the server's delta over that step.
         const auto& server = s.at("server").struct_value().fields();
-        EXPECT_EQ(server.at("handled_delta").number_value(), s.at("requests").number_value());
+        if (s.at("warmup_seconds").number_value() == 0) {
+          EXPECT_EQ(server.at("handled_delta").number_value(), s.at("requests").number_value());
+        } else {
+          // The load runs on while the server is scraped at the end of the warm-up (a few
+          // ms): the server's delta also holds the calls that completed during the scrape.
+          EXPECT_GE(server.at("handled_delta").number_value(), s.at("requests").number_value());
+          EXPECT_LE(server.at("handled_delta").number_value(),
+                    s.at("requests").number_value() * 1.05 +
+                        s.at("concurrency").number_value() * s.at("rpcs_per_operation").number_value());
+        }
         const auto& lat = s.at("latency_us").struct_value().fields();
         EXPECT_LE(lat.at("p50").number_value(), lat.at("p99").number_value());
         EXPECT_LE(lat.at("p99").number_value(), lat.at("max").number_value());
         EXPECT_EQ(lat.at("count").number_value(), s.at("ok").number_value());
+        // The histogram's buckets: [lower_ns, upper_ns, count], ascending, counts summing
+        // to the count, the percentiles inside the buckets' range.
+        double in_buckets = 0, last_upper = 0, first_lower = -1;
+        for (const Value& b : lat.at("buckets_ns").list_value().values()) {
+          const auto& v = b.list_value().values();
+          EXPECT_EQ(v.size(), 3);
+          if (v.size() != 3) break;
+          EXPECT_GE(v[0].number_value(), last_upper);
+          EXPECT_GT(v[1].number_value(), v[0].number_value());
+          EXPECT_GT(v[2].number_value(), 0);
+          if (first_lower < 0) first_lower = v[0].number_value();
+          last_upper = v[1].number_value();
+          in_buckets += v[2].number_value();
+        }
+        EXPECT_EQ(in_buckets, lat.at("count").number_value());
+        EXPECT_GE(lat.at("p50").number_value() * 1000, first_lower);
+        EXPECT_LE(lat.at("p50").number_value() * 1000, last_upper);
+        // smcrypt-load's own CPU beside the server's.
+        const auto& client = s.at("client").struct_value().fields();
+        EXPECT_GT(client.at("cpu_seconds").number_value(), 0);
       }
     }
     EXPECT_EQ(steps_requests, measured);
@@ -235,6 +273,196 @@ TEST_F(SmcryptLoadTest, UsageErrors) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   r = Run({"--bogus"});
   EXPECT_EQ(r.exit_code, 2) << r.output;
+}
+
+// A production-like server: keyring keys only, inline private keys denied. smcrypt-load
+// drives the key-using RPCs with --keys (and a --scenario-file), sends metadata, and
+// leaves a warm-up out of its figures; without --keys it says what to do.
+TEST_F(SmcryptLoadTest, KeyringKeysAgainstDenyInlinePrivateKeys) {
+  const std::string keys = *dir_ + "/keys";
+  std::filesystem::create_directories(keys);
+  ASSERT_EQ(std::system(absl::StrCat("openssl genpkey -algorithm SM2 -out ", keys,
+                                     "/signing.pem 2>/dev/null").c_str()), 0);
+  {
+    std::ofstream f(keys + "/data.pem");
+    f << "-----BEGIN SM4 KEY-----\nAAECAwQFBgcICQoLDA0ODw==\n-----END SM4 KEY-----\n";
+  }
+  std::filesystem::permissions(keys, std::filesystem::perms::owner_all);
+  for (const char* f : {"/signing.pem", "/data.pem"}) {
+    std::filesystem::permissions(keys + f, std::filesystem::perms::owner_read |
+                                               std::filesystem::perms::owner_write);
+  }
+  testing::Smcryptd prod;
+  ASSERT_TRUE(prod.Start({"--keys_dir=" + keys, "--inline_private_keys=deny"})) << prod.log();
+
+  LoadRun denied = Run({"--scenario run --rpc Sign --alg SM2 --requests 5"}, &prod);
+  EXPECT_NE(denied.exit_code, 0) << denied.output;
+  EXPECT_TRUE(absl::StrContains(denied.output, "--keys ALG=KEY_ID")) << denied.output;
+
+  for (const char* run : {"--rpc Sign --alg SM2 --keys SM2=signing",
+                          "--rpc Verify --alg SM2 --keys SM2=signing",
+                          "--rpc PublicKeyDecrypt --alg SM2 --keys SM2=signing",
+                          "--rpc HybridDecrypt --alg HPKE-SM2-SM3-SM4GCM "
+                          "--keys HPKE-SM2-SM3-SM4GCM=signing",
+                          "--rpc Decrypt --alg SM4-GCM --keys SM4-GCM=data",
+                          "--rpc GetPublicKey --alg SM2 --keys SM2=signing",
+                          "--rpc GenerateKeyPair --alg SM2",
+                          "--rpc GetServerInfo",
+                          "--rpc HybridEncryptStream --alg HPKE-SM2-SM3-SM4GCM "
+                          "--keys HPKE-SM2-SM3-SM4GCM=signing --size 3MiB",
+                          "--rpc HashBatch --alg SM3 --batch 4",
+                          "--rpc SignBatch --alg SM2 --keys SM2=signing --batch 4",
+                          "--rpc VerifyBatch --alg SM2 --keys SM2=signing --batch 4",
+                          "--rpc EncryptBatch --alg SM4-GCM --keys SM4-GCM=data --batch 4",
+                          "--rpc HybridEncryptBatch --alg HPKE-SM2-SM3-SM4GCM "
+                          "--keys HPKE-SM2-SM3-SM4GCM=signing --batch 4"}) {
+    std::vector<Value> sc = RunAndCheck(
+        {"--scenario run --size 512 --requests 20 --concurrency 4 --metadata x-load-test=1", run},
+        &prod);
+    EXPECT_EQ(sc.size(), 1u) << run;
+  }
+
+  // The same through a scenario file, with a warm-up that is left out of the figures.
+  const std::string file = *dir_ + "/scenario.json";
+  {
+    std::ofstream f(file);
+    f << R"({"scenario": "run", "rpc": "HybridEncrypt", "alg": "HPKE-SM2-SM3-SM4GCM",
+             "size": 512, "concurrency": 8, "duration": "0.5s", "warmup": 0.3,
+             "keys": {"HPKE-SM2-SM3-SM4GCM": "signing"},
+             "metadata": {"x-load-run": "scenario-file"}})";
+  }
+  std::vector<Value> sc = RunAndCheck({"--scenario-file", file}, &prod);
+  ASSERT_EQ(sc.size(), 1u);
+  const auto& s = sc[0].struct_value().fields().at("steps").list_value().values(0).struct_value().fields();
+  EXPECT_EQ(s.at("rpc").string_value(), "HybridEncrypt");
+  EXPECT_GT(s.at("warmup_operations").number_value(), 0);
+  EXPECT_GE(s.at("warmup_seconds").number_value(), 0.3);
+  EXPECT_LT(s.at("seconds").number_value(), 0.5 + 0.5);
+
+  // A batch whose items fail (an unknown key_id) fails its operations with the items' code.
+  LoadRun items = Run({"--scenario run --rpc EncryptBatch --alg SM4-GCM --keys SM4-GCM=nosuch "
+                       "--batch 3 --requests 5"}, &prod);
+  EXPECT_EQ(items.exit_code, 1) << items.output;
+  ASSERT_TRUE(items.json_ok) << items.output;
+  const auto& failed = items.json.fields().at("scenarios").list_value().values(0).struct_value()
+                           .fields().at("steps").list_value().values(0).struct_value().fields();
+  EXPECT_EQ(failed.at("errors").number_value(), 5);
+  EXPECT_EQ(failed.at("errors_by_code").struct_value().fields().at("NOT_FOUND").number_value(), 5);
+
+  LoadRun bad = Run({"--scenario run --rpc Sign --alg SM2 --requests 1 --keys SM2"}, &prod);
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  bad = Run({"--scenario run --rpc Hash --alg SM3 --requests 1 --metadata grpc-x=1"}, &prod);
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  std::ofstream(*dir_ + "/bad.json") << "[1, 2]";
+  bad = Run({"--scenario-file", *dir_ + "/bad.json"}, &prod);
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_TRUE(absl::StrContains(bad.output, "expected a JSON object")) << bad.output;
+}
+
+// The open-loop ramp: arrivals follow the rate from --rate to --rate-end.
+TEST_F(SmcryptLoadTest, OpenLoopRamp) {
+  std::vector<Value> sc = RunAndCheck(
+      {"--scenario run --rpc Hash --alg SM3 --size 64 --rate 100 --rate-end 300 --duration 1"});
+  ASSERT_EQ(sc.size(), 1u);
+  const auto& s = sc[0].struct_value().fields().at("steps").list_value().values(0).struct_value().fields();
+  // (100 + 300) / 2 operations per second for one second.
+  EXPECT_NEAR(s.at("operations").number_value(), 200, 20);
+}
+
+// --help states the defaults the code uses.
+TEST_F(SmcryptLoadTest, HelpDefaultsAreTheCodes) {
+  LoadRun r = Run({"--help"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto flag_line = [&](const std::string& flag) -> std::string {
+    for (absl::string_view line : absl::StrSplit(r.output, '\n')) {
+      if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(line), flag + " ")) {
+        return std::string(line);
+      }
+    }
+    ADD_FAILURE() << flag << " not in --help:\n" << r.output;
+    return "";
+  };
+  auto after = [](const std::string& line, const std::string& marker) {
+    const size_t at = line.find(marker);
+    if (at == std::string::npos) return std::string();
+    std::string v = line.substr(at + marker.size());
+    return v.substr(0, v.find_first_of(";,) "));
+  };
+  absl::Duration d;
+  ASSERT_TRUE(absl::ParseDuration(after(flag_line("--timeout"), "(default "), &d));
+  EXPECT_EQ(d, load::kDefaultTimeout);
+  int n = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(after(flag_line("--connections"), "(default "), &n));
+  EXPECT_EQ(n, load::kDefaultConnections);
+  uint64_t seed = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(after(flag_line("--seed"), "(default "), &seed));
+  EXPECT_EQ(seed, load::kDefaultSeed);
+  const std::string steps = flag_line("--steps");
+  EXPECT_TRUE(absl::StrContains(
+      steps, absl::StrCat("(default ", absl::StrJoin(load::kDefaultSteps, ","), ")")))
+      << steps;
+  const std::string duration = flag_line("--duration");
+  ASSERT_TRUE(absl::ParseDuration(after(duration, " load "), &d)) << duration;
+  EXPECT_EQ(d, load::kLoadDuration);
+  ASSERT_TRUE(absl::ParseDuration(after(duration, " concurrency "), &d)) << duration;
+  EXPECT_EQ(d, load::kConcurrencyStepDuration);
+  ASSERT_TRUE(absl::ParseDuration(after(duration, " run "), &d)) << duration;
+  EXPECT_EQ(d, load::kRunDuration);
+}
+
+// RunChecker runs check_html_report.py on `html`: 0 passed, 1 failed, 77 no Chromium.
+int RunChecker(const std::string& html, std::string* output) {
+  FILE* p = popen(absl::StrCat("/usr/bin/python3 ", SMCRYPT_HTML_CHECK, " ", html, " 2>&1").c_str(), "r");
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) output->append(buf, n);
+  const int status = pclose(p);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// The HTML report as a reader sees it in Debian's headless Chromium: charts with their data
+// points, legends inside their charts, no console messages, nothing external. A clipped
+// legend, a chart without points and a console error each fail the check (the check
+// checked). Skipped when no Chromium is installed; install-deps.sh installs it.
+TEST_F(SmcryptLoadTest, HtmlReportInChromium) {
+  const std::string html = *dir_ + "/report.html";
+  std::vector<Value> sc = RunAndCheck(
+      {"--scenario quick --duration 0.3 --steps 1,20 --algs SM2,HPKE-P256-SHA256-AES128GCM "
+       "--html", html});
+  ASSERT_EQ(sc.size(), 2u);
+  std::string out;
+  const int rc = RunChecker(html, &out);
+  if (rc == 77) GTEST_SKIP() << out;
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_TRUE(absl::StrContains(out, "legends inside")) << out;
+
+  std::ifstream f(html);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string page = ss.str();
+  auto variant = [&](const std::string& name, std::string text) {
+    const std::string path = absl::StrCat(*dir_, "/", name, ".html");
+    std::ofstream(path) << text;
+    std::string o;
+    EXPECT_EQ(RunChecker(path, &o), 1) << name << " passed the check:\n" << o;
+    return o;
+  };
+  // The legend moved past the right edge, as the fixed-width charts used to draw it.
+  std::string clipped = page;
+  for (size_t at = 0; (at = clipped.find("<g class=\"legend\">\n<rect x=\"", at)) != std::string::npos;) {
+    at += 28;
+    clipped.replace(at, clipped.find('"', at) - at, "5000");
+  }
+  EXPECT_TRUE(absl::StrContains(variant("clipped", clipped), "outside the viewBox"));
+  // A chart without its data points.
+  std::string blank = page;
+  for (size_t at; (at = blank.find("<circle class=\"point\"")) != std::string::npos;) {
+    blank.erase(at, blank.find("/>", at) + 2 - at);
+  }
+  EXPECT_TRUE(absl::StrContains(variant("blank", blank), "no data points"));
+  std::string console = page;
+  console.insert(console.find("</body>"), "<script>console.error('x')</script>");
+  EXPECT_TRUE(absl::StrContains(variant("console", console), "console messages"));
 }
 
 // The acceptance run: the default concurrency scenario (steps up to 20,000 in flight)

@@ -156,6 +156,26 @@ TEST(ServerMetricsTest, BadUrls) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// The legend sits right of the plot; the chart widens so the longest name (estimated at
+// 7.5 px a character of the 12 px font) ends inside the viewBox.
+TEST(SvgTest, LegendFitsInsideTheChart) {
+  const std::string name = "HPKE-P256-SHA256-AES128GCM (measured, 512 B)";
+  for (const std::string& svg :
+       {LineChartSvg("t", "x", false, {LinePanel{"y", false, {{name, {{1, 2}, {2, 3}}}}}}),
+        BarChartSvg("t", "y", {"a"}, {{name, {1.0}}}, false, 0)}) {
+    const size_t at = svg.find("viewBox=\"0 0 ");
+    ASSERT_NE(at, std::string::npos);
+    int width = 0;
+    ASSERT_TRUE(absl::SimpleAtoi(svg.substr(at + 13, svg.find(' ', at + 13) - at - 13), &width));
+    const size_t text = svg.find(absl::StrCat(">", name, "</text>"));
+    ASSERT_NE(text, std::string::npos);
+    const size_t x_at = svg.rfind("<text x=\"", text) + 9;
+    int x = 0;
+    ASSERT_TRUE(absl::SimpleAtoi(svg.substr(x_at, svg.find('"', x_at) - x_at), &x));
+    EXPECT_LE(x + 7.5 * name.size(), width) << svg.substr(0, 300);
+  }
+}
+
 TEST(SvgTest, ChartsAreStandaloneSvgWithEveryPoint) {
   LinePanel p{"ops/s", false, {{"SM2", {{1, 10}, {10, 100}, {100, 150}}}, {"HPKE", {{1, 12}}}}};
   const std::string line = LineChartSvg("t <&>", "in flight", true, {p});
