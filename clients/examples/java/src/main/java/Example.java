@@ -85,43 +85,43 @@ public final class Example {
 
   static int run(CryptoServiceGrpc.CryptoServiceBlockingStub service) {
     HexFormat hex = HexFormat.of();
-    // Every call gets its own deadline (a stub's withDeadlineAfter starts counting at once).
-    java.util.function.Supplier<CryptoServiceGrpc.CryptoServiceBlockingStub> stub =
+    // Every call gets its own deadline (withDeadlineAfter starts counting when it is called).
+    java.util.function.Supplier<CryptoServiceGrpc.CryptoServiceBlockingStub> call =
         () -> service.withDeadlineAfter(10, TimeUnit.SECONDS);
 
     // SM3 (GB/T 32905): bytes in, 32-byte digest out.
-    ByteString digest = stub.get().hash(HashRequest.newBuilder()
+    ByteString digest = call.get().hash(HashRequest.newBuilder()
         .setAlgorithm(Algorithm.SM3).setData(ByteString.copyFromUtf8("abc")).build()).getDigest();
     System.out.println("SM3(abc)        " + hex.formatHex(digest.toByteArray()));
 
     // SM2: a fresh key pair (PKCS#8 / SubjectPublicKeyInfo DER), then sign and verify with the
     // default user ID 1234567812345678. Signatures are DER unless encoding is RAW (r||s).
-    GenerateKeyPairResponse pair = stub.get().generateKeyPair(
+    GenerateKeyPairResponse pair = call.get().generateKeyPair(
         GenerateKeyPairRequest.newBuilder().setAlgorithm(Algorithm.SM2).build());
     KeyRef privateKey = KeyRef.newBuilder().setInlineKey(pair.getPrivateKeyDer()).build();
     KeyRef publicKey = KeyRef.newBuilder().setInlineKey(pair.getPublicKeyDer()).build();
     ByteString message = ByteString.copyFrom("transfer 100 CNY to account 42", StandardCharsets.UTF_8);
-    ByteString signature = stub.get().sign(SignRequest.newBuilder()
+    ByteString signature = call.get().sign(SignRequest.newBuilder()
         .setAlgorithm(Algorithm.SM2).setKey(privateKey).setData(message).build()).getSignature();
     VerifyRequest.Builder verify = VerifyRequest.newBuilder()
         .setAlgorithm(Algorithm.SM2).setKey(publicKey).setData(message).setSignature(signature);
-    boolean valid = stub.get().verify(verify.build()).getValid();
-    boolean forged = stub.get().verify(
+    boolean valid = call.get().verify(verify.build()).getValid();
+    boolean forged = call.get().verify(
         verify.setData(message.concat(ByteString.copyFromUtf8("0"))).build()).getValid();
     System.out.println("SM2 signature   " + hex.formatHex(signature.toByteArray())
         + " valid: " + valid + " | other message: " + forged);
 
     // SM4-GCM (RFC 8998): the server draws the 12-byte nonce and returns it with the tag.
-    ByteString sm4Key = stub.get().generateRandom(
+    ByteString sm4Key = call.get().generateRandom(
         GenerateRandomRequest.newBuilder().setLength(16).build()).getData();
     KeyRef key = KeyRef.newBuilder().setInlineKey(sm4Key).build();
     ByteString aad = ByteString.copyFromUtf8("v1");
-    EncryptResponse sealed = stub.get().encrypt(EncryptRequest.newBuilder()
+    EncryptResponse sealed = call.get().encrypt(EncryptRequest.newBuilder()
         .setAlgorithm(Algorithm.SM4_GCM).setKey(key).setPlaintext(message).setAad(aad).build());
     DecryptRequest.Builder open = DecryptRequest.newBuilder()
         .setAlgorithm(Algorithm.SM4_GCM).setKey(key).setNonce(sealed.getNonce())
         .setCiphertext(sealed.getCiphertext()).setTag(sealed.getTag()).setAad(aad);
-    ByteString opened = stub.get().decrypt(open.build()).getPlaintext();
+    ByteString opened = call.get().decrypt(open.build()).getPlaintext();
     System.out.println("SM4-GCM         nonce " + hex.formatHex(sealed.getNonce().toByteArray())
         + " tag " + hex.formatHex(sealed.getTag().toByteArray())
         + " round trip: " + opened.equals(message));
@@ -132,7 +132,7 @@ public final class Example {
     String tampered = "accepted";
     ErrorInfo tamperedInfo = null;
     try {
-      stub.get().decrypt(open.setTag(ByteString.copyFrom(new byte[16])).build());
+      call.get().decrypt(open.setTag(ByteString.copyFrom(new byte[16])).build());
     } catch (StatusRuntimeException e) {
       tampered = e.getStatus().getCode() + ": " + e.getStatus().getDescription();
       tamperedInfo = errorInfo(e);
@@ -144,7 +144,7 @@ public final class Example {
     String unknown = "accepted";
     ErrorInfo unknownInfo = null;
     try {
-      stub.get().sign(SignRequest.newBuilder().setAlgorithm(Algorithm.SM2)
+      call.get().sign(SignRequest.newBuilder().setAlgorithm(Algorithm.SM2)
           .setKey(KeyRef.newBuilder().setKeyId("no-such-key")).setData(message).build());
     } catch (StatusRuntimeException e) {
       unknown = e.getStatus().getCode().toString();
