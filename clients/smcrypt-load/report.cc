@@ -420,28 +420,14 @@ absl::StatusOr<std::vector<std::string>> WriteCharts(const Report& report, const
 
 namespace {
 
-std::string HtmlEscape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
 std::string HtmlTable(const std::vector<std::string>& header,
                       const std::vector<std::vector<std::string>>& rows) {
   std::string out = "<table>\n<tr>";
-  for (const auto& h : header) absl::StrAppend(&out, "<th>", HtmlEscape(h), "</th>");
+  for (const auto& h : header) absl::StrAppend(&out, "<th>", MarkupEscape(h), "</th>");
   out += "</tr>\n";
   for (const auto& r : rows) {
     out += "<tr>";
-    for (const auto& c : r) absl::StrAppend(&out, "<td>", HtmlEscape(c), "</td>");
+    for (const auto& c : r) absl::StrAppend(&out, "<td>", MarkupEscape(c), "</td>");
     out += "</tr>\n";
   }
   return out + "</table>\n";
@@ -452,19 +438,19 @@ std::string HtmlTable(const std::vector<std::string>& header,
 std::string ReportHtml(const Report& report) {
   std::string out = absl::StrCat(
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-      "<title>smcrypt-load ", HtmlEscape(report.version), " report</title>\n<style>\n"
+      "<title>smcrypt-load ", MarkupEscape(report.version), " report</title>\n<style>\n"
       "body{font-family:sans-serif;margin:1.5em;max-width:1200px}\n"
       "table{border-collapse:collapse;font-size:13px;margin:0.5em 0 1em}\n"
       "th,td{border:1px solid #ccc;padding:2px 6px;text-align:right}\n"
       "th:first-child,td:first-child{text-align:left}\n"
       "figure{margin:1em 0}svg{max-width:100%;height:auto}\n"
       "</style>\n</head>\n<body>\n<h1>smcrypt-load report</h1>\n<p>smcrypt-load ",
-      HtmlEscape(report.version), " &rarr; ", HtmlEscape(report.target), " (",
-      report.connections, " connections), started ", HtmlEscape(report.started_at),
-      "; smcryptd ", HtmlEscape(report.server_version), ".</p>\n");
+      MarkupEscape(report.version), " &rarr; ", MarkupEscape(report.target), " (",
+      report.connections, " connections), started ", MarkupEscape(report.started_at),
+      "; smcryptd ", MarkupEscape(report.server_version), ".</p>\n");
   const auto charts = Charts(report);
   for (const ScenarioReport& sc : report.scenarios) {
-    absl::StrAppend(&out, "<h2>", HtmlEscape(sc.name), "</h2>\n<p>", HtmlEscape(sc.description),
+    absl::StrAppend(&out, "<h2>", MarkupEscape(sc.name), "</h2>\n<p>", MarkupEscape(sc.description),
                     "</p>\n");
     if (!sc.steps.empty()) {
       std::vector<std::vector<std::string>> rows;
@@ -472,8 +458,8 @@ std::string ReportHtml(const Report& report) {
       absl::StrAppend(&out, HtmlTable(StepColumns(), rows));
     }
     for (const Table& t : sc.tables) {
-      absl::StrAppend(&out, "<h3>", HtmlEscape(t.title), "</h3>\n", HtmlTable(t.columns, t.rows));
-      if (!t.note.empty()) absl::StrAppend(&out, "<p>", HtmlEscape(t.note), "</p>\n");
+      absl::StrAppend(&out, "<h3>", MarkupEscape(t.title), "</h3>\n", HtmlTable(t.columns, t.rows));
+      if (!t.note.empty()) absl::StrAppend(&out, "<p>", MarkupEscape(t.note), "</p>\n");
     }
     // The scenario's charts, inline: its line chart is named after it, its bar charts
     // after its tables.
@@ -482,7 +468,7 @@ std::string ReportHtml(const Report& report) {
       for (const Table& t : sc.tables) mine |= !t.id.empty() && stem == FileSafe(t.id);
       if (!mine) continue;
       const size_t at = svg.find("<svg");
-      absl::StrAppend(&out, "<figure data-chart=\"", HtmlEscape(stem), "\">\n",
+      absl::StrAppend(&out, "<figure data-chart=\"", MarkupEscape(stem), "\">\n",
                       at == std::string::npos ? svg : svg.substr(at), "</figure>\n");
     }
   }

@@ -15,20 +15,6 @@ constexpr const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
 constexpr int kWidth = 880;
 constexpr int kLeft = 80, kRight = 200, kTop = 40, kBottom = 50;
 
-std::string Escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
 std::string Num(double v) {
   const double a = std::fabs(v);
   if (a == 0) return "0";
@@ -103,7 +89,7 @@ std::string Header(int width, int height, const std::string& title) {
       "\" font-family=\"sans-serif\" font-size=\"12\">\n",
       "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
       "<text x=\"", kWidth / 2, "\" y=\"22\" text-anchor=\"middle\" font-size=\"15\" "
-      "font-weight=\"bold\">", Escape(title), "</text>\n");
+      "font-weight=\"bold\">", MarkupEscape(title), "</text>\n");
 }
 
 std::string Legend(const std::vector<std::string>& names, int x, int y) {
@@ -112,7 +98,7 @@ std::string Legend(const std::vector<std::string>& names, int x, int y) {
     const int yy = y + static_cast<int>(i) * 18;
     absl::StrAppend(&out, "<rect x=\"", x, "\" y=\"", yy - 9, "\" width=\"12\" height=\"10\" fill=\"",
                     kColors[i % 8], "\"/>\n<text x=\"", x + 18, "\" y=\"", yy, "\">",
-                    Escape(names[i]), "</text>\n");
+                    MarkupEscape(names[i]), "</text>\n");
   }
   return out + "</g>\n";
 }
@@ -131,7 +117,7 @@ std::string YAxis(const Axis& y, int top, int h, int plot_w, const std::string& 
                         "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" "
                         "stroke=\"#333\"/>\n<text transform=\"translate(18,%d) rotate(-90)\" "
                         "text-anchor=\"middle\">%s</text>\n",
-                        kLeft, top, plot_w, h, top + h / 2, Escape(label));
+                        kLeft, top, plot_w, h, top + h / 2, MarkupEscape(label));
   return out;
 }
 
@@ -193,7 +179,7 @@ std::string LineChartSvg(const std::string& title, const std::string& x_label, b
                               px, top + kPanelH + 16, Num(t));
       }
       absl::StrAppend(&out, "<text x=\"", kLeft + plot_w / 2, "\" y=\"", top + kPanelH + 36,
-                      "\" text-anchor=\"middle\">", Escape(x_label), "</text>\n");
+                      "\" text-anchor=\"middle\">", MarkupEscape(x_label), "</text>\n");
     }
   }
   absl::StrAppend(&out, Legend(names, kWidth - kRight + 16, kTop + 12), "</svg>\n");
@@ -236,12 +222,12 @@ std::string BarChartSvg(const std::string& title, const std::string& y_label,
                             "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
                             "class=\"point\" fill=\"%s\"><title>%s %s: %s</title></rect>\n",
                             gx + si * bar_w, std::min(py, base), std::max(bar_w - 1, 1.0),
-                            std::fabs(base - py), kColors[si % 8], Escape(series[si].name),
-                            Escape(categories[c]), Num(v));
+                            std::fabs(base - py), kColors[si % 8], MarkupEscape(series[si].name),
+                            MarkupEscape(categories[c]), Num(v));
     }
     absl::StrAppendFormat(&out, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n",
                           kLeft + (c + 0.5) * group_w, kTop + kPlotH + 16,
-                          Escape(categories[c]));
+                          MarkupEscape(categories[c]));
   }
   if (reference > 0 && ya.Valid(reference)) {
     const double py = kTop + kPlotH - ya.Frac(reference) * kPlotH;
@@ -254,6 +240,20 @@ std::string BarChartSvg(const std::string& title, const std::string& y_label,
   for (const BarSeries& s : series) names.push_back(s.name);
   absl::StrAppend(&out, Legend(names, kWidth - kRight + 16, kTop + 12), "</svg>\n");
   out = Header(ChartWidth(names), height, title) + out;
+  return out;
+}
+
+std::string MarkupEscape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
   return out;
 }
 

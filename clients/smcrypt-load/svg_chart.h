@@ -25,6 +25,9 @@ struct LinePanel {
 };
 
 // LineChartSvg draws `panels` stacked vertically over one x axis.
+// MarkupEscape escapes &, <, > and " for SVG and HTML text and attribute values.
+std::string MarkupEscape(const std::string& s);
+
 std::string LineChartSvg(const std::string& title, const std::string& x_label, bool log_x,
                          const std::vector<LinePanel>& panels);
 
