@@ -310,6 +310,10 @@ TEST_F(SmcryptLoadTest, KeyringKeysAgainstDenyInlinePrivateKeys) {
                           "--rpc GetServerInfo",
                           "--rpc HybridEncryptStream --alg HPKE-SM2-SM3-SM4GCM "
                           "--keys HPKE-SM2-SM3-SM4GCM=signing --size 3MiB",
+                          "--rpc HybridDecryptStream --alg HPKE-SM2-SM3-SM4GCM "
+                          "--keys HPKE-SM2-SM3-SM4GCM=signing --size 3MiB",
+                          "--rpc DecryptStream --alg SM4-GCM --keys SM4-GCM=data --size 3MiB",
+                          "--rpc DecryptStream --alg SM4-CBC --keys SM4-CBC=data --size 1000",
                           "--rpc HashBatch --alg SM3 --batch 4",
                           "--rpc SignBatch --alg SM2 --keys SM2=signing --batch 4",
                           "--rpc VerifyBatch --alg SM2 --keys SM2=signing --batch 4",
