@@ -236,6 +236,14 @@ struct Measurer {
                                                     SizeName(total), " once): ", st.message()));
       }
     }
+    if (rpc == "HybridEncryptStream") {
+      // An inline key pair is drawn (GenerateKeyPair, a setup request) before the server's
+      // counters are read, so the step's delta is the measured stream alone.
+      v1::KeyRef key;
+      if (absl::Status k = ctx.preparer->KeyRefFor(alg, /*private_key=*/false, &key); !k.ok()) {
+        return k;
+      }
+    }
     RunResult& r = s.result;
     std::optional<ServerSample> before;
     if (!ctx.metrics_url.empty()) {
