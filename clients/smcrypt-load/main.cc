@@ -63,7 +63,8 @@ const std::vector<OwnedFlag>& OwnedFlags() {
                           "PublicKeyDecrypt, HybridEncrypt, HybridDecrypt, GenerateRandom, "
                           "GenerateKeyPair, GetPublicKey, GetServerInfo, "
                           "HashBatch, SignBatch, VerifyBatch, EncryptBatch, HybridEncryptBatch, "
-                          "HashStream, EncryptStream, HybridEncryptStream"},
+                          "HashStream, EncryptStream, DecryptStream, HybridEncryptStream, "
+                          "HybridDecryptStream"},
         {"batch", "N", absl::StrCat("run: items per *Batch RPC (default ",
                                     Config().batch_items, ")")},
         {"rate", "OPS", "run: open loop at OPS operations/s, latency corrected for "

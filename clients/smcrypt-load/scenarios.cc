@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -64,9 +65,114 @@ std::string OpName(std::string rpc) {
   return "encrypt";
 }
 
+grpc::Status ToGrpc(const absl::Status& st) {
+  return st.ok() ? grpc::Status::OK
+                 : grpc::Status(static_cast<grpc::StatusCode>(st.code()), std::string(st.message()));
+}
+
 struct Measurer {
   const Config& config;
   Context& ctx;
+
+  // SymmetricSeal sends `total` bytes (`chunk` repeated) through EncryptStream in messages
+  // of chunk.size(). With `out`, it also returns the DecryptStream requests that decrypt
+  // it: the parameters (same key, the nonce drawn, same padding), then each response's
+  // ciphertext and tag as one message (GCM/CCM: one message per segment).
+  absl::Status SymmetricSeal(grpc::ClientContext& cctx, v1::Algorithm alg, size_t total,
+                             const std::string& chunk, std::vector<v1::DecryptStreamRequest>* out) {
+    const size_t key_size = alg == v1::AES_256_GCM || alg == v1::AES_256_ECB ||
+                                    alg == v1::AES_256_CBC || alg == v1::AES_256_CTR
+                                ? 32 : 16;
+    v1::KeyRef key;
+    ctx.preparer->SymmetricRef(alg, ctx.preparer->Payload(key_size + 1).substr(1), &key);
+    const v1::Padding padding = cli::UsesPadding(alg)
+                                    ? (total % 16 == 0 ? v1::PADDING_NONE : v1::PADDING_PKCS7)
+                                    : v1::PADDING_UNSPECIFIED;
+    if (out != nullptr) {
+      out->clear();
+      auto* p = out->emplace_back().mutable_params();
+      p->set_algorithm(alg);
+      *p->mutable_key() = key;
+      p->set_padding(padding);
+    }
+    auto stream = ctx.stubs.front()->EncryptStream(&cctx);
+    size_t sent = 0;
+    bool first = true;
+    return cli::PumpBidiStream<v1::EncryptStreamRequest, v1::EncryptStreamResponse>(
+        cctx, *stream,
+        [&]() -> absl::StatusOr<std::optional<v1::EncryptStreamRequest>> {
+          if (sent >= total && !first) return std::nullopt;
+          v1::EncryptStreamRequest req;
+          if (first) {
+            auto* p = req.mutable_params();
+            p->set_algorithm(alg);
+            *p->mutable_key() = key;
+            p->set_padding(padding);
+          }
+          const size_t n = std::min(chunk.size(), total - sent);
+          req.set_plaintext(chunk.data(), n);
+          sent += n;
+          first = false;
+          return req;
+        },
+        [&](const v1::EncryptStreamResponse& resp) {
+          if (out == nullptr) return absl::OkStatus();
+          if (!resp.nonce().empty()) (*out)[0].mutable_params()->set_nonce(resp.nonce());
+          if (!resp.ciphertext().empty() || !resp.tag().empty()) {
+            v1::DecryptStreamRequest& req = out->emplace_back();
+            req.set_ciphertext(resp.ciphertext());
+            req.set_tag(resp.tag());
+          }
+          return absl::OkStatus();
+        });
+  }
+
+  // HybridSeal is SymmetricSeal for HybridEncryptStream (the public key; `out` gets the
+  // HybridDecryptStream requests: the private key, then each response's ciphertext).
+  absl::Status HybridSeal(grpc::ClientContext& cctx, v1::Algorithm alg, size_t total,
+                          const std::string& chunk,
+                          std::vector<v1::HybridDecryptStreamRequest>* out) {
+    v1::KeyRef key;
+    if (absl::Status k = ctx.preparer->KeyRefFor(alg, /*private_key=*/false, &key); !k.ok()) {
+      return k;
+    }
+    if (out != nullptr) {
+      out->clear();
+      auto* p = out->emplace_back().mutable_params();
+      p->set_algorithm(alg);
+      if (absl::Status k = ctx.preparer->KeyRefFor(alg, /*private_key=*/true, p->mutable_key());
+          !k.ok()) {
+        return k;
+      }
+      p->set_info("smcrypt-load");
+    }
+    auto stream = ctx.stubs.front()->HybridEncryptStream(&cctx);
+    size_t sent = 0;
+    bool first = true;
+    return cli::PumpBidiStream<v1::HybridEncryptStreamRequest, v1::HybridEncryptStreamResponse>(
+        cctx, *stream,
+        [&]() -> absl::StatusOr<std::optional<v1::HybridEncryptStreamRequest>> {
+          if (sent >= total && !first) return std::nullopt;
+          v1::HybridEncryptStreamRequest req;
+          if (first) {
+            auto* p = req.mutable_params();
+            p->set_algorithm(alg);
+            *p->mutable_key() = key;
+            p->set_info("smcrypt-load");
+          }
+          const size_t n = std::min(chunk.size(), total - sent);
+          req.set_plaintext(chunk.data(), n);
+          sent += n;
+          first = false;
+          return req;
+        },
+        [&](const v1::HybridEncryptStreamResponse& resp) {
+          if (out != nullptr && !resp.ciphertext().empty()) {
+            out->emplace_back().set_ciphertext(resp.ciphertext());
+          }
+          return absl::OkStatus();
+        });
+  }
 
   absl::StatusOr<Step> Cell(const WorkloadSpec& spec, RunOptions opts, std::string scheme = "") {
     absl::StatusOr<Workload> w = ctx.preparer->Make(spec);
@@ -95,8 +201,10 @@ struct Measurer {
     return s;
   }
 
-  // Stream sends `total` bytes through HashStream or EncryptStream in 1 MiB messages, one
-  // stream, and times it (the payload repeats one pseudo-random 1 MiB chunk).
+  // Stream sends `total` bytes through HashStream, EncryptStream or HybridEncryptStream in
+  // 1 MiB messages, one stream, and times it (the payload repeats one pseudo-random 1 MiB
+  // chunk); DecryptStream and HybridDecryptStream decrypt that payload's ciphertext, made
+  // before the measurement, and a plaintext that differs fails the operation (DATA_LOSS).
   absl::StatusOr<Step> Stream(const std::string& rpc, v1::Algorithm alg, size_t total) {
     Step s;
     s.algorithm = AlgorithmName(alg);
@@ -106,6 +214,36 @@ struct Measurer {
     s.size = total;
     s.note = "streams: one RPC carrying the payload in 1 MiB messages";
     const std::string chunk = ctx.preparer->Payload(std::min(total, kStreamChunk));
+    // The decrypting streams: the ciphertext of one encrypting stream of the same key and
+    // messages, made here, before the measurement (a setup RPC), and sent as it came.
+    std::vector<v1::DecryptStreamRequest> sealed;
+    std::vector<v1::HybridDecryptStreamRequest> hybrid_sealed;
+    if (rpc == "DecryptStream" || rpc == "HybridDecryptStream") {
+      s.note = absl::StrCat("streams: one RPC carrying the ciphertext of one ",
+                            rpc == "DecryptStream" ? "EncryptStream" : "HybridEncryptStream",
+                            " (made before the measurement) in the messages it came in; "
+                            "the plaintext is compared with what was encrypted");
+      grpc::ClientContext pctx;
+      pctx.set_deadline(
+          absl::ToChronoTime(absl::Now() + std::max(config.timeout, absl::Minutes(30))));
+      for (const auto& [key, value] : config.metadata) pctx.AddMetadata(key, value);
+      ctx.preparer->Count(1);
+      absl::Status st = rpc == "DecryptStream"
+                            ? SymmetricSeal(pctx, alg, total, chunk, &sealed)
+                            : HybridSeal(pctx, alg, total, chunk, &hybrid_sealed);
+      if (!st.ok()) {
+        return absl::Status(st.code(), absl::StrCat("preparing ", rpc, " (encrypting ",
+                                                    SizeName(total), " once): ", st.message()));
+      }
+    }
+    if (rpc == "HybridEncryptStream") {
+      // An inline key pair is drawn (GenerateKeyPair, a setup request) before the server's
+      // counters are read, so the step's delta is the measured stream alone.
+      v1::KeyRef key;
+      if (absl::Status k = ctx.preparer->KeyRefFor(alg, /*private_key=*/false, &key); !k.ok()) {
+        return k;
+      }
+    }
     RunResult& r = s.result;
     std::optional<ServerSample> before;
     if (!ctx.metrics_url.empty()) {
@@ -137,66 +275,40 @@ struct Measurer {
       writer->WritesDone();
       status = writer->Finish();
     } else if (rpc == "EncryptStream") {
-      const size_t key_size = alg == v1::AES_256_GCM || alg == v1::AES_256_ECB ||
-                                      alg == v1::AES_256_CBC || alg == v1::AES_256_CTR
-                                  ? 32 : 16;
-      auto stream = stub.EncryptStream(&cctx);
-      size_t sent = 0;
-      bool first = true;
-      absl::Status st = cli::PumpBidiStream<v1::EncryptStreamRequest, v1::EncryptStreamResponse>(
-          cctx, *stream,
-          [&]() -> absl::StatusOr<std::optional<v1::EncryptStreamRequest>> {
-            if (sent >= total && !first) return std::nullopt;
-            v1::EncryptStreamRequest req;
-            if (first) {
-              auto* p = req.mutable_params();
-              p->set_algorithm(alg);
-              ctx.preparer->SymmetricRef(alg, ctx.preparer->Payload(key_size + 1).substr(1),
-                                         p->mutable_key());
-              if (cli::UsesPadding(alg)) {
-                p->set_padding(total % 16 == 0 ? v1::PADDING_NONE : v1::PADDING_PKCS7);
-              }
-            }
-            const size_t n = std::min(chunk.size(), total - sent);
-            req.set_plaintext(chunk.data(), n);
-            sent += n;
-            first = false;
-            return req;
-          },
-          [](const v1::EncryptStreamResponse&) { return absl::OkStatus(); });
-      status = st.ok() ? grpc::Status::OK
-                       : grpc::Status(static_cast<grpc::StatusCode>(st.code()),
-                                      std::string(st.message()));
+      status = ToGrpc(SymmetricSeal(cctx, alg, total, chunk, nullptr));
     } else if (rpc == "HybridEncryptStream") {
-      v1::KeyRef key;
-      if (absl::Status k = ctx.preparer->KeyRefFor(alg, /*private_key=*/false, &key); !k.ok()) {
-        return k;
-      }
-      auto stream = stub.HybridEncryptStream(&cctx);
-      size_t sent = 0;
-      bool first = true;
+      status = ToGrpc(HybridSeal(cctx, alg, total, chunk, nullptr));
+    } else if (rpc == "DecryptStream") {
+      PayloadCheck check(chunk, total);
+      auto stream = stub.DecryptStream(&cctx);
+      size_t next = 0;
+      absl::Status st = cli::PumpBidiStream<v1::DecryptStreamRequest, v1::DecryptStreamResponse>(
+          cctx, *stream,
+          [&]() -> absl::StatusOr<std::optional<v1::DecryptStreamRequest>> {
+            if (next >= sealed.size()) return std::nullopt;
+            return std::move(sealed[next++]);
+          },
+          [&](const v1::DecryptStreamResponse& resp) {
+            check.Add(resp.plaintext());
+            return absl::OkStatus();
+          });
+      status = ToGrpc(st.ok() ? check.Finish() : st);
+    } else if (rpc == "HybridDecryptStream") {
+      PayloadCheck check(chunk, total);
+      auto stream = stub.HybridDecryptStream(&cctx);
+      size_t next = 0;
       absl::Status st =
-          cli::PumpBidiStream<v1::HybridEncryptStreamRequest, v1::HybridEncryptStreamResponse>(
+          cli::PumpBidiStream<v1::HybridDecryptStreamRequest, v1::HybridDecryptStreamResponse>(
               cctx, *stream,
-              [&]() -> absl::StatusOr<std::optional<v1::HybridEncryptStreamRequest>> {
-                if (sent >= total && !first) return std::nullopt;
-                v1::HybridEncryptStreamRequest req;
-                if (first) {
-                  auto* p = req.mutable_params();
-                  p->set_algorithm(alg);
-                  *p->mutable_key() = key;
-                  p->set_info("smcrypt-load");
-                }
-                const size_t n = std::min(chunk.size(), total - sent);
-                req.set_plaintext(chunk.data(), n);
-                sent += n;
-                first = false;
-                return req;
+              [&]() -> absl::StatusOr<std::optional<v1::HybridDecryptStreamRequest>> {
+                if (next >= hybrid_sealed.size()) return std::nullopt;
+                return std::move(hybrid_sealed[next++]);
               },
-              [](const v1::HybridEncryptStreamResponse&) { return absl::OkStatus(); });
-      status = st.ok() ? grpc::Status::OK
-                       : grpc::Status(static_cast<grpc::StatusCode>(st.code()),
-                                      std::string(st.message()));
+              [&](const v1::HybridDecryptStreamResponse& resp) {
+                check.Add(resp.plaintext());
+                return absl::OkStatus();
+              });
+      status = ToGrpc(st.ok() ? check.Finish() : st);
     } else {
       return absl::InvalidArgumentError(absl::StrCat("unknown stream RPC ", rpc));
     }
@@ -618,7 +730,8 @@ absl::StatusOr<ScenarioReport> Generic(const Config& config, Context& ctx) {
   const v1::Algorithm alg = config.algs.empty() ? v1::ALGORITHM_UNSPECIFIED : config.algs.front();
   const size_t size = config.sizes.empty() ? 512 : config.sizes.front();
   if (config.rpc == "HashStream" || config.rpc == "EncryptStream" ||
-      config.rpc == "HybridEncryptStream") {
+      config.rpc == "HybridEncryptStream" || config.rpc == "DecryptStream" ||
+      config.rpc == "HybridDecryptStream") {
     rep.description = absl::StrCat(config.rpc, " ", AlgorithmName(alg), ", one stream of ",
                                    SizeName(size));
     absl::StatusOr<Step> s = m.Stream(config.rpc, alg, size);

@@ -398,4 +398,26 @@ absl::StatusOr<Workload> Preparer::Make(const WorkloadSpec& spec) {
   return w;
 }
 
+void PayloadCheck::Add(std::string_view piece) {
+  for (size_t i = 0; i < piece.size() && !first_difference_; ++i) {
+    const size_t at = received_ + i;
+    if (at >= total_ || chunk_.empty() || piece[i] != chunk_[at % chunk_.size()]) {
+      first_difference_ = at;
+    }
+  }
+  received_ += piece.size();
+}
+
+absl::Status PayloadCheck::Finish() const {
+  if (first_difference_ && *first_difference_ < total_) {
+    return absl::DataLossError(absl::StrCat("the decrypted plaintext differs from what was "
+                                            "encrypted at byte ", *first_difference_));
+  }
+  if (received_ != total_) {
+    return absl::DataLossError(absl::StrCat("the decrypted plaintext has ", received_,
+                                            " bytes, ", total_, " were encrypted"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace smcrypt::load

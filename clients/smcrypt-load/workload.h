@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -95,6 +97,24 @@ class Preparer {
   std::map<int, smcrypt::v1::GenerateKeyPairResponse> keys_;
   std::map<smcrypt::v1::Algorithm, std::string> key_ids_;
   std::string symmetric_key_32_;
+};
+
+// PayloadCheck checks a plaintext that arrives in pieces (a decrypting stream's responses)
+// against the `total` bytes the streams send: `chunk` repeated, the last copy cut short.
+// Add each piece in order, then Finish.
+class PayloadCheck {
+ public:
+  PayloadCheck(std::string chunk, size_t total) : chunk_(std::move(chunk)), total_(total) {}
+  void Add(std::string_view piece);
+  // Finish is OK when exactly the expected bytes arrived; otherwise DATA_LOSS naming the
+  // first differing byte or the length received.
+  absl::Status Finish() const;
+
+ private:
+  std::string chunk_;
+  size_t total_;
+  size_t received_ = 0;
+  std::optional<size_t> first_difference_;
 };
 
 // RpcError converts a failed grpc::Status into an absl::Status naming `what`.

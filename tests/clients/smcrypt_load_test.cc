@@ -252,6 +252,27 @@ TEST_F(SmcryptLoadTest, GenericClosedAndOpenLoop) {
   EXPECT_TRUE(o.count("latency_uncorrected_us"));
 }
 
+// Every stream RPC with inline keys (key pairs drawn by GenerateKeyPair, before the
+// measured stream): one operation, one measured request, the server's delta over the step.
+TEST_F(SmcryptLoadTest, StreamsWithInlineKeys) {
+  for (const char* run : {"--rpc HashStream --alg SM3 --size 2MiB",
+                          "--rpc EncryptStream --alg SM4-CBC --size 1000",
+                          "--rpc DecryptStream --alg SM4-CBC --size 1000",
+                          "--rpc DecryptStream --alg AES-256-GCM --size 2500000",
+                          "--rpc DecryptStream --alg SM4-CTR --size 1048577",
+                          "--rpc HybridEncryptStream --alg HPKE-P256-SHA256-AES128GCM --size 2MiB",
+                          "--rpc HybridDecryptStream --alg HPKE-P256-SHA256-AES128GCM "
+                          "--size 2500000",
+                          "--rpc HybridDecryptStream --alg HPKE-SM2-SM3-SM4GCM --size 0"}) {
+    std::vector<Value> sc = RunAndCheck({"--scenario run", run});
+    ASSERT_EQ(sc.size(), 1u) << run;
+    const auto& s =
+        sc[0].struct_value().fields().at("steps").list_value().values(0).struct_value().fields();
+    EXPECT_EQ(s.at("operations").number_value(), 1) << run;
+    EXPECT_EQ(s.at("requests").number_value(), 1) << run;
+  }
+}
+
 TEST_F(SmcryptLoadTest, QuickWritesCsvAndCharts) {
   const std::string csv = *dir_ + "/quick.csv";
   std::vector<Value> sc = RunAndCheck(
@@ -310,6 +331,10 @@ TEST_F(SmcryptLoadTest, KeyringKeysAgainstDenyInlinePrivateKeys) {
                           "--rpc GetServerInfo",
                           "--rpc HybridEncryptStream --alg HPKE-SM2-SM3-SM4GCM "
                           "--keys HPKE-SM2-SM3-SM4GCM=signing --size 3MiB",
+                          "--rpc HybridDecryptStream --alg HPKE-SM2-SM3-SM4GCM "
+                          "--keys HPKE-SM2-SM3-SM4GCM=signing --size 3MiB",
+                          "--rpc DecryptStream --alg SM4-GCM --keys SM4-GCM=data --size 3MiB",
+                          "--rpc DecryptStream --alg SM4-CBC --keys SM4-CBC=data --size 1000",
                           "--rpc HashBatch --alg SM3 --batch 4",
                           "--rpc SignBatch --alg SM2 --keys SM2=signing --batch 4",
                           "--rpc VerifyBatch --alg SM2 --keys SM2=signing --batch 4",

@@ -10,6 +10,7 @@
 #include "clients/smcrypt-load/options.h"
 #include "clients/smcrypt-load/server_metrics.h"
 #include "clients/smcrypt-load/svg_chart.h"
+#include "clients/smcrypt-load/workload.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
 
@@ -154,6 +155,38 @@ TEST(ServerMetricsTest, BadUrls) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(HttpGet("http://127.0.0.1/metrics", absl::Seconds(1)).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// The decrypting streams' plaintext check: `chunk` repeated up to `total`, in any pieces.
+TEST(PayloadCheckTest, AcceptsExactlyTheRepeatedChunk) {
+  const std::string chunk = "0123456789";
+  PayloadCheck whole(chunk, 25);
+  whole.Add("0123456789012345678901234");
+  EXPECT_THAT(whole.Finish(), testing::IsOk());
+  PayloadCheck pieces(chunk, 25);
+  for (std::string_view p : {"0123", "4567890", "", "12345678901234"}) pieces.Add(p);
+  EXPECT_THAT(pieces.Finish(), testing::IsOk());
+  PayloadCheck empty(chunk, 0);
+  EXPECT_THAT(empty.Finish(), testing::IsOk());
+}
+
+TEST(PayloadCheckTest, ADifferentByteOrLengthIsDataLoss) {
+  const std::string chunk = "0123456789";
+  PayloadCheck flipped(chunk, 25);
+  flipped.Add("01234567890123");
+  flipped.Add("X5678901234");
+  EXPECT_THAT(flipped.Finish(),
+              testing::StatusIs(absl::StatusCode::kDataLoss, ::testing::HasSubstr("at byte 14")));
+  PayloadCheck short_(chunk, 25);
+  short_.Add("012345678901234567890123");
+  EXPECT_THAT(short_.Finish(),
+              testing::StatusIs(absl::StatusCode::kDataLoss, ::testing::HasSubstr("has 24 bytes")));
+  PayloadCheck long_(chunk, 25);
+  long_.Add("01234567890123456789012345");
+  EXPECT_THAT(long_.Finish(),
+              testing::StatusIs(absl::StatusCode::kDataLoss, ::testing::HasSubstr("has 26 bytes")));
+  PayloadCheck nothing(chunk, 25);
+  EXPECT_THAT(nothing.Finish(), testing::StatusIs(absl::StatusCode::kDataLoss));
 }
 
 // The legend sits right of the plot; the chart widens so the longest name (estimated at
