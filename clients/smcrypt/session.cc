@@ -8,11 +8,37 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/cord.h"
 #include "clients/smcrypt/io.h"
+#include "clients/smcrypt/local_service.h"
 
 namespace smcrypt::cli {
 namespace {
 
 constexpr char kRpcPayloadUrl[] = "type.smcrypt.dev/cli.RpcError";
+constexpr char kReasonPayloadUrl[] = "type.smcrypt.dev/cli.ErrorReason";
+constexpr char kInProcessPayloadUrl[] = "type.smcrypt.dev/cli.InProcess";
+
+// in_process: this run's command uses the in-process service (set by Connect); its
+// errors are then the command's input errors, not a server's.
+bool in_process = false;
+
+// ReasonOf: the reason the service attached to `status`; for a server that predates
+// ErrorInfo, DECRYPTION_FAILED for INVALID_ARGUMENT "decryption failed" (the single
+// message of every authentication failure, crypto.proto "Errors").
+std::string ReasonOf(const grpc::Status& status) {
+  if (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT &&
+      status.error_message() == "decryption failed") {
+    return kReasonDecryptionFailed;
+  }
+  return "";
+}
+
+absl::Status MarkRpc(absl::Status out, const std::string& reason) {
+  if (out.ok()) return out;
+  out.SetPayload(kRpcPayloadUrl, absl::Cord("1"));
+  if (!reason.empty()) out.SetPayload(kReasonPayloadUrl, absl::Cord(reason));
+  if (in_process) out.SetPayload(kInProcessPayloadUrl, absl::Cord("1"));
+  return out;
+}
 
 absl::StatusOr<absl::Duration> ParseTimeout(const std::string& text) {
   absl::Duration d;
@@ -40,6 +66,30 @@ absl::StatusOr<std::string> ReadPemFlag(const Args& args, absl::string_view flag
 }
 
 }  // namespace
+
+absl::StatusOr<bool> LocalMode(const Args& args) {
+  const bool connection_flag = args.Has("target") || args.Has("tls") || args.Has("ca") ||
+                               args.Has("cert") || args.Has("cert-key") ||
+                               args.Has("server-name");
+  if (args.Has("local")) {
+    if (connection_flag) {
+      return absl::InvalidArgumentError(
+          "--local runs in process: it takes no --target, --tls, --ca, --cert, --cert-key or "
+          "--server-name");
+    }
+    return true;
+  }
+  if (connection_flag) return false;
+  const char* env = std::getenv("SMCRYPT_LOCAL");
+  return env != nullptr && *env != '\0' && std::string(env) != "0";
+}
+
+bool IsLocal(const Args& args) {
+  absl::StatusOr<bool> local = LocalMode(args);
+  return local.ok() && *local;
+}
+
+Session::~Session() = default;
 
 absl::StatusOr<ChannelConfig> ChannelConfigFromArgs(const Args& args) {
   ChannelConfig config;
@@ -90,6 +140,25 @@ absl::StatusOr<ChannelConfig> ChannelConfigFromArgs(const Args& args) {
 }
 
 absl::StatusOr<Session> Session::Connect(const Args& args) {
+  absl::StatusOr<bool> local = LocalMode(args);
+  if (!local.ok()) return local.status();
+  if (*local) {
+    Session session;
+    if (std::optional<std::string> t = args.Get("timeout")) {
+      absl::StatusOr<absl::Duration> d = ParseTimeout(*t);
+      if (!d.ok()) return d.status();
+      session.timeout_ = *d;
+    }
+    absl::StatusOr<std::unique_ptr<LocalService>> service = LocalService::Start();
+    if (!service.ok()) return service.status();
+    session.local_ = *std::move(service);
+    grpc::ChannelArguments channel_args;
+    channel_args.SetMaxReceiveMessageSize(-1);
+    channel_args.SetMaxSendMessageSize(-1);
+    session.stub_ = smcrypt::v1::CryptoService::NewStub(session.local_->Channel(channel_args));
+    in_process = true;
+    return session;
+  }
   absl::StatusOr<ChannelConfig> config = ChannelConfigFromArgs(args);
   if (!config.ok()) return config.status();
   Session session;
@@ -108,19 +177,28 @@ void Session::Prepare(grpc::ClientContext* ctx, bool streaming) const {
 }
 
 absl::Status RpcStatus(const grpc::Status& status) {
-  absl::Status out(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
-  if (!out.ok()) out.SetPayload(kRpcPayloadUrl, absl::Cord("1"));
-  return out;
+  return MarkRpc(
+      absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message()),
+      ReasonOf(status));
 }
 
 absl::Status ItemStatus(const smcrypt::v1::Status& status) {
-  absl::Status out(static_cast<absl::StatusCode>(status.code()), status.message());
-  if (!out.ok()) out.SetPayload(kRpcPayloadUrl, absl::Cord("1"));
-  return out;
+  grpc::Status item(static_cast<grpc::StatusCode>(status.code()), status.message());
+  return MarkRpc(absl::Status(static_cast<absl::StatusCode>(status.code()), status.message()),
+                 ReasonOf(item));
 }
 
 bool IsRpcError(const absl::Status& status) {
   return status.GetPayload(kRpcPayloadUrl).has_value();
+}
+
+bool IsInProcessError(const absl::Status& status) {
+  return status.GetPayload(kInProcessPayloadUrl).has_value();
+}
+
+std::string ErrorReason(const absl::Status& status) {
+  auto reason = status.GetPayload(kReasonPayloadUrl);
+  return reason.has_value() ? std::string(*reason) : std::string();
 }
 
 std::string CodeName(absl::StatusCode code) {
