@@ -6,27 +6,10 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "clients/smcrypt/io.h"
-#include "smcrypt/pem.h"
-#include "smcrypt/secret_data.h"
-#if __has_include("smcrypt/pkcs8.h")
 #include "smcrypt/pkcs8.h"
-#define SMCRYPT_CLI_HAS_PKCS8 1
-#endif
+#include "smcrypt/secret_data.h"
 
 namespace smcrypt::cli {
-namespace {
-
-constexpr absl::string_view kEncryptedLabel = "ENCRYPTED PRIVATE KEY";
-
-#ifndef SMCRYPT_CLI_HAS_PKCS8
-// A libsmcrypt without smcrypt/pkcs8.h: encrypted keys are recognised (PEM) and refused.
-bool IsEncryptedPrivateKeyInfo(absl::string_view) { return false; }
-absl::StatusOr<SecretData> DecryptPrivateKeyInfo(absl::string_view, absl::string_view) {
-  return absl::UnimplementedError("this libsmcrypt cannot decrypt PKCS#8 (no smcrypt/pkcs8.h)");
-}
-#endif
-
-}  // namespace
 
 absl::StatusOr<std::optional<std::string>> PasswordFlag(const Args& args) {
   if (args.Has("pass") && args.Has("pass-file")) {
@@ -55,19 +38,7 @@ absl::StatusOr<std::optional<std::string>> DecryptKeyFile(const Args& args,
                                                           absl::string_view file) {
   absl::StatusOr<std::optional<std::string>> password = PasswordFlag(args);
   if (!password.ok()) return password.status();
-  std::string der;
-  bool encrypted = false;
-  if (LooksLikePem(file)) {
-    absl::StatusOr<PemBlock> block = PemDecode(file);
-    if (block.ok() && block->label == kEncryptedLabel) {
-      der = std::string(SecretDataAsStringView(block->der));
-      encrypted = true;
-    }
-  } else if (IsEncryptedPrivateKeyInfo(file)) {
-    der = std::string(file);
-    encrypted = true;
-  }
-  if (!encrypted) {
+  if (!IsEncryptedPrivateKeyInfo(file)) {
     if (password->has_value()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--key ", path, " is not an encrypted private key: drop --pass/--pass-file"));
@@ -79,7 +50,7 @@ absl::StatusOr<std::optional<std::string>> DecryptKeyFile(const Args& args,
         "--key ", path, " is an encrypted private key: give its password with "
                         "--pass-file FILE (or --pass PASSWORD)"));
   }
-  absl::StatusOr<SecretData> pki = DecryptPrivateKeyInfo(der, **password);
+  absl::StatusOr<SecretData> pki = DecryptPrivateKeyInfo(file, **password);
   if (!pki.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("--key ", path, ": ", pki.status().message()));
@@ -89,10 +60,6 @@ absl::StatusOr<std::optional<std::string>> DecryptKeyFile(const Args& args,
 
 absl::StatusOr<std::string> EncryptKey(absl::string_view pki_der, absl::string_view password,
                                        absl::string_view cipher) {
-#ifndef SMCRYPT_CLI_HAS_PKCS8
-  (void)pki_der, (void)password, (void)cipher;
-  return absl::UnimplementedError("this libsmcrypt cannot encrypt PKCS#8 (no smcrypt/pkcs8.h)");
-#else
   const std::string lower = absl::AsciiStrToLower(cipher);
   Pbes2Scheme scheme;
   if (lower == "aes-256-cbc" || lower == "aes256" || lower == "aes-256") {
@@ -104,7 +71,6 @@ absl::StatusOr<std::string> EncryptKey(absl::string_view pki_der, absl::string_v
         absl::StrCat("--pass-cipher ", cipher, ": expected aes-256-cbc or sm4-cbc"));
   }
   return EncryptPrivateKeyInfo(pki_der, password, scheme);
-#endif
 }
 
 }  // namespace smcrypt::cli
