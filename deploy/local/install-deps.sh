@@ -18,6 +18,9 @@ packages=(
   # for the secret/declassify marks (crypto/common/ct_annotations.h).
   valgrind
   curl
+  # smcrypt --local's test that a local command makes no socket (tests/clients,
+  # smcrypt_cli_local_test LocalCommandsOpenNoSocket): strace.
+  strace
   # Python client interop test and examples: Debian's /usr/bin/python3 with these modules.
   python3 python3-grpcio python3-protobuf python3-cryptography
   # Container image and tests (deploy/local/image.sh, tests/container, label container):
