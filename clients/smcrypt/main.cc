@@ -28,6 +28,10 @@ std::vector<Command> AllCommands() {
 constexpr size_t kHelpWidth = 80;
 constexpr size_t kFlagColumn = 24;
 
+// The help text stays hand-made: it is laid out from the same FlagSpec tables the parser
+// reads, in groups (own flags, input/output/key flags, connection flags) with each
+// command's prose and examples, which CLI11's formatter (one option list per app) does not
+// give without making each command a CLI11 subcommand with its own app.
 // Wrap fills `text` into lines of at most kHelpWidth columns, each continuation line
 // indented by `indent` spaces; `first_column` is where the first line starts.
 std::string Wrap(absl::string_view text, size_t indent, size_t first_column) {

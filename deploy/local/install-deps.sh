@@ -8,6 +8,8 @@ packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates openssl
   libssl-dev libabsl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  # The smcrypt CLI's flag parser (clients/smcrypt/flags.cc).
+  libcli11-dev
   libgrpc++-dev libgrpc-dev protobuf-compiler protobuf-compiler-grpc libprotobuf-dev
   prometheus-cpp-dev
   libbotan-2-dev libgcrypt20-dev
