@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "server/error_reason.h"
 
 namespace smcrypt::server {
 namespace {
@@ -218,9 +219,10 @@ absl::Status AccessPolicy::Check(const ClientIdentity& client, AccessOperation o
       if (GlobMatch(pattern, key.key_id)) return absl::OkStatus();
     }
   }
-  return absl::PermissionDeniedError(absl::StrCat(
-      "access policy: client '", client.Name(), "' may not ", AccessOperationName(op),
-      " with ", key.Describe()));
+  return WithReason(absl::PermissionDeniedError(absl::StrCat(
+                        "access policy: client '", client.Name(), "' may not ",
+                        AccessOperationName(op), " with ", key.Describe())),
+                    reason::kAccessDenied, {{"operation", AccessOperationName(op)}});
 }
 
 }  // namespace smcrypt::server

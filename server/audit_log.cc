@@ -10,28 +10,23 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "nlohmann/json.hpp"
 
 namespace smcrypt::server {
 
-std::string JsonEscape(absl::string_view s, size_t max_size) {
-  if (s.size() > max_size) s = s.substr(0, max_size);
-  std::string out;
-  out.reserve(s.size() + 8);
-  for (char c : s) {
-    const unsigned char u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out.push_back('\\');
-      out.push_back(c);
-    } else if (u < 0x20 || u >= 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\u%04x", u);
-      out.append(buf);
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out;
+namespace {
+
+// Client-supplied strings are cut to this many bytes (at a UTF-8 boundary) in a line.
+constexpr size_t kMaxFieldSize = 256;
+
+std::string Cut(absl::string_view s) {
+  if (s.size() <= kMaxFieldSize) return std::string(s);
+  size_t end = kMaxFieldSize;
+  while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;
+  return std::string(s.substr(0, end));
 }
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<AuditLog>> AuditLog::Open(const std::string& path) {
   if (path.empty()) return std::unique_ptr<AuditLog>(new AuditLog(STDERR_FILENO, false));
@@ -54,18 +49,23 @@ std::string AuditLog::FormatLine(const AuditRecord& r) {
   absl::string_view source = "none";
   if (r.key.kind == AccessKey::Kind::kKeyId) source = "keyring";
   if (r.key.kind == AccessKey::Kind::kInline) source = "inline";
-  std::string line = absl::StrCat(
-      "{\"time\":\"",
-      absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::Now(), absl::UTCTimeZone()),
-      "\",\"type\":\"audit\",\"client\":\"", JsonEscape(client.Name()),
-      "\",\"authenticated\":", client.authenticated ? "true" : "false", ",\"peer\":\"",
-      JsonEscape(client.peer), "\",\"method\":\"", JsonEscape(r.method),
-      "\",\"operation\":\"", AccessOperationName(r.operation), "\",\"algorithm\":\"",
-      JsonEscape(r.algorithm), "\",\"key_source\":\"", source, "\"");
-  if (r.key.kind == AccessKey::Kind::kKeyId) {
-    absl::StrAppend(&line, ",\"key_id\":\"", JsonEscape(r.key.key_id), "\"");
-  }
-  absl::StrAppend(&line, ",\"status\":\"", absl::StatusCodeToString(r.code), "\"}\n");
+  nlohmann::ordered_json j;
+  j["time"] = absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::Now(), absl::UTCTimeZone());
+  j["type"] = "audit";
+  j["client"] = Cut(client.Name());
+  j["authenticated"] = client.authenticated;
+  j["peer"] = Cut(client.peer);
+  j["method"] = Cut(r.method);
+  j["operation"] = std::string(AccessOperationName(r.operation));
+  j["algorithm"] = Cut(r.algorithm);
+  j["key_source"] = std::string(source);
+  if (r.key.kind == AccessKey::Kind::kKeyId) j["key_id"] = Cut(r.key.key_id);
+  j["status"] = absl::StatusCodeToString(r.code);
+  // ASCII only: control characters and every non-ASCII character escaped (\uXXXX), bytes
+  // that are not UTF-8 replaced by U+FFFD, so a line is one line and a log reader cannot
+  // be fed terminal escapes.
+  std::string line = j.dump(-1, ' ', /*ensure_ascii=*/true, nlohmann::json::error_handler_t::replace);
+  line.push_back('\n');
   return line;
 }
 

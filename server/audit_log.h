@@ -14,7 +14,8 @@
 // bytes are never written) or "none". status is the canonical code name
 // (absl::StatusCodeToString: OK, PERMISSION_DENIED, INVALID_ARGUMENT, ...). No key
 // material, payload or error message is ever written; strings from the request (key_id)
-// and the certificate are JSON-escaped and cut to 256 bytes.
+// and the certificate are cut to 256 bytes at a UTF-8 boundary and written by
+// nlohmann::json as ASCII (\uXXXX escapes; bytes that are not UTF-8 become U+FFFD).
 //
 // Thread-safe: each line is one write(2) on a file opened with O_APPEND (or stderr).
 #ifndef SMCRYPT_SERVER_AUDIT_LOG_H_
@@ -58,10 +59,6 @@ class AuditLog {
   int fd_;
   bool owned_;
 };
-
-// JsonEscape returns `s` as a JSON string body (no quotes), control characters and
-// non-ASCII bytes as \u00XX, cut to `max_size` input bytes.
-std::string JsonEscape(absl::string_view s, size_t max_size = 256);
 
 }  // namespace smcrypt::server
 

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/crypto_engine_internal.h"
+#include "server/error_reason.h"
 #include "smcrypt/random.h"
 
 namespace smcrypt::server {
@@ -22,19 +23,26 @@ absl::Status ExplainPrivateKeyError(absl::Status s, Algorithm alg, const KeyInpu
       key.kind != KeyInput::Kind::kInline || !IsPublicKeyEncoding(key.value)) {
     return s;
   }
-  return absl::FailedPreconditionError(absl::StrCat(
-      "inline key is a public key (SubjectPublicKeyInfo); ", AlgorithmName(alg),
-      " needs the private key here (PKCS#8 DER or PEM)"));
+  return WithReason(absl::FailedPreconditionError(absl::StrCat(
+                        "inline key is a public key (SubjectPublicKeyInfo); ", AlgorithmName(alg),
+                        " needs the private key here (PKCS#8 DER or PEM)")),
+                    reason::kPrivateKeyRequired, {{"algorithm", AlgorithmName(alg)}});
 }
 
 // NameInlineKey prefixes "key.inline_key: " to the InvalidArgument a factory returns for
 // an inline asymmetric key (the algorithm and options are checked before the factory
 // runs, so that error is about the key bytes), so the caller sees which field it was.
+// A FailedPrecondition from the factory is a well-formed key of another family
+// (WRONG_KEY_FAMILY) unless it already carries a reason.
 absl::Status NameInlineKey(absl::Status s, const KeyInput& key) {
-  if (s.code() != absl::StatusCode::kInvalidArgument || key.kind != KeyInput::Kind::kInline) {
-    return s;
+  if (key.kind != KeyInput::Kind::kInline) return s;
+  if (s.code() == absl::StatusCode::kFailedPrecondition &&
+      ReasonOf(s).reason == absl::StatusCodeToString(s.code())) {
+    return WithReason(std::move(s), reason::kWrongKeyFamily);
   }
-  return absl::InvalidArgumentError(absl::StrCat("key.inline_key: ", s.message()));
+  if (s.code() != absl::StatusCode::kInvalidArgument) return s;
+  return WithReason(absl::InvalidArgumentError(absl::StrCat("key.inline_key: ", s.message())),
+                    reason::kInvalidKey, {{"field", "key.inline_key"}});
 }
 
 
@@ -293,10 +301,16 @@ absl::StatusOr<const StoredKey*> CryptoEngine::KeyringEntry(const Ring& ring, Al
   absl::StatusOr<const StoredKey*> entry = ring.keys->Find(key_id);
   if (!entry.ok()) return entry.status();
   if (!FamilyServes((*entry)->family, alg)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        // Every family name (SM2, SM4, EC ..., RSA-..., AES-..., HMAC) takes "an".
-        "key '", key_id, "' is an ", KeyFamilyName((*entry)->family), " key; ",
-        AlgorithmName(alg), " needs an ", KeyFamilyName(KeyFamilyForAlgorithm(alg)), " key"));
+    return WithReason(
+        absl::FailedPreconditionError(absl::StrCat(
+            // Every family name (SM2, SM4, EC ..., RSA-..., AES-..., HMAC) takes "an".
+            "key '", key_id, "' is an ", KeyFamilyName((*entry)->family), " key; ",
+            AlgorithmName(alg), " needs an ", KeyFamilyName(KeyFamilyForAlgorithm(alg)),
+            " key")),
+        reason::kWrongKeyFamily,
+        {{"key_id", key_id},
+         {"key_family", KeyFamilyName((*entry)->family)},
+         {"algorithm", AlgorithmName(alg)}});
   }
   return entry;
 }
@@ -324,17 +338,20 @@ absl::StatusOr<absl::string_view> CryptoEngine::PrivateKey(const Ring& ring, Alg
       return absl::InvalidArgumentError("key is required (key_id or inline_key)");
     case KeyInput::Kind::kInline:
       if (!options_.allow_inline_private_keys) {
-        return absl::PermissionDeniedError(
-            "inline private keys are denied on this server (--inline_private_keys=deny); "
-            "use a key_id from the keyring");
+        return WithReason(absl::PermissionDeniedError(
+                              "inline private keys are denied on this server "
+                              "(--inline_private_keys=deny); use a key_id from the keyring"),
+                          reason::kInlinePrivateKeyDenied);
       }
       return key.value;
     case KeyInput::Kind::kKeyId: {
       absl::StatusOr<const StoredKey*> entry = KeyringEntry(ring, alg, key.value);
       if (!entry.ok()) return entry.status();
       if (!(*entry)->is_private) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "key '", key.value, "' is a public key; this operation needs a private key"));
+        return WithReason(absl::FailedPreconditionError(absl::StrCat(
+                              "key '", key.value,
+                              "' is a public key; this operation needs a private key")),
+                          reason::kPrivateKeyRequired, {{"key_id", key.value}});
       }
       return SecretDataAsStringView((*entry)->material);
     }

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "grpc/grpc_security_constants.h"
+#include "server/error_reason.h"
 #include "server/method_spec.h"
 #include "server/proto_convert.h"
 #include "server/status_util.h"
@@ -797,8 +798,10 @@ void CryptoServiceImpl::Run(std::function<void()> work) const {
 absl::Status CryptoServiceImpl::Admit(grpc::CallbackServerContext* ctx, uint64_t bytes) const {
   const int64_t n = inflight_->load(std::memory_order_relaxed);
   if (n > info_.max_inflight) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "more than ", info_.max_inflight, " RPCs in flight (--max_inflight); retry later"));
+    return WithReason(absl::ResourceExhaustedError(absl::StrCat(
+                          "more than ", info_.max_inflight,
+                          " RPCs in flight (--max_inflight); retry later")),
+                      reason::kOverloaded, {{"limit", "max_inflight"}});
   }
   if (ctx->deadline() < std::chrono::system_clock::now()) {
     return absl::DeadlineExceededError("the deadline passed before the request was handled");
@@ -816,9 +819,11 @@ absl::Status CryptoServiceImpl::TryCharge(uint64_t bytes) const {
   uint64_t current = inflight_bytes_.load(std::memory_order_relaxed);
   do {
     if (current != 0 && current + bytes > info_.max_inflight_bytes) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "more than ", info_.max_inflight_bytes,
-          " bytes of requests and responses in flight (--max_inflight_bytes); retry later"));
+      return WithReason(
+          absl::ResourceExhaustedError(absl::StrCat(
+              "more than ", info_.max_inflight_bytes,
+              " bytes of requests and responses in flight (--max_inflight_bytes); retry later")),
+          reason::kOverloaded, {{"limit", "max_inflight_bytes"}});
     }
   } while (!inflight_bytes_.compare_exchange_weak(current, current + bytes,
                                                   std::memory_order_relaxed));

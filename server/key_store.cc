@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "server/error_reason.h"
 #include "server/logging.h"
 #include "server/secret_file.h"
 #include "smcrypt/pem.h"
@@ -296,7 +297,8 @@ absl::StatusOr<const StoredKey*> KeyStore::Find(absl::string_view key_id) const 
   }
   auto it = keys_.find(key_id);
   if (it == keys_.end()) {
-    return absl::NotFoundError(absl::StrCat("unknown key_id '", key_id, "'"));
+    return WithReason(absl::NotFoundError(absl::StrCat("unknown key_id '", key_id, "'")),
+                      reason::kKeyNotFound, {{"key_id", key_id}});
   }
   return it->second.get();
 }

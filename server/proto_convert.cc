@@ -139,6 +139,10 @@ absl::StatusOr<HybridEncryptItem> HybridEncryptItemFrom(const v1::HybridEncryptR
 void SetItemStatus(const absl::Status& s, v1::Status* out) {
   out->set_code(static_cast<int>(s.code()));
   out->set_message(std::string(TruncateMessage(s.message(), kMaxStatusMessageSize)));
+  if (s.ok()) return;
+  google::protobuf::Any* any = out->add_details();
+  any->set_type_url(std::string(::smcrypt::rpc::kErrorInfoTypeUrl));
+  any->set_value(::smcrypt::rpc::SerializeErrorInfo(ErrorInfoOf(s)));
 }
 
 AccessKey ToAccessKey(const v1::KeyRef* key) {

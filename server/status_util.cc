@@ -2,6 +2,9 @@
 
 #include <string>
 
+#include "error_details.h"
+#include "server/error_reason.h"
+
 namespace smcrypt::server {
 
 absl::string_view TruncateMessage(absl::string_view message, size_t max_size) {
@@ -12,12 +15,24 @@ absl::string_view TruncateMessage(absl::string_view message, size_t max_size) {
   return message.substr(0, end);
 }
 
+::smcrypt::rpc::ErrorInfo ErrorInfoOf(const absl::Status& status) {
+  StatusReason r = ReasonOf(status);
+  ::smcrypt::rpc::ErrorInfo info;
+  info.reason = std::move(r.reason);
+  info.domain = std::string(::smcrypt::rpc::kErrorDomain);
+  for (auto& [key, value] : r.metadata) {
+    info.metadata[std::move(key)] = std::string(TruncateMessage(value, kMaxStatusMessageSize));
+  }
+  return info;
+}
+
 grpc::Status ToGrpcStatus(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
   int code = static_cast<int>(status.code());
   if (code < 0 || code >= kNumGrpcCodes) code = static_cast<int>(grpc::StatusCode::UNKNOWN);
-  return grpc::Status(static_cast<grpc::StatusCode>(code),
-                      std::string(TruncateMessage(status.message(), kMaxStatusMessageSize)));
+  std::string message(TruncateMessage(status.message(), kMaxStatusMessageSize));
+  std::string details = ::smcrypt::rpc::SerializeStatusDetails(code, message, ErrorInfoOf(status));
+  return grpc::Status(static_cast<grpc::StatusCode>(code), std::move(message), std::move(details));
 }
 
 absl::string_view GrpcCodeName(grpc::StatusCode code) {

@@ -12,6 +12,8 @@ packages=(
   libcli11-dev
   libgrpc++-dev libgrpc-dev protobuf-compiler protobuf-compiler-grpc libprotobuf-dev
   prometheus-cpp-dev
+  # JSON writing (the audit log's lines): header-only.
+  nlohmann-json3-dev
   libbotan-2-dev libgcrypt20-dev
   # Sanitizer and fuzz builds (deploy/local/test.sh stages asan and tsan, tests/fuzz):
   # clang with compiler-rt (ASan, UBSan, TSan, libFuzzer) and llvm-symbolizer for reports.
@@ -25,6 +27,14 @@ packages=(
   strace
   # Python client interop test and examples: Debian's /usr/bin/python3 with these modules.
   python3 python3-grpcio python3-protobuf python3-cryptography
+  # Go client example and interop test (clients/examples/go, tests/interop/run_go_client.sh):
+  # Go 1.19, gRPC-Go 1.33, protobuf-go 1.28 and genproto (errdetails.ErrorInfo) source in
+  # /usr/share/gocode for an offline GOPATH build, and the protoc plugins protoc-gen-go /
+  # protoc-gen-go-grpc. The 1-5 package is named so that gRPC-Go's "1-3 | 1-5" dependency is
+  # met by github.com/golang/protobuf 1.5 (built on google.golang.org/protobuf), which handles
+  # the generated messages.
+  golang-go golang-google-grpc-dev golang-google-protobuf-dev golang-github-golang-protobuf-1-5-dev
+  golang-google-genproto-dev protoc-gen-go protoc-gen-go-grpc
   # Container image and tests (deploy/local/image.sh, tests/container, label container):
   # podman with runc (catatonit: the pause process of `podman kube play` pods), debootstrap
   # for the Debian 12 base image, python3-yaml to read the rendered manifests.

@@ -93,6 +93,37 @@ def sm4_cbc(key, iv, data):
         input=data, capture_output=True, check=True).stdout
 
 
+def pkcs8_seeds(pki):
+    """Seeds of pkcs8_fuzzer: mode ‖ u16 password length ‖ password ‖ input."""
+    def seed(mode, pw, body):
+        return bytes([mode]) + u16(len(pw)) + pw + body
+    oid = lambda enc: b"\x06" + der_len(len(enc)) + enc
+    pbes2 = oid(hexb("2a864886f70d01050d"))
+    pbkdf2 = oid(hexb("2a864886f70d01050c"))
+    salt, iv, pw = bytes(range(16)), bytes(range(16, 32)), b"fuzz"
+    pad = 16 - len(pki) % 16
+    padded = pki + bytes([pad]) * pad
+    # hmacWithSM3 (no parameters), keyLength 16, SM4-CBC: GmSSL 3's form.
+    key = hashlib.pbkdf2_hmac("sm3", pw, salt, 1, 16)
+    sm = der_seq(der_seq(pbes2, der_seq(
+        der_seq(pbkdf2, der_seq(der_oct(salt), der_int(b"\x01"), der_int(b"\x10"),
+                                der_seq(oid(hexb("2a811ccf5501831102"))))),
+        der_seq(oid(hexb("2a811ccf55016802")), der_oct(iv)))),
+        der_oct(sm4_cbc(key, iv, pki)))
+    # hmacWithSHA256 (NULL), AES-256-CBC: OpenSSL's form.
+    key = hashlib.pbkdf2_hmac("sha256", pw, salt, 1, 32)
+    aes_ct = subprocess.run(
+        ["openssl", "enc", "-aes-256-cbc", "-nopad", "-K", key.hex(), "-iv", iv.hex()],
+        input=padded, capture_output=True, check=True).stdout
+    aes = der_seq(der_seq(pbes2, der_seq(
+        der_seq(pbkdf2, der_seq(der_oct(salt), der_int(b"\x01"),
+                                der_seq(oid(hexb("2a864886f70d0209")), b"\x05\x00"))),
+        der_seq(oid(hexb("60864801650304012a")), der_oct(iv)))),
+        der_oct(aes_ct))
+    gmssl = (TESTDATA / "pkcs8_gmssl_sm2keygen.pem").read_bytes()
+    return [seed(0, pw, sm), seed(0, pw, aes), seed(0, b"1234", gmssl), seed(1, pw, pki)]
+
+
 def main():
     # ---- SM3 (GB/T 32905-2016 Appendix A) ----
     abc = b"abc"
@@ -199,6 +230,9 @@ def main():
     seeds += [b"\x00" + pub, b"\x01" + bytes([2 + ybit]) + pub[1:33], b"\x00" + d,
               b"\x07" + pub, b"\x08" + d]
     write("keys", seeds)
+
+    # ---- Encrypted PKCS#8: the key GmSSL 3 wrote, PBES2 with one iteration ----
+    write("pkcs8", pkcs8_seeds((TESTDATA / "sm2_encoding_key.der").read_bytes()))
 
     # ---- RPC requests ----
     write("rpc", rpc_seeds(d, pub, hexb("0123456789ABCDEFFEDCBA9876543210"), sig, c1 + c3 + c2))

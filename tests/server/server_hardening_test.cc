@@ -195,8 +195,19 @@ TEST(AuditLogTest, LineIsOneJsonObjectWithTheFields) {
 }
 
 TEST(AuditLogTest, EscapesStringsFromClients) {
-  EXPECT_EQ(JsonEscape("a\"b\\c\n\x01\xff"), "a\\\"b\\\\c\\u000a\\u0001\\u00ff");
-  EXPECT_EQ(JsonEscape(std::string(1000, 'x')).size(), 256u);
+  {
+    // Quotes, backslashes and control characters escaped; UTF-8 as \uXXXX; a byte that is
+    // not UTF-8 as U+FFFD; a long field cut to 256 bytes without splitting a character.
+    const std::string long_name = std::string(255, 'x') + "\xe4\xb8\xad";
+    AuditRecord r;
+    r.method = "a\"b\\c\n\x01\xff\xe4\xb8\xad";
+    r.algorithm = long_name;  // AuditRecord holds views
+    const std::string line = AuditLog::FormatLine(r);
+    EXPECT_THAT(line, HasSubstr("\"method\":\"a\\\"b\\\\c\\n\\u0001\\ufffd\\u4e2d\""));
+    EXPECT_THAT(line, HasSubstr("\"algorithm\":\"" + std::string(255, 'x') + "\""));
+    EXPECT_TRUE(std::all_of(line.begin(), line.end(),
+                            [](char c) { return c == '\n' || (c >= 0x20 && c < 0x7f); }));
+  }
   ClientIdentity client = Client("evil\",\"status\":\"OK");
   AuditRecord r;
   r.client = &client;

@@ -29,6 +29,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "error_details.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "gmock/gmock.h"
@@ -987,6 +988,125 @@ TEST_F(SmcryptdTest, StatusCodes) {
   EXPECT_EQ(stub_->Hash(&bctx, hreq, &hresp).error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
 }
 
+// Every error status carries a google.rpc.ErrorInfo (crypto.proto "Errors"): the reasons
+// a client branches on, with their metadata, in unary calls and in batch items.
+TEST_F(SmcryptdTest, ErrorsCarryAReason) {
+  auto reason_of = [](const grpc::Status& s) {
+    std::optional<smcrypt::rpc::ErrorInfo> info = smcrypt::rpc::DecodeErrorInfo(s);
+    EXPECT_TRUE(info.has_value()) << s.error_message();
+    if (!info.has_value()) return smcrypt::rpc::ErrorInfo{};
+    EXPECT_EQ(info->domain, "smcrypt.v1");
+    return *info;
+  };
+  auto encrypt = [&](v1::Algorithm alg, v1::KeyRef key, v1::EncryptResponse* resp) {
+    grpc::ClientContext ctx;
+    v1::EncryptRequest req;
+    req.set_algorithm(alg);
+    *req.mutable_key() = key;
+    req.set_plaintext("data");
+    return stub_->Encrypt(&ctx, req, resp);
+  };
+  v1::EncryptResponse ct;
+  ASSERT_TRUE(encrypt(v1::SM4_GCM, KeyId("sm4"), &ct).ok());
+  {
+    grpc::ClientContext ctx;
+    v1::DecryptRequest req;
+    req.set_algorithm(v1::SM4_GCM);
+    *req.mutable_key() = KeyId("sm4");
+    req.set_ciphertext(ct.ciphertext());
+    req.set_nonce(ct.nonce());
+    std::string tag = ct.tag();
+    tag[0] ^= 1;
+    req.set_tag(tag);
+    v1::DecryptResponse resp;
+    const grpc::Status s = stub_->Decrypt(&ctx, req, &resp);
+    ASSERT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    const smcrypt::rpc::ErrorInfo info = reason_of(s);
+    EXPECT_EQ(info.reason, "DECRYPTION_FAILED");
+    EXPECT_TRUE(info.metadata.empty());
+  }
+  v1::EncryptResponse unused;
+  smcrypt::rpc::ErrorInfo info = reason_of(encrypt(v1::SM4_GCM, KeyId("no-such-key"), &unused));
+  EXPECT_EQ(info.reason, "KEY_NOT_FOUND");
+  EXPECT_EQ(info.metadata["key_id"], "no-such-key");
+  info = reason_of(encrypt(v1::AES_128_GCM, KeyId("sm4"), &unused));
+  EXPECT_EQ(info.reason, "WRONG_KEY_FAMILY");
+  EXPECT_EQ(info.metadata["key_id"], "sm4");
+  EXPECT_EQ(info.metadata["key_family"], "SM4");
+  EXPECT_EQ(info.metadata["algorithm"], "AES-128-GCM");
+  info = reason_of(encrypt(v1::SM4_GCM, Inline("15 bytes only!!"), &unused));
+  EXPECT_EQ(info.reason, "INVALID_ARGUMENT");
+  info = reason_of(encrypt(v1::ALGORITHM_UNSPECIFIED, KeyId("sm4"), &unused));
+  EXPECT_EQ(info.reason, "INVALID_ARGUMENT");
+  auto sign = [&](v1::Algorithm alg, v1::KeyRef key) {
+    grpc::ClientContext ctx;
+    v1::SignRequest req;
+    req.set_algorithm(alg);
+    *req.mutable_key() = key;
+    req.set_data("m");
+    v1::SignResponse resp;
+    return stub_->Sign(&ctx, req, &resp);
+  };
+  info = reason_of(sign(v1::SM2, KeyId("p256pub")));
+  EXPECT_EQ(info.reason, "WRONG_KEY_FAMILY");
+  info = reason_of(sign(v1::ECDSA_P256, KeyId("p256pub")));
+  EXPECT_EQ(info.reason, "PRIVATE_KEY_REQUIRED");
+  EXPECT_EQ(info.metadata["key_id"], "p256pub");
+  info = reason_of(sign(v1::SM2, Inline("not a key")));
+  EXPECT_EQ(info.reason, "INVALID_KEY");
+  EXPECT_EQ(info.metadata["field"], "key.inline_key");
+  // An inline P-256 private key for SM2: a well-formed key of another family.
+  std::string p256_der;
+  {
+    TempDir tmp;
+    ASSERT_EQ(std::system(("openssl pkcs8 -topk8 -nocrypt -in " + keys_ +
+                           "/p256.pem -outform DER -out " + (tmp / "p.der") + " 2>/dev/null")
+                              .c_str()),
+              0);
+    p256_der = ReadAll(tmp / "p.der");
+  }
+  info = reason_of(sign(v1::SM2, Inline(p256_der)));
+  EXPECT_EQ(info.reason, "WRONG_KEY_FAMILY");
+  // The public key inline where the private key is needed.
+  {
+    grpc::ClientContext ctx;
+    v1::GetPublicKeyRequest req;
+    req.set_algorithm(v1::ECDSA_P256);
+    *req.mutable_key() = KeyId("p256");
+    v1::GetPublicKeyResponse resp;
+    ASSERT_TRUE(stub_->GetPublicKey(&ctx, req, &resp).ok());
+    info = reason_of(sign(v1::ECDSA_P256, Inline(resp.public_key_der())));
+    EXPECT_EQ(info.reason, "PRIVATE_KEY_REQUIRED");
+  }
+  // Batch items carry the same ErrorInfo in their Status.details.
+  grpc::ClientContext bctx;
+  v1::SignBatchRequest breq;
+  v1::SignRequest* item = breq.add_items();
+  item->set_algorithm(v1::SM2);
+  *item->mutable_key() = KeyId("no-such-key");
+  item->set_data("m");
+  item = breq.add_items();
+  item->set_algorithm(v1::SM2);
+  *item->mutable_key() = KeyId("sm2");
+  item->set_data("m");
+  v1::SignBatchResponse bresp;
+  ASSERT_TRUE(stub_->SignBatch(&bctx, breq, &bresp).ok());
+  ASSERT_EQ(bresp.results_size(), 2);
+  const v1::Status& bad = bresp.results(0).status();
+  EXPECT_EQ(bad.code(), static_cast<int>(grpc::StatusCode::NOT_FOUND));
+  ASSERT_EQ(bad.details_size(), 1);
+  EXPECT_EQ(bad.details(0).type_url(), "type.googleapis.com/google.rpc.ErrorInfo");
+  std::optional<smcrypt::rpc::ErrorInfo> item_info = smcrypt::rpc::ParseErrorInfo(bad.details(0).value());
+  ASSERT_TRUE(item_info.has_value());
+  EXPECT_EQ(item_info->reason, "KEY_NOT_FOUND");
+  EXPECT_EQ(item_info->metadata["key_id"], "no-such-key");
+  EXPECT_EQ(bresp.results(1).status().code(), 0);
+  EXPECT_EQ(bresp.results(1).status().details_size(), 0);
+  // A Status message parses as google.rpc.Status: the same bytes DecodeErrorInfo reads.
+  EXPECT_EQ(smcrypt::rpc::DecodeErrorInfoFromStatusDetails(bad.SerializeAsString())->reason,
+            "KEY_NOT_FOUND");
+}
+
 TEST_F(SmcryptdTest, MetricsCountWithLabels) {
   const std::string before = HttpGet(server_->metrics_port(), "/metrics");
   ASSERT_NE(before.find("200 OK"), std::string::npos);
@@ -1277,7 +1397,10 @@ TEST(SmcryptdPolicyTest, DeniedInlinePrivateKeys) {
   *req.mutable_key() = Inline(ReadAll(dir / "k.der"));
   req.set_data("m");
   v1::SignResponse resp;
-  EXPECT_EQ(stub->Sign(&ctx, req, &resp).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  const grpc::Status denied = stub->Sign(&ctx, req, &resp);
+  EXPECT_EQ(denied.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  ASSERT_TRUE(smcrypt::rpc::DecodeErrorInfo(denied).has_value());
+  EXPECT_EQ(smcrypt::rpc::DecodeErrorInfo(denied)->reason, "INLINE_PRIVATE_KEY_DENIED");
 }
 
 TEST(SmcryptdPolicyTest, MaxInflightAndMessageSize) {
@@ -1298,6 +1421,9 @@ TEST(SmcryptdPolicyTest, MaxInflightAndMessageSize) {
   v1::HashResponse resp;
   grpc::Status s = stub->Hash(&ctx, req, &resp);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
+  ASSERT_TRUE(smcrypt::rpc::DecodeErrorInfo(s).has_value());
+  EXPECT_EQ(smcrypt::rpc::DecodeErrorInfo(s)->reason, "OVERLOADED");
+  EXPECT_EQ(smcrypt::rpc::DecodeErrorInfo(s)->metadata.at("limit"), "max_inflight");
   writer->WritesDone();
   EXPECT_TRUE(writer->Finish().ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -1305,7 +1431,10 @@ TEST(SmcryptdPolicyTest, MaxInflightAndMessageSize) {
   EXPECT_TRUE(stub->Hash(&ctx2, req, &resp).ok());
   grpc::ClientContext ctx3;
   req.set_data(std::string(2000, 'x'));
-  EXPECT_EQ(stub->Hash(&ctx3, req, &resp).error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  const grpc::Status too_large = stub->Hash(&ctx3, req, &resp);
+  EXPECT_EQ(too_large.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  // gRPC refuses it before smcryptd sees it: no ErrorInfo (crypto.proto "Errors").
+  EXPECT_FALSE(smcrypt::rpc::DecodeErrorInfo(too_large).has_value());
 }
 
 TEST(SmcryptdStartupTest, BadKeyFileFailsNamingIt) {

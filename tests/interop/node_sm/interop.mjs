@@ -26,6 +26,28 @@ import { Aes128Gcm, CipherSuite, DhkemP256HkdfSha256, HkdfSha256 } from "@hpke/c
 
 const require = createRequire(import.meta.url);
 const { sm2, sm3, sm4 } = require("sm-crypto");
+const protobuf = require("protobufjs");
+
+// google.rpc.Status and google.rpc.ErrorInfo (googleapis google/rpc/status.proto,
+// error_details.proto; Any's two fields declared alongside): smcryptd puts an ErrorInfo
+// in the grpc-status-details-bin trailer of every error it makes (crypto.proto "Errors").
+const rpcTypes = protobuf.Root.fromJSON({ nested: { google: { nested: { rpc: { nested: {
+  Any: { fields: { type_url: { type: "string", id: 1 }, value: { type: "bytes", id: 2 } } },
+  Status: { fields: { code: { type: "int32", id: 1 }, message: { type: "string", id: 2 },
+                      details: { rule: "repeated", type: "Any", id: 3 } } },
+  ErrorInfo: { fields: { reason: { type: "string", id: 1 }, domain: { type: "string", id: 2 },
+                         metadata: { keyType: "string", type: "string", id: 3 } } },
+} } } } } });
+const RpcStatus = rpcTypes.lookupType("google.rpc.Status");
+const RpcErrorInfo = rpcTypes.lookupType("google.rpc.ErrorInfo");
+// errorInfo: the ErrorInfo of a failed call's status, or null.
+function errorInfo(err) {
+  const bin = err?.metadata?.get("grpc-status-details-bin")?.[0];
+  if (!bin) return null;
+  const any = RpcStatus.decode(bin).details.find(
+    (d) => d.type_url === "type.googleapis.com/google.rpc.ErrorInfo");
+  return any ? RpcErrorInfo.decode(any.value) : null;
+}
 const version = (name) => require(`${name}/package.json`).version;
 
 const protoDir = process.argv[2];
@@ -296,6 +318,11 @@ async function sm2SignatureChecks() {
 
   // (4) The keyring's SM2 key (key_id "sm2"): GetPublicKey, then sm-crypto verifies.
   const ring = await rpc("GetPublicKey", { algorithm: "SM2", key: { key_id: "sm2" } });
+  const unknown = await rpcError("Sign", { algorithm: "SM2", key: { key_id: "no-such-key" }, data: msg });
+  const unknownInfo = errorInfo(unknown);
+  check(unknown?.code === grpc.status.NOT_FOUND && unknownInfo?.reason === "KEY_NOT_FOUND" &&
+          unknownInfo.metadata.key_id === "no-such-key",
+        `an unknown key_id: NOT_FOUND with ErrorInfo KEY_NOT_FOUND {key_id} (got ${unknownInfo?.reason})`);
   const ringPub = hex(spkiPoint(ring.public_key_der));
   const rsig = (await rpc("Sign", { algorithm: "SM2", key: { key_id: "sm2" }, data: msg })).signature;
   check(sm2.doVerifySignature(msg, hex(rsig), ringPub, { hash: true, der: true }),
@@ -362,6 +389,9 @@ async function sm2EncryptionChecks() {
     const badC3 = await rpcError("PublicKeyDecrypt", { algorithm: "SM2", key: inline(d), ciphertext: flipped });
     check(badC3?.code === grpc.status.INVALID_ARGUMENT && badC3.details === "decryption failed",
           `${what}: a flipped C3 bit fails with "decryption failed" (got ${badC3?.details})`);
+    const c3Info = errorInfo(badC3);
+    check(c3Info?.reason === "DECRYPTION_FAILED" && c3Info.domain === "smcrypt.v1",
+          `${what}: its ErrorInfo reason is DECRYPTION_FAILED (got ${c3Info?.reason})`);
     const swapped = await rpcError("PublicKeyDecrypt", { algorithm: "SM2", key: inline(d), ciphertext: t1,
                                                          sm2_format: "SM2_CIPHERTEXT_FORMAT_C1C2C3" });
     check(swapped?.code === grpc.status.INVALID_ARGUMENT && swapped.details === "decryption failed",

@@ -25,6 +25,8 @@ underneath), never by smcrypt itself:
                                    check is the Node test against @hpke/core)
   GenerateKeyPair / GetPublicKey   keys load in cryptography and match
   GenerateRandom, GetServerInfo    lengths, limits, self-tests
+  error statuses                   google.rpc.ErrorInfo reasons, parsed by python3-protobuf
+                                   (rpc_status.py), in unary calls and batch items
 plus grpc.health.v1 Check and server reflection (the calls grpcurl makes).
 Random inputs come from a seeded generator; the seed is printed (set SMCRYPT_TEST_SEED to
 repeat a run).
@@ -47,6 +49,7 @@ from cryptography.hazmat.primitives import padding as sym_padding
 
 import health_pb2
 import health_pb2_grpc
+import rpc_status
 from smcrypt.v1 import crypto_pb2 as pb
 from smcrypt.v1 import crypto_pb2_grpc as pb_grpc
 
@@ -398,6 +401,42 @@ class SmcryptdInteropTest(unittest.TestCase):
                                                         nonce=iv, ciphertext=ct, tag=bytes(bad),
                                                         aad=aad))
             self.assertEqual(err.details(), "decryption failed")
+
+    def test_errors_carry_an_error_info_reason(self):
+        def reason(code, fn, req):
+            err = self.assertRpcError(code, fn, req)
+            info = rpc_status.error_info(err)
+            self.assertIsNotNone(info, err.details())
+            self.assertEqual(info.domain, "smcrypt.v1")
+            return info
+        key, iv, pt = rand(16), rand(12), rand(50)
+        ct = self.stub.Encrypt(pb.EncryptRequest(algorithm=pb.SM4_GCM, key=inline(key),
+                                                 plaintext=pt, nonce=iv))
+        info = reason(grpc.StatusCode.INVALID_ARGUMENT, self.stub.Decrypt,
+                      pb.DecryptRequest(algorithm=pb.SM4_GCM, key=inline(key), nonce=iv,
+                                        ciphertext=ct.ciphertext, tag=bytes(16)))
+        self.assertEqual(info.reason, "DECRYPTION_FAILED")
+        self.assertEqual(dict(info.metadata), {})
+        info = reason(grpc.StatusCode.NOT_FOUND, self.stub.Sign,
+                      pb.SignRequest(algorithm=pb.SM2, key=pb.KeyRef(key_id="no-such-key"),
+                                     data=b"m"))
+        self.assertEqual(info.reason, "KEY_NOT_FOUND")
+        self.assertEqual(dict(info.metadata), {"key_id": "no-such-key"})
+        info = reason(grpc.StatusCode.FAILED_PRECONDITION, self.stub.Sign,
+                      pb.SignRequest(algorithm=pb.ECDSA_P256, key=pb.KeyRef(key_id="sm2"),
+                                     data=b"m"))
+        self.assertEqual(info.reason, "WRONG_KEY_FAMILY")
+        self.assertEqual(info.metadata["key_family"], "SM2")
+        info = reason(grpc.StatusCode.INVALID_ARGUMENT, self.stub.Hash,
+                      pb.HashRequest(algorithm=pb.SM4_GCM, data=b"x"))
+        self.assertEqual(info.reason, "INVALID_ARGUMENT")
+        # A batch item's Status is a google.rpc.Status with the same ErrorInfo.
+        results = self.stub.SignBatch(pb.SignBatchRequest(items=[
+            pb.SignRequest(algorithm=pb.SM2, key=pb.KeyRef(key_id="no-such-key"), data=b"m"),
+            pb.SignRequest(algorithm=pb.SM2, key=pb.KeyRef(key_id="sm2"), data=b"m")])).results
+        item = rpc_status.error_info_of_status(results[0].status.SerializeToString())
+        self.assertEqual(item.reason, "KEY_NOT_FOUND")
+        self.assertEqual(len(results[1].status.details), 0)
 
     def test_aes_gcm_matches_cryptography_both_ways(self):
         for key_len, alg in ((16, pb.AES_128_GCM), (32, pb.AES_256_GCM)):
