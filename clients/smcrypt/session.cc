@@ -9,6 +9,7 @@
 #include "absl/strings/cord.h"
 #include "clients/smcrypt/io.h"
 #include "clients/smcrypt/local_service.h"
+#include "error_details.h"
 
 namespace smcrypt::cli {
 namespace {
@@ -21,10 +22,12 @@ constexpr char kInProcessPayloadUrl[] = "type.smcrypt.dev/cli.InProcess";
 // errors are then the command's input errors, not a server's.
 bool in_process = false;
 
-// ReasonOf: the reason the service attached to `status`; for a server that predates
-// ErrorInfo, DECRYPTION_FAILED for INVALID_ARGUMENT "decryption failed" (the single
-// message of every authentication failure, crypto.proto "Errors").
+// ReasonOf: the reason the service attached to `status` (google.rpc.ErrorInfo in its
+// details, proto/error_details.h); for a server that predates ErrorInfo,
+// DECRYPTION_FAILED for INVALID_ARGUMENT "decryption failed" (the single message of every
+// authentication failure, crypto.proto "Errors").
 std::string ReasonOf(const grpc::Status& status) {
+  if (std::optional<rpc::ErrorInfo> info = rpc::DecodeErrorInfo(status)) return info->reason;
   if (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT &&
       status.error_message() == "decryption failed") {
     return kReasonDecryptionFailed;
@@ -183,9 +186,19 @@ absl::Status RpcStatus(const grpc::Status& status) {
 }
 
 absl::Status ItemStatus(const smcrypt::v1::Status& status) {
-  grpc::Status item(static_cast<grpc::StatusCode>(status.code()), status.message());
+  std::string reason;
+  for (const google::protobuf::Any& detail : status.details()) {
+    if (detail.type_url() != rpc::kErrorInfoTypeUrl) continue;
+    if (std::optional<rpc::ErrorInfo> info = rpc::ParseErrorInfo(detail.value())) {
+      reason = info->reason;
+      break;
+    }
+  }
+  if (reason.empty()) {
+    reason = ReasonOf(grpc::Status(static_cast<grpc::StatusCode>(status.code()), status.message()));
+  }
   return MarkRpc(absl::Status(static_cast<absl::StatusCode>(status.code()), status.message()),
-                 ReasonOf(item));
+                 reason);
 }
 
 bool IsRpcError(const absl::Status& status) {
