@@ -8,7 +8,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/cord.h"
 #include "clients/smcrypt/io.h"
-#include "clients/smcrypt/local_service.h"
 #include "error_details.h"
 
 namespace smcrypt::cli {
@@ -18,8 +17,8 @@ constexpr char kRpcPayloadUrl[] = "type.smcrypt.dev/cli.RpcError";
 constexpr char kReasonPayloadUrl[] = "type.smcrypt.dev/cli.ErrorReason";
 constexpr char kInProcessPayloadUrl[] = "type.smcrypt.dev/cli.InProcess";
 
-// in_process: this run's command uses the in-process service (set by Connect); its
-// errors are then the command's input errors, not a server's.
+// in_process: this run's command uses the in-process service (MarkInProcess, called by
+// Connect); its errors are then the command's input errors, not a server's.
 bool in_process = false;
 
 // ReasonOf: the reason the service attached to `status` (google.rpc.ErrorInfo in its
@@ -43,6 +42,8 @@ absl::Status MarkRpc(absl::Status out, const std::string& reason) {
   return out;
 }
 
+}  // namespace
+
 absl::StatusOr<absl::Duration> ParseTimeout(const std::string& text) {
   absl::Duration d;
   double seconds;
@@ -57,6 +58,8 @@ absl::StatusOr<absl::Duration> ParseTimeout(const std::string& text) {
   }
   return d;
 }
+
+namespace {
 
 absl::StatusOr<std::string> ReadPemFlag(const Args& args, absl::string_view flag) {
   std::optional<std::string> path = args.Get(flag);
@@ -91,8 +94,6 @@ bool IsLocal(const Args& args) {
   absl::StatusOr<bool> local = LocalMode(args);
   return local.ok() && *local;
 }
-
-Session::~Session() = default;
 
 absl::StatusOr<ChannelConfig> ChannelConfigFromArgs(const Args& args) {
   ChannelConfig config;
@@ -142,35 +143,6 @@ absl::StatusOr<ChannelConfig> ChannelConfigFromArgs(const Args& args) {
   return config;
 }
 
-absl::StatusOr<Session> Session::Connect(const Args& args) {
-  absl::StatusOr<bool> local = LocalMode(args);
-  if (!local.ok()) return local.status();
-  if (*local) {
-    Session session;
-    if (std::optional<std::string> t = args.Get("timeout")) {
-      absl::StatusOr<absl::Duration> d = ParseTimeout(*t);
-      if (!d.ok()) return d.status();
-      session.timeout_ = *d;
-    }
-    absl::StatusOr<std::unique_ptr<LocalService>> service = LocalService::Start();
-    if (!service.ok()) return service.status();
-    session.local_ = *std::move(service);
-    grpc::ChannelArguments channel_args;
-    channel_args.SetMaxReceiveMessageSize(-1);
-    channel_args.SetMaxSendMessageSize(-1);
-    session.stub_ = smcrypt::v1::CryptoService::NewStub(session.local_->Channel(channel_args));
-    in_process = true;
-    return session;
-  }
-  absl::StatusOr<ChannelConfig> config = ChannelConfigFromArgs(args);
-  if (!config.ok()) return config.status();
-  Session session;
-  session.timeout_ = config->timeout;
-  session.stub_ = smcrypt::v1::CryptoService::NewStub(grpc::CreateCustomChannel(
-      config->target, config->credentials, config->channel_args));
-  return session;
-}
-
 void Session::Prepare(grpc::ClientContext* ctx, bool streaming) const {
   if (timeout_.has_value()) {
     ctx->set_deadline(absl::ToChronoTime(absl::Now() + *timeout_));
@@ -204,6 +176,8 @@ absl::Status ItemStatus(const smcrypt::v1::Status& status) {
 bool IsRpcError(const absl::Status& status) {
   return status.GetPayload(kRpcPayloadUrl).has_value();
 }
+
+void MarkInProcess() { in_process = true; }
 
 bool IsInProcessError(const absl::Status& status) {
   return status.GetPayload(kInProcessPayloadUrl).has_value();

@@ -95,6 +95,12 @@ class Session {
   std::optional<absl::Duration> timeout_;
 };
 
+// ParseTimeout reads --timeout: seconds, or a duration such as 500ms, 10s, 2m.
+absl::StatusOr<absl::Duration> ParseTimeout(const std::string& text);
+// MarkInProcess records that this run's calls go to the in-process service (see
+// IsInProcessError); Connect calls it under --local.
+void MarkInProcess();
+
 // RpcStatus converts a failed gRPC status into an absl::Status with the same code and
 // message, marked as an RPC error (exit code 3).
 absl::Status RpcStatus(const grpc::Status& status);
