@@ -69,7 +69,8 @@ absl::StatusOr<std::string> DecodeHexFlag(absl::string_view flag, absl::string_v
 absl::StatusOr<std::optional<std::string>> PemSymmetricKey(absl::string_view file,
                                                            std::string* type = nullptr);
 
-// ToPem wraps `der` in a PEM block of `type` (64-character lines, RFC 7468).
+// ToPem wraps `der` in a PEM block of `type` (64-character lines, RFC 7468):
+// smcrypt::PemEncode (smcrypt/pem.h), which PemSymmetricKey's PemDecode reads back.
 std::string ToPem(absl::string_view type, absl::string_view der);
 
 }  // namespace smcrypt::cli

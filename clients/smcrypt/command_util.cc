@@ -1,10 +1,12 @@
 #include <limits>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "clients/smcrypt/commands.h"
 #include "clients/smcrypt/io.h"
+#include "clients/smcrypt/key_files.h"
 #include "clients/smcrypt/session.h"
 
 namespace smcrypt::cli {
@@ -17,6 +19,9 @@ std::vector<FlagSpec> GroupFlags(unsigned groups) {
         {"key", "FILE", "key material sent with the request: PEM or DER private/public key, "
                         "or an SM4/AES/HMAC KEY PEM block (as written by keygen)"},
         {"key-hex", "HEX", "raw key bytes in hex (symmetric keys, SM2/EC scalars or points)"},
+        {"pass", "PASSWORD", "password of an encrypted --key file (ENCRYPTED PRIVATE KEY, "
+                             "PKCS#8 PBES2); visible to other users in ps: prefer --pass-file"},
+        {"pass-file", "FILE", "read that password from the first line of FILE (- is stdin)"},
     });
   }
   if (groups & kInputFlags) {
@@ -27,10 +32,15 @@ std::vector<FlagSpec> GroupFlags(unsigned groups) {
         {"out", "FILE", "write the result to FILE instead of stdout"},
         {"format", "FMT", "hex | base64 | raw: how binary values (digests, signatures, "
                           "ciphertexts) are written and read (default hex)"},
+        {"outform", "FORM", "openssl's spelling of --format: hex, base64, der or binary (= raw)"},
+        {"inform", "FORM", "the same, for the encoded input of verify --sig, decrypt, "
+                           "pkdecrypt and open"},
     });
   }
   if (groups & kConnectionFlags) {
     flags.insert(flags.end(), {
+        {"local", "", "run in process with libsmcrypt, no server and no socket (also "
+                      "$SMCRYPT_LOCAL=1); keys come from files, so --key-id is a usage error"},
         {"target", "HOST:PORT", "smcryptd address (default $SMCRYPT_TARGET, else localhost:50051)"},
         {"tls", "", "connect with TLS (implied by --ca, --cert, --cert-key, --server-name)"},
         {"ca", "FILE", "PEM CA certificates to trust (default: the system's trust store)"},
@@ -49,12 +59,15 @@ absl::Status UsageError(absl::string_view message) {
 }
 
 int ExitCodeFor(const absl::Status& status) {
+  if (ErrorReason(status) == kReasonDecryptionFailed) return kExitInvalid;
+  if (IsInProcessError(status)) return kExitUsage;
   return IsRpcError(status) ? kExitRpc : kExitUsage;
 }
 
 std::string DescribeError(const absl::Status& status) {
   if (!IsRpcError(status)) return std::string(status.message());
   std::string out = absl::StrCat(CodeName(status.code()), ": ", status.message());
+  if (IsInProcessError(status)) return out;
   switch (status.code()) {
     case absl::StatusCode::kUnavailable:
       absl::StrAppend(&out, " (is smcryptd running at --target? TLS flags must match the "
@@ -76,10 +89,25 @@ absl::StatusOr<smcrypt::v1::Algorithm> AlgorithmFlag(const Args& args, Algorithm
   return ParseAlgorithm(*name, family);
 }
 
+absl::StatusOr<std::optional<std::string>> EncodingFlag(const Args& args) {
+  int given = args.Has("format") + args.Has("outform") + args.Has("inform");
+  if (given > 1) return UsageError("give only one of --format, --outform and --inform");
+  std::optional<std::string> value = args.Get("format");
+  for (const char* alias : {"outform", "inform"}) {
+    if (std::optional<std::string> v = args.Get(alias)) {
+      // openssl's names: DER (binary) is the raw bytes.
+      std::string lower = absl::AsciiStrToLower(*v);
+      value = lower == "der" || lower == "binary" ? std::string("raw") : *v;
+    }
+  }
+  return value;
+}
+
 absl::StatusOr<Encoding> FormatFlag(const Args& args, Encoding fallback) {
-  std::optional<std::string> name = args.Get("format");
-  if (!name.has_value()) return fallback;
-  return ParseEncoding(*name);
+  absl::StatusOr<std::optional<std::string>> name = EncodingFlag(args);
+  if (!name.ok()) return name.status();
+  if (!name->has_value()) return fallback;
+  return ParseEncoding(**name);
 }
 
 absl::StatusOr<smcrypt::v1::KeyRef> KeyFlag(const Args& args, smcrypt::v1::Algorithm alg) {
@@ -88,8 +116,15 @@ absl::StatusOr<smcrypt::v1::KeyRef> KeyFlag(const Args& args, smcrypt::v1::Algor
     return UsageError("a key is required: --key-id ID, --key FILE or --key-hex HEX");
   }
   if (given > 1) return UsageError("give only one of --key-id, --key and --key-hex");
+  if ((args.Has("pass") || args.Has("pass-file")) && !args.Has("key")) {
+    return UsageError("--pass and --pass-file go with an encrypted --key FILE");
+  }
   smcrypt::v1::KeyRef ref;
   if (std::optional<std::string> id = args.Get("key-id")) {
+    if (IsLocal(args)) {
+      return UsageError(absl::StrCat("--key-id ", *id, " names a key of smcryptd's keyring; "
+                                     "--local has none: give the key as --key FILE"));
+    }
     ref.set_key_id(*id);
   } else if (std::optional<std::string> hex = args.Get("key-hex")) {
     absl::StatusOr<std::string> key = DecodeHexFlag("key-hex", *hex);
@@ -115,7 +150,13 @@ absl::StatusOr<smcrypt::v1::KeyRef> KeyFlag(const Args& args, smcrypt::v1::Algor
                                                                           "(PRIVATE KEY or PUBLIC KEY)")));
       }
     }
-    ref.set_inline_key(raw->has_value() ? **raw : *file);
+    if (raw->has_value()) {
+      ref.set_inline_key(**raw);
+      return ref;
+    }
+    absl::StatusOr<std::optional<std::string>> decrypted = DecryptKeyFile(args, path, *file);
+    if (!decrypted.ok()) return decrypted.status();
+    ref.set_inline_key(decrypted->has_value() ? **decrypted : *file);
   }
   return ref;
 }

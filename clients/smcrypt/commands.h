@@ -1,8 +1,10 @@
 // commands.h — the subcommands of the smcrypt CLI and the helpers they share.
 //
-// Exit codes (every subcommand): 0 success; 1 a verification that ran and failed
-// ("signature invalid", "MAC invalid"); 2 a usage or local input error; 3 an RPC error
-// (the gRPC code name and the server's message are printed).
+// Exit codes (every subcommand): 0 success; 1 a verification or authentication check that
+// ran and failed ("signature invalid", "MAC invalid", and a decryption whose tag, SM2 C3
+// or padding check failed: reason DECRYPTION_FAILED); 2 a usage or input error (under
+// --local, every error of the in-process service too); 3 an RPC error (the server is
+// unreachable, or it refused the call: the gRPC code name and its message are printed).
 #ifndef SMCRYPT_CLIENTS_SMCRYPT_COMMANDS_H_
 #define SMCRYPT_CLIENTS_SMCRYPT_COMMANDS_H_
 
@@ -28,10 +30,10 @@ inline constexpr int kExitRpc = 3;
 
 // Flag groups a command accepts besides its own flags.
 enum FlagGroup : unsigned {
-  kConnectionFlags = 1 << 0,  // --target --tls --ca --cert --cert-key --server-name --timeout
-  kKeyFlags = 1 << 1,         // --key-id --key --key-hex
+  kConnectionFlags = 1 << 0,  // --local --target --tls --ca --cert --cert-key --server-name --timeout
+  kKeyFlags = 1 << 1,         // --key-id --key --key-hex --pass --pass-file
   kInputFlags = 1 << 2,       // --in
-  kOutputFlags = 1 << 3,      // --out --format
+  kOutputFlags = 1 << 3,      // --out --format --outform --inform
 };
 
 // Command is one subcommand: its help text and its entry point. `run` returns the exit
@@ -62,7 +64,10 @@ std::vector<FlagSpec> GroupFlags(unsigned groups);
 // AlgorithmFlag reads --alg for `family`; `fallback` when absent.
 absl::StatusOr<smcrypt::v1::Algorithm> AlgorithmFlag(const Args& args, AlgorithmFamily family,
                                                      smcrypt::v1::Algorithm fallback);
-// FormatFlag reads --format; `fallback` when absent.
+// EncodingFlag is the value of --format, or of its openssl-style aliases --outform and
+// --inform (der and binary read as raw); at most one of the three may be given.
+absl::StatusOr<std::optional<std::string>> EncodingFlag(const Args& args);
+// FormatFlag reads --format (or --outform / --inform); `fallback` when absent.
 absl::StatusOr<Encoding> FormatFlag(const Args& args, Encoding fallback);
 // KeyFlag reads exactly one of --key-id, --key FILE, --key-hex. A --key file holding
 // an "SM4 KEY" / "AES KEY" / "HMAC KEY" PEM block is sent as its raw key bytes; other

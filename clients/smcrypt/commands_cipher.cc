@@ -55,7 +55,8 @@ absl::StatusOr<CipherParams> ParamsFromFlags(const Args& args) {
   absl::StatusOr<v1::KeyRef> key = KeyFlag(args, *alg);
   if (!key.ok()) return key.status();
   p.key = *std::move(key);
-  if (std::optional<std::string> hex = args.Get("nonce")) {
+  if (args.Has("nonce") && args.Has("iv")) return UsageError("--iv is --nonce: give one of them");
+  if (std::optional<std::string> hex = args.Has("iv") ? args.Get("iv") : args.Get("nonce")) {
     absl::StatusOr<std::string> nonce = DecodeHexFlag("nonce", *hex);
     if (!nonce.ok()) return nonce.status();
     p.nonce = *std::move(nonce);
@@ -413,7 +414,9 @@ absl::StatusOr<int> RunDecrypt(const Args& args) {
 const std::vector<FlagSpec> kCipherFlags = {
     {"alg", "ALG", "SM4-GCM (default), SM4-CCM, SM4-CBC, SM4-CTR, SM4-ECB, AES-128-*, "
                    "AES-256-* (ECB, CBC, CTR, GCM)"},
-    {"nonce", "HEX", "IV/nonce; default: the server draws one and it travels in the output"},
+    {"nonce", "HEX", "IV/nonce; default: the server (or, with --local, this process) draws "
+                     "one and it travels in the output"},
+    {"iv", "HEX", "the same as --nonce (openssl's and gmssl's name)"},
     {"aad", "TEXT", "associated data (GCM, CCM)"},
     {"aad-hex", "HEX", "associated data in hex (GCM, CCM)"},
     {"tag-length", "N", "tag bytes: GCM 12-16, CCM 4-16 even (default 16)"},
@@ -454,8 +457,8 @@ Examples:
        R"(Reads nonce || ciphertext || tag as encrypt wrote it (decoded per --format,
 default hex) and writes the plaintext as raw bytes. Give the same --alg, --aad,
 --tag-length, --padding (and --nonce, --chunk-size) as when encrypting. Any
-authentication or padding failure is the server's single "decryption failed" error
-(exit 3). With --stream, a failure part-way deletes the --out file.
+authentication or padding failure is the single "decryption failed" error, reason
+DECRYPTION_FAILED, and exits 1 (as a signature that does not verify). With --stream, a failure part-way deletes the --out file.
 
 Examples:
   smcrypt decrypt --key sm4.key --aad hdr --out msg.txt msg.enc

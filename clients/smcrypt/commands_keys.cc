@@ -3,10 +3,12 @@
 #include <cstdio>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "clients/smcrypt/commands.h"
 #include "clients/smcrypt/io.h"
+#include "clients/smcrypt/key_files.h"
 #include "clients/smcrypt/session.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -47,19 +49,49 @@ absl::Status WriteFile(const std::string& path, absl::string_view bytes, bool pr
   return s;
 }
 
+// KeyForm reads keygen's and pubkey's --outform (pem or der; --der is der).
+absl::StatusOr<bool> DerForm(const Args& args) {
+  bool der = args.Has("der");
+  if (std::optional<std::string> form = args.Get("outform")) {
+    std::string lower = absl::AsciiStrToLower(*form);
+    if (lower == "der" || lower == "binary") {
+      der = true;
+    } else if (lower != "pem") {
+      return UsageError(absl::StrCat("--outform ", *form, ": keys are pem or der"));
+    } else if (der) {
+      return UsageError("--outform pem contradicts --der");
+    }
+  }
+  return der;
+}
+
 absl::StatusOr<int> RunKeygen(const Args& args) {
   absl::StatusOr<v1::Algorithm> alg = AlgorithmFlag(args, AlgorithmFamily::kKeyGen, v1::SM2);
   if (!alg.ok()) return alg.status();
   if (!args.positional().empty()) return UsageError("keygen takes no input file");
-  const bool der = args.Has("der");
+  absl::StatusOr<bool> der_form = DerForm(args);
+  if (!der_form.ok()) return der_form.status();
+  const bool der = *der_form;
   const std::string out_path = args.Get("out").value_or("");
   std::optional<std::string> pubout = args.Get("pubout");
+  absl::StatusOr<std::optional<std::string>> password = PasswordFlag(args);
+  if (!password.ok()) return password.status();
+  if (args.Has("pass-cipher") && !password->has_value()) {
+    return UsageError("--pass-cipher goes with --pass or --pass-file");
+  }
+  if (password->has_value() && args.Has("public-only")) {
+    return UsageError("--public-only writes no private key: drop --pass/--pass-file");
+  }
   absl::StatusOr<Session> session = Session::Connect(args);
   if (!session.ok()) return session.status();
 
   if (size_t key_size = SymmetricKeySize(*alg); key_size > 0) {
     if (pubout.has_value() || args.Has("public-only")) {
       return UsageError(absl::StrCat(AlgorithmName(*alg), " keys are secret keys: no public key"));
+    }
+    if (password->has_value()) {
+      return UsageError(absl::StrCat("--pass encrypts PKCS#8 private keys; ", AlgorithmName(*alg),
+                                     " keys are raw secret keys"));
     }
     absl::StatusOr<std::string> key = Random(*session, key_size);
     if (!key.ok()) return key.status();
@@ -82,6 +114,13 @@ absl::StatusOr<int> RunKeygen(const Args& args) {
   }
   const bool have_private = !resp.private_key_der().empty();
   std::string priv = der ? resp.private_key_der() : resp.private_key_pem();
+  if (have_private && password->has_value()) {
+    absl::StatusOr<std::string> encrypted =
+        EncryptKey(resp.private_key_der(), **password,
+                   args.Get("pass-cipher").value_or(std::string(kDefaultPassCipher)));
+    if (!encrypted.ok()) return UsageError(encrypted.status().message());
+    priv = der ? *encrypted : ToPem("ENCRYPTED PRIVATE KEY", *encrypted);
+  }
   std::string pub = der ? resp.public_key_der() : resp.public_key_pem();
   if (!have_private) {
     if (absl::Status w = WriteFile(pubout.value_or(out_path), pub, false); !w.ok()) return w;
@@ -117,7 +156,18 @@ absl::StatusOr<int> RunPubkey(const Args& args) {
   session->Prepare(&ctx);
   grpc::Status s = session->stub().GetPublicKey(&ctx, req, &resp);
   if (!s.ok()) return RpcStatus(s);
-  if (args.Has("der")) {
+  bool der = args.Has("der");
+  std::optional<std::string> outform = args.Get("outform");
+  if (outform.has_value() && absl::AsciiStrToLower(*outform) != "pem") {
+    der = true;  // der, binary, hex, base64: the DER bytes, so encoded
+  }
+  if (outform.has_value() && absl::AsciiStrToLower(*outform) == "pem" && args.Has("der")) {
+    return UsageError("--outform pem contradicts --der");
+  }
+  if (der) {
+    if (args.Has("format") && outform.has_value()) {
+      return UsageError("give only one of --format and --outform");
+    }
     absl::StatusOr<Encoding> format = FormatFlag(args, Encoding::kRaw);
     if (!format.ok()) return format.status();
     if (absl::Status w = WriteOutput(args, EncodeAll(*format, resp.public_key_der())); !w.ok()) {
@@ -184,7 +234,8 @@ absl::StatusOr<int> RunInfo(const Args& args) {
   absl::StatusOr<Session> session = Session::Connect(args);
   if (!session.ok()) return session.status();
   v1::GetServerInfoRequest req;
-  req.set_run_self_tests(args.Has("self-test"));
+  // Under --local the in-process service has not run its self-tests yet.
+  req.set_run_self_tests(args.Has("self-test") || IsLocal(args));
   v1::GetServerInfoResponse resp;
   grpc::ClientContext ctx;
   session->Prepare(&ctx);
@@ -211,17 +262,23 @@ std::vector<Command> KeyCommands() {
   return {
       {"keygen", "new key pair (SM2, ECDSA, RSA, HPKE) or secret key (SM4, AES, HMAC)",
        "smcrypt keygen [--alg ALG] [--out FILE] [--pubout FILE] [--public-only] [--der]",
-       R"(Asymmetric algorithms: the server draws a key pair (GenerateKeyPair). The
+       R"(Asymmetric algorithms: the server draws a key pair (GenerateKeyPair); with
+--local this process does, and the key goes nowhere but the files. The
 PKCS#8 private key goes to --out (mode 0600; stdout by default) and the public key
 (SubjectPublicKeyInfo) to --pubout, or after the private key when --pubout is absent.
-PEM by default, DER with --der. If the server denies inline private keys it keeps the
-private key back and only the public key is written.
+PEM by default, DER with --der. With --pass or --pass-file the private key is
+written encrypted (PKCS#8 PBES2 "ENCRYPTED PRIVATE KEY", by default AES-256-CBC with
+PBKDF2-HMAC-SHA256 as openssl writes it; --pass-cipher sm4-cbc for GmSSL's SM4-CBC with
+PBKDF2-HMAC-SM3); the encryption is done here, never by the server. If the server
+denies inline private keys it keeps the private key back and only the public key is
+written.
 Symmetric and HMAC algorithms: a random key from the server's CSPRNG (16 bytes; 32 for
 AES-256 and HMAC) in a "SM4 KEY", "AES KEY" or "HMAC KEY" PEM block -- the format of
 the server's keyring, so the file works with --key here and in --keys_dir.
 --alg defaults to SM2.
 
 Examples:
+  smcrypt keygen --local --alg sm2 --pass-file pw.txt --out sm2.pem --pubout sm2pub.pem
   smcrypt keygen --alg sm2 --out sm2.pem --pubout sm2pub.pem
   smcrypt keygen --alg rsa-2048-pss --out rsa.pem && openssl pkey -in rsa.pem -noout -text
   smcrypt keygen --alg sm4-gcm --out sm4.key)",
@@ -229,7 +286,14 @@ Examples:
         {"out", "FILE", "private (or secret) key file (default stdout)"},
         {"pubout", "FILE", "public key file"},
         {"public-only", "", "ask the server for the public key only"},
-        {"der", "", "DER (raw key bytes for secret keys) instead of PEM"}},
+        {"der", "", "DER (raw key bytes for secret keys) instead of PEM"},
+        {"outform", "FORM", "pem (default) or der (the same as --der)"},
+        {"pass", "PASSWORD", "encrypt the private key (PKCS#8 PBES2, \"ENCRYPTED PRIVATE "
+                             "KEY\") under PASSWORD; visible in ps: prefer --pass-file"},
+        {"pass-file", "FILE", "read that password from the first line of FILE"},
+        {"pass-cipher", "CIPHER", "aes-256-cbc (default: PBKDF2-HMAC-SHA256, as openssl "
+                                  "genpkey -aes256) or sm4-cbc (PBKDF2-HMAC-SM3, as gmssl "
+                                  "sm2keygen -pass)"}},
        kConnectionFlags, &RunKeygen},
       {"pubkey", "public key of a keyring entry or private key",
        "smcrypt pubkey [--alg ALG] KEY [--der [--format FMT]] [--out FILE]",
@@ -243,7 +307,8 @@ Examples:
        {{"alg", "ALG", "the key's algorithm: SM2 (default), ECDSA-*, RSA-*, HPKE-*"},
         {"der", "", "DER instead of PEM"},
         {"out", "FILE", "write the key to FILE instead of stdout"},
-        {"format", "FMT", "with --der: raw (default), hex or base64"}},
+        {"format", "FMT", "with --der: raw (default), hex or base64"},
+        {"outform", "FORM", "pem (default), der, hex or base64 (the DER in hex or base64)"}},
        kConnectionFlags | kKeyFlags, &RunPubkey},
       {"random", "random bytes from the server's CSPRNG",
        "smcrypt random N [--format hex|base64|raw] [--out FILE]",

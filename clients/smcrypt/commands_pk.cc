@@ -49,6 +49,12 @@ absl::StatusOr<PkFormats> FormatsFromFlags(const Args& args, v1::Algorithm alg) 
     f.sm2 = *l;
     layout_given = true;
   }
+  if (args.Has("outform") || args.Has("inform")) {
+    if (args.Has("format")) return UsageError("give only one of --format, --outform and --inform");
+    absl::StatusOr<Encoding> e = FormatFlag(args, Encoding::kHex);
+    if (!e.ok()) return e.status();
+    f.encoding = *e;
+  }
   if (std::optional<std::string> layout = args.Get("sm2-format")) {
     absl::StatusOr<v1::Sm2CiphertextFormat> l = ParseSm2Format(*layout);
     if (!l.ok()) return l.status();

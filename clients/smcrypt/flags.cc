@@ -1,6 +1,9 @@
 #include "clients/smcrypt/flags.h"
 
 #include <algorithm>
+#include <cstdint>
+
+#include "CLI/CLI.hpp"
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -30,55 +33,62 @@ std::vector<std::string> Args::GetAll(absl::string_view name) const {
 
 absl::StatusOr<Args> ParseArgs(absl::Span<const FlagSpec> specs,
                                absl::Span<const std::string> argv) {
-  Args args;
-  bool flags_done = false;
-  for (size_t i = 0; i < argv.size(); ++i) {
-    const std::string& arg = argv[i];
-    if (flags_done || arg == "-" || !absl::StartsWith(arg, "-")) {
-      args.AddPositional(arg);
-      continue;
+  // CLI11 parses, with one option per spec: a valued flag takes exactly one argument per
+  // occurrence (whatever it starts with, so `--aad -v1` works) and keeps every
+  // occurrence; a boolean flag takes none (`--stream=yes` is an error).
+  CLI::App app;
+  app.set_help_flag();  // -h/--help is recorded as the flag "help", the caller prints help
+  app.allow_extras(false);
+  std::vector<std::vector<std::string>> values(specs.size());
+  std::vector<int64_t> counts(specs.size(), 0);
+  std::vector<std::string> positional;
+  int64_t help = 0;
+  app.add_flag("-h,--help", help);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const std::string name = absl::StrCat("--", specs[i].name);
+    if (specs[i].value_name.empty()) {
+      app.add_flag(name, counts[i])->disable_flag_override();
+    } else {
+      app.add_option(name, values[i])
+          ->type_name(std::string(specs[i].value_name))
+          ->expected(1)
+          ->allow_extra_args(false)
+          ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     }
-    if (arg == "--") {
-      flags_done = true;
-      continue;
-    }
-    if (arg == "-h" || arg == "--help") {
-      args.AddFlag("help", "");
-      continue;
-    }
-    if (!absl::StartsWith(arg, "--")) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown flag ", arg, " (flags are spelled --name)"));
-    }
-    absl::string_view body = absl::string_view(arg).substr(2);
-    std::optional<std::string> inline_value;
-    if (size_t eq = body.find('='); eq != absl::string_view::npos) {
-      inline_value = std::string(body.substr(eq + 1));
-      body = body.substr(0, eq);
-    }
-    auto spec = std::find_if(specs.begin(), specs.end(),
-                             [&](const FlagSpec& s) { return s.name == body; });
-    if (spec == specs.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown flag --", body));
-    }
-    if (spec->value_name.empty()) {
-      if (inline_value.has_value()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("flag --", body, " takes no value"));
-      }
-      args.AddFlag(std::string(body), "");
-      continue;
-    }
-    if (inline_value.has_value()) {
-      args.AddFlag(std::string(body), *std::move(inline_value));
-      continue;
-    }
-    if (i + 1 >= argv.size()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("flag --", body, " needs a value (", spec->value_name, ")"));
-    }
-    args.AddFlag(std::string(body), argv[++i]);
   }
+  app.add_option("FILE", positional);
+  std::vector<std::string> args_in(argv.begin(), argv.end());
+  std::reverse(args_in.begin(), args_in.end());  // CLI11 takes its vector in reverse order
+  try {
+    app.parse(args_in);
+  } catch (const CLI::ExtrasError& e) {
+    // "The following argument(s) was/were not expected: --nope -x"
+    absl::string_view what = e.what();
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown flag ", what.substr(what.find(": ") == absl::string_view::npos
+                                         ? 0 : what.find(": ") + 2),
+        " (flags are spelled --name; run with --help for the list)"));
+  } catch (const CLI::ParseError& e) {
+    absl::string_view what = e.what();
+    if (absl::StrContains(what, "disallowed flag override")) {
+      // "stream was given a disallowed flag override"
+      return absl::InvalidArgumentError(
+          absl::StrCat("flag --", what.substr(0, what.find(' ')), " takes no value"));
+    }
+    if (absl::StrContains(what, " required ") && absl::StrContains(what, " missing")) {
+      // "--alg: 1 required ALG missing"
+      return absl::InvalidArgumentError(
+          absl::StrCat("flag ", what.substr(0, what.find(':')), " needs a value"));
+    }
+    return absl::InvalidArgumentError(what);
+  }
+  Args args;
+  if (help > 0) args.AddFlag("help", "");
+  for (size_t i = 0; i < specs.size(); ++i) {
+    for (int64_t n = 0; n < counts[i]; ++n) args.AddFlag(std::string(specs[i].name), "");
+    for (std::string& v : values[i]) args.AddFlag(std::string(specs[i].name), std::move(v));
+  }
+  for (std::string& p : positional) args.AddPositional(std::move(p));
   return args;
 }
 

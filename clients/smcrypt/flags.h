@@ -1,4 +1,4 @@
-// flags.h — the small per-subcommand flag parser of the smcrypt CLI.
+// flags.h — the per-subcommand flag parser of the smcrypt CLI, on CLI11 (libcli11-dev).
 //
 // Grammar: `--name value`, `--name=value`, boolean `--name`; `-` alone is a positional
 // argument (stdin); `--` ends the flags. A flag given twice keeps every value; Get()

@@ -28,6 +28,10 @@ std::vector<Command> AllCommands() {
 constexpr size_t kHelpWidth = 80;
 constexpr size_t kFlagColumn = 24;
 
+// The help text stays hand-made: it is laid out from the same FlagSpec tables the parser
+// reads, in groups (own flags, input/output/key flags, connection flags) with each
+// command's prose and examples, which CLI11's formatter (one option list per app) does not
+// give without making each command a CLI11 subcommand with its own app.
 // Wrap fills `text` into lines of at most kHelpWidth columns, each continuation line
 // indented by `indent` spaces; `first_column` is where the first line starts.
 std::string Wrap(absl::string_view text, size_t indent, size_t first_column) {
@@ -80,8 +84,9 @@ std::string CommandHelp(const Command& c) {
   if (c.groups & kConnectionFlags) {
     absl::StrAppend(&out, "\nConnection flags:\n", FlagLines(GroupFlags(kConnectionFlags)));
   }
-  absl::StrAppend(&out, "\nExit status: 0 ok, 1 verification failed, 2 usage or input error, "
-                        "3 RPC error.\n");
+  absl::StrAppend(&out, "\nExit status: 0 ok, 1 verification or authentication failed "
+                        "(signature, MAC, tag, C3 or padding), 2 usage or input error, 3 server "
+                        "unreachable or RPC error.\n");
   return out;
 }
 
@@ -106,11 +111,18 @@ std::string GeneralHelp(const std::vector<Command>& commands) {
       "Algorithms (--alg, case-insensitive; each command lists those it takes):\n  ",
       Wrap(absl::StrJoin(AlgorithmsOf(AlgorithmFamily::kAny), ", "), 2, 2), "\n\n"
       "Connection: --target HOST:PORT (default $SMCRYPT_TARGET, else localhost:50051),\n"
-      "--tls, --ca FILE, --cert FILE, --cert-key FILE, --server-name NAME, --timeout DURATION.\n\n"
-      "Exit status: 0 ok; 1 verification failed (\"signature invalid\", \"MAC invalid\");\n"
-      "2 usage or local input error; 3 RPC error (gRPC code name and server message shown).\n\n"
+      "--tls, --ca FILE, --cert FILE, --cert-key FILE, --server-name NAME, --timeout DURATION.\n"
+      "--local (or $SMCRYPT_LOCAL=1 without --target) runs the command in this process with\n"
+      "libsmcrypt -- the same code smcryptd runs -- and opens no socket: keys come from\n"
+      "files (--key FILE, --pass-file for encrypted ones), keygen keys are made here, and\n"
+      "--key-id (a server's keyring) is a usage error.\n\n"
+      "Exit status: 0 ok; 1 verification or authentication failed (\"signature invalid\",\n"
+      "\"MAC invalid\", a decryption's tag, C3 or padding check: DECRYPTION_FAILED);\n"
+      "2 usage or input error (with --local, any error of the command); 3 server\n"
+      "unreachable or RPC error (gRPC code name and server message shown).\n\n"
       "Examples:\n"
       "  printf abc | smcrypt hash --alg sm3\n"
+      "  smcrypt hash --local --alg sm3 msg.txt\n"
       "  smcrypt keygen --alg sm2 --out sm2.pem --pubout sm2pub.pem\n"
       "  smcrypt sign --key sm2.pem --out msg.sig msg.txt\n"
       "  smcrypt verify --key sm2pub.pem --sig msg.sig msg.txt\n"

@@ -8,11 +8,41 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/cord.h"
 #include "clients/smcrypt/io.h"
+#include "error_details.h"
 
 namespace smcrypt::cli {
 namespace {
 
 constexpr char kRpcPayloadUrl[] = "type.smcrypt.dev/cli.RpcError";
+constexpr char kReasonPayloadUrl[] = "type.smcrypt.dev/cli.ErrorReason";
+constexpr char kInProcessPayloadUrl[] = "type.smcrypt.dev/cli.InProcess";
+
+// in_process: this run's command uses the in-process service (MarkInProcess, called by
+// Connect); its errors are then the command's input errors, not a server's.
+bool in_process = false;
+
+// ReasonOf: the reason the service attached to `status` (google.rpc.ErrorInfo in its
+// details, proto/error_details.h); for a server that predates ErrorInfo,
+// DECRYPTION_FAILED for INVALID_ARGUMENT "decryption failed" (the single message of every
+// authentication failure, crypto.proto "Errors").
+std::string ReasonOf(const grpc::Status& status) {
+  if (std::optional<rpc::ErrorInfo> info = rpc::DecodeErrorInfo(status)) return info->reason;
+  if (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT &&
+      status.error_message() == "decryption failed") {
+    return kReasonDecryptionFailed;
+  }
+  return "";
+}
+
+absl::Status MarkRpc(absl::Status out, const std::string& reason) {
+  if (out.ok()) return out;
+  out.SetPayload(kRpcPayloadUrl, absl::Cord("1"));
+  if (!reason.empty()) out.SetPayload(kReasonPayloadUrl, absl::Cord(reason));
+  if (in_process) out.SetPayload(kInProcessPayloadUrl, absl::Cord("1"));
+  return out;
+}
+
+}  // namespace
 
 absl::StatusOr<absl::Duration> ParseTimeout(const std::string& text) {
   absl::Duration d;
@@ -29,6 +59,8 @@ absl::StatusOr<absl::Duration> ParseTimeout(const std::string& text) {
   return d;
 }
 
+namespace {
+
 absl::StatusOr<std::string> ReadPemFlag(const Args& args, absl::string_view flag) {
   std::optional<std::string> path = args.Get(flag);
   if (!path.has_value()) return std::string();
@@ -40,6 +72,28 @@ absl::StatusOr<std::string> ReadPemFlag(const Args& args, absl::string_view flag
 }
 
 }  // namespace
+
+absl::StatusOr<bool> LocalMode(const Args& args) {
+  const bool connection_flag = args.Has("target") || args.Has("tls") || args.Has("ca") ||
+                               args.Has("cert") || args.Has("cert-key") ||
+                               args.Has("server-name");
+  if (args.Has("local")) {
+    if (connection_flag) {
+      return absl::InvalidArgumentError(
+          "--local runs in process: it takes no --target, --tls, --ca, --cert, --cert-key or "
+          "--server-name");
+    }
+    return true;
+  }
+  if (connection_flag) return false;
+  const char* env = std::getenv("SMCRYPT_LOCAL");
+  return env != nullptr && *env != '\0' && std::string(env) != "0";
+}
+
+bool IsLocal(const Args& args) {
+  absl::StatusOr<bool> local = LocalMode(args);
+  return local.ok() && *local;
+}
 
 absl::StatusOr<ChannelConfig> ChannelConfigFromArgs(const Args& args) {
   ChannelConfig config;
@@ -89,16 +143,6 @@ absl::StatusOr<ChannelConfig> ChannelConfigFromArgs(const Args& args) {
   return config;
 }
 
-absl::StatusOr<Session> Session::Connect(const Args& args) {
-  absl::StatusOr<ChannelConfig> config = ChannelConfigFromArgs(args);
-  if (!config.ok()) return config.status();
-  Session session;
-  session.timeout_ = config->timeout;
-  session.stub_ = smcrypt::v1::CryptoService::NewStub(grpc::CreateCustomChannel(
-      config->target, config->credentials, config->channel_args));
-  return session;
-}
-
 void Session::Prepare(grpc::ClientContext* ctx, bool streaming) const {
   if (timeout_.has_value()) {
     ctx->set_deadline(absl::ToChronoTime(absl::Now() + *timeout_));
@@ -108,19 +152,40 @@ void Session::Prepare(grpc::ClientContext* ctx, bool streaming) const {
 }
 
 absl::Status RpcStatus(const grpc::Status& status) {
-  absl::Status out(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
-  if (!out.ok()) out.SetPayload(kRpcPayloadUrl, absl::Cord("1"));
-  return out;
+  return MarkRpc(
+      absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message()),
+      ReasonOf(status));
 }
 
 absl::Status ItemStatus(const smcrypt::v1::Status& status) {
-  absl::Status out(static_cast<absl::StatusCode>(status.code()), status.message());
-  if (!out.ok()) out.SetPayload(kRpcPayloadUrl, absl::Cord("1"));
-  return out;
+  std::string reason;
+  for (const google::protobuf::Any& detail : status.details()) {
+    if (detail.type_url() != rpc::kErrorInfoTypeUrl) continue;
+    if (std::optional<rpc::ErrorInfo> info = rpc::ParseErrorInfo(detail.value())) {
+      reason = info->reason;
+      break;
+    }
+  }
+  if (reason.empty()) {
+    reason = ReasonOf(grpc::Status(static_cast<grpc::StatusCode>(status.code()), status.message()));
+  }
+  return MarkRpc(absl::Status(static_cast<absl::StatusCode>(status.code()), status.message()),
+                 reason);
 }
 
 bool IsRpcError(const absl::Status& status) {
   return status.GetPayload(kRpcPayloadUrl).has_value();
+}
+
+void MarkInProcess() { in_process = true; }
+
+bool IsInProcessError(const absl::Status& status) {
+  return status.GetPayload(kInProcessPayloadUrl).has_value();
+}
+
+std::string ErrorReason(const absl::Status& status) {
+  auto reason = status.GetPayload(kReasonPayloadUrl);
+  return reason.has_value() ? std::string(*reason) : std::string();
 }
 
 std::string CodeName(absl::StatusCode code) {

@@ -62,22 +62,44 @@ struct ChannelConfig {
 // absent, else kDefaultTarget). Unreadable files and bad values are InvalidArgument.
 absl::StatusOr<ChannelConfig> ChannelConfigFromArgs(const Args& args);
 
+// LocalMode tells whether the command runs in process (--local, or $SMCRYPT_LOCAL set
+// to anything but "" or "0" while no --target is given): see local_service.h. --local
+// with --target or a TLS flag is a usage error (InvalidArgument).
+absl::StatusOr<bool> LocalMode(const Args& args);
+// IsLocal is LocalMode, false on a usage error (which Connect reports).
+bool IsLocal(const Args& args);
+
+class LocalService;
+
 // Session holds the channel and stub of one command run.
 class Session {
  public:
   // Connect builds the channel from the connection flags (--target, --tls, --ca, --cert,
-  // --cert-key, --server-name, --timeout). Unreadable files and bad values are
+  // --cert-key, --server-name, --timeout), or under --local starts the in-process
+  // service (local_service.h) and connects to it. Unreadable files and bad values are
   // InvalidArgument; nothing is sent until the first RPC.
   static absl::StatusOr<Session> Connect(const Args& args);
+  Session(Session&&) = default;
+  Session& operator=(Session&&) = default;
+  ~Session();
 
   smcrypt::v1::CryptoService::Stub& stub() const { return *stub_; }
   // Prepare sets the deadline of `ctx` for a unary (or, with `streaming`, a streaming) call.
   void Prepare(grpc::ClientContext* ctx, bool streaming = false) const;
 
  private:
+  Session() = default;
+  // local_ (under --local) outlives the stub and its channel: declared first.
+  std::shared_ptr<LocalService> local_;
   std::unique_ptr<smcrypt::v1::CryptoService::Stub> stub_;
   std::optional<absl::Duration> timeout_;
 };
+
+// ParseTimeout reads --timeout: seconds, or a duration such as 500ms, 10s, 2m.
+absl::StatusOr<absl::Duration> ParseTimeout(const std::string& text);
+// MarkInProcess records that this run's calls go to the in-process service (see
+// IsInProcessError); Connect calls it under --local.
+void MarkInProcess();
 
 // RpcStatus converts a failed gRPC status into an absl::Status with the same code and
 // message, marked as an RPC error (exit code 3).
@@ -86,6 +108,15 @@ absl::Status RpcStatus(const grpc::Status& status);
 absl::Status ItemStatus(const smcrypt::v1::Status& status);
 // IsRpcError tells RPC errors (exit 3) from local usage and input errors (exit 2).
 bool IsRpcError(const absl::Status& status);
+// IsInProcessError: an error status of the in-process service (--local); exit 2, as
+// it concerns the command's own input.
+bool IsInProcessError(const absl::Status& status);
+// ErrorReason is the machine-readable reason the service attached to a failed call
+// (google.rpc.ErrorInfo, crypto.proto: "DECRYPTION_FAILED", "KEY_NOT_FOUND", ...);
+// empty when none.
+std::string ErrorReason(const absl::Status& status);
+// kReasonDecryptionFailed: an authentication, tag, C3 or padding check failed (exit 1).
+inline constexpr char kReasonDecryptionFailed[] = "DECRYPTION_FAILED";
 // CodeName is the canonical name of a status code ("INVALID_ARGUMENT").
 std::string CodeName(absl::StatusCode code);
 

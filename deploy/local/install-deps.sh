@@ -8,9 +8,11 @@ packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates openssl
   libssl-dev libabsl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  # The smcrypt CLI's flag parser (clients/smcrypt/flags.cc).
+  libcli11-dev
   libgrpc++-dev libgrpc-dev protobuf-compiler protobuf-compiler-grpc libprotobuf-dev
   prometheus-cpp-dev
-  # JSON writing (the audit log's lines): header-only.
+  # JSON writing (the audit log's lines, smcrypt-load's JSON report): header-only.
   nlohmann-json3-dev
   libbotan-2-dev libgcrypt20-dev
   # Sanitizer and fuzz builds (deploy/local/test.sh stages asan and tsan, tests/fuzz):
@@ -20,13 +22,16 @@ packages=(
   # for the secret/declassify marks (crypto/common/ct_annotations.h).
   valgrind
   curl
-  # smcrypt-load: libcurl fetches smcryptd's /metrics, nlohmann-json writes the JSON report.
-  libcurl4-openssl-dev nlohmann-json3-dev
+  # smcrypt-load: libcurl fetches smcryptd's /metrics.
+  libcurl4-openssl-dev
   # deploy/local/load-overhead.sh: GNU time for each client's CPU time.
   time
   # smcrypt-load's HTML report test (tests/clients/check_html_report.py): Debian's
   # Chromium, run headless, lays out the report and measures its charts.
   chromium
+  # smcrypt --local's test that a local command makes no socket (tests/clients,
+  # smcrypt_cli_local_test LocalCommandsOpenNoSocket): strace.
+  strace
   # Python client interop test and examples: Debian's /usr/bin/python3 with these modules.
   python3 python3-grpcio python3-protobuf python3-cryptography
   # Go client example and interop test (clients/examples/go, tests/interop/run_go_client.sh):

@@ -425,15 +425,16 @@ TEST_F(SmcryptCliTest, Sm4GcmRoundTripWithGeneratedKey) {
   r = Run({"sign", "--key", key}, msg);
   EXPECT_EQ(r.code, 2) << Describe(r);
   EXPECT_THAT(r.err, HasSubstr("holds an SM4 KEY"));
-  // Wrong aad, flipped ciphertext byte: the server's generic failure, exit 3.
+  // Wrong aad, flipped ciphertext byte: the server's generic failure, DECRYPTION_FAILED:
+  // exit 1, as a signature that does not verify.
   r = Run({"decrypt", "--key", key, "--aad", "hdR", Path("gcm.hex")});
-  EXPECT_EQ(r.code, 3) << Describe(r);
+  EXPECT_EQ(r.code, 1) << Describe(r);
   EXPECT_THAT(r.err, HasSubstr("INVALID_ARGUMENT"));
   EXPECT_THAT(r.err, HasSubstr("decryption failed"));
   std::string flipped = ct;
   flipped[14] ^= 1;
   r = Run({"decrypt", "--key", key, "--aad", "hdr"}, BytesToHex(flipped));
-  EXPECT_EQ(r.code, 3) << Describe(r);
+  EXPECT_EQ(r.code, 1) << Describe(r);
   EXPECT_TRUE(r.out.empty());
   // A caller-chosen nonce is not in the output; a short tag is honoured.
   r = Run({"encrypt", "--key", key, "--nonce", "000102030405060708090a0b", "--tag-length",
@@ -496,12 +497,12 @@ TEST_F(SmcryptCliTest, StreamingEncryptDecryptRoundTrip) {
       EXPECT_TRUE(r.out == data);
     }
   }
-  // Dropping the last GCM segment is detected.
+  // Dropping the last GCM segment is detected: an authentication failure, exit 1.
   std::string enc = ReadWhole(Path("stream.enc.sm4-gcm"));
   std::string truncated = enc.substr(0, 12 + 3 * (65536 + 16));
   RunResult r = Run({"decrypt", "--stream", "--key-hex", key_hex, "--format", "raw",
                      "--out", Path("truncated.out")}, truncated);
-  EXPECT_EQ(r.code, 3) << Describe(r);
+  EXPECT_EQ(r.code, 1) << Describe(r);
   EXPECT_NE(access(Path("truncated.out").c_str(), F_OK), 0) << "partial output left behind";
 }
 
@@ -569,11 +570,11 @@ TEST_F(SmcryptCliTest, SealOpenRoundTrips) {
         r = Run(open, sealed);
         ASSERT_EQ(r.code, 0) << Describe(r);
         EXPECT_EQ(r.out, msg);
-        // The wrong info: "decryption failed", exit 3, no output.
+        // The wrong info: "decryption failed", exit 1, no output.
         std::vector<std::string> wrong = open;
         wrong[4] = "other";
         r = Run(wrong, sealed);
-        EXPECT_EQ(r.code, 3) << Describe(r);
+        EXPECT_EQ(r.code, 1) << Describe(r);
         EXPECT_THAT(r.err, HasSubstr("INVALID_ARGUMENT: decryption failed")) << Describe(r);
         EXPECT_TRUE(r.out.empty());
       }

@@ -8,6 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "clients/smcrypt/algorithm_names.h"
 #include "clients/smcrypt/codec.h"
+#include "clients/smcrypt/commands.h"
+#include "clients/smcrypt/session.h"
+#include "error_details.h"
 #include "clients/smcrypt/flags.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/descriptor.h"
@@ -106,6 +109,38 @@ TEST(FlagsTest, RejectsBadFlags) {
   absl::StatusOr<Args> help = ParseArgs(specs, std::vector<std::string>{"-h"});
   ASSERT_THAT(help.status(), IsOk());
   EXPECT_TRUE(help->Has("help"));
+}
+
+// The exit status follows the ErrorInfo reason of a status, not its message: 1 for
+// DECRYPTION_FAILED (call or batch item), 3 for the other server errors.
+TEST(ExitCodeTest, ErrorInfoReasonDecides) {
+  const rpc::ErrorInfo failed{"DECRYPTION_FAILED", "smcrypt.v1", {}};
+  const rpc::ErrorInfo not_found{"KEY_NOT_FOUND", "smcrypt.v1", {{"key_id", "k"}}};
+  grpc::Status call(grpc::StatusCode::INVALID_ARGUMENT, "any wording",
+                    rpc::SerializeStatusDetails(3, "any wording", failed));
+  EXPECT_EQ(ExitCodeFor(RpcStatus(call)), kExitInvalid);
+  EXPECT_EQ(ErrorReason(RpcStatus(call)), "DECRYPTION_FAILED");
+  grpc::Status missing(grpc::StatusCode::NOT_FOUND, "no key k",
+                       rpc::SerializeStatusDetails(5, "no key k", not_found));
+  EXPECT_EQ(ExitCodeFor(RpcStatus(missing)), kExitRpc);
+  EXPECT_EQ(ErrorReason(RpcStatus(missing)), "KEY_NOT_FOUND");
+  EXPECT_EQ(ExitCodeFor(RpcStatus(grpc::Status(grpc::StatusCode::UNAVAILABLE, "down"))),
+            kExitRpc);
+
+  smcrypt::v1::Status item;
+  item.set_code(3);
+  item.set_message("another wording");
+  google::protobuf::Any* any = item.add_details();
+  any->set_type_url(std::string(rpc::kErrorInfoTypeUrl));
+  any->set_value(rpc::SerializeErrorInfo(failed));
+  EXPECT_EQ(ExitCodeFor(ItemStatus(item)), kExitInvalid);
+  item.clear_details();
+  EXPECT_EQ(ExitCodeFor(ItemStatus(item)), kExitRpc);
+  // A server without ErrorInfo: its one "decryption failed" message.
+  item.set_message("decryption failed");
+  EXPECT_EQ(ExitCodeFor(ItemStatus(item)), kExitInvalid);
+  // Local usage errors are 2.
+  EXPECT_EQ(ExitCodeFor(UsageError("bad flag")), kExitUsage);
 }
 
 TEST(AlgorithmNamesTest, EveryEnumValueRoundTripsCaseInsensitively) {
