@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "server/error_reason.h"
+#include "server/key_store.h"
 
 namespace smcrypt::server {
 namespace {
@@ -58,7 +59,11 @@ std::string ClientIdentity::Name() const {
 
 std::string AccessKey::Describe() const {
   switch (kind) {
-    case Kind::kKeyId: return absl::StrCat("key_id '", key_id, "'");
+    case Kind::kKeyId:
+      // Quoted only when it is a well-formed key_id; any other bytes are not echoed.
+      if (IsValidKeyId(key_id)) return absl::StrCat("key_id '", key_id, "'");
+      return absl::StrCat("a key_id of ", key_id.size(),
+                          " bytes that is not 1-128 characters of [A-Za-z0-9._-]");
     case Kind::kInline: return "an inline key";
     case Kind::kNone: break;
   }

@@ -93,7 +93,8 @@ struct AccessKey {
   static AccessKey None() { return {}; }
   static AccessKey Id(absl::string_view id) { return {Kind::kKeyId, id}; }
   static AccessKey Inline() { return {Kind::kInline, {}}; }
-  // Describe: "key_id 'x'", "an inline key" or "no key", for messages.
+  // Describe: "key_id 'x'" (a malformed key_id by its length only), "an inline key" or
+  // "no key", for messages.
   std::string Describe() const;
 };
 

@@ -320,8 +320,18 @@ absl::StatusOr<absl::string_view> CryptoEngine::SymmetricKey(const Ring& ring, A
   switch (key.kind) {
     case KeyInput::Kind::kNone:
       return absl::InvalidArgumentError("key is required (key_id or inline_key)");
-    case KeyInput::Kind::kInline:
+    case KeyInput::Kind::kInline: {
+      // The cipher's own check would say the same; this one also names the field and
+      // gives the reason INVALID_KEY.
+      const size_t size = SymmetricKeySize(alg);
+      if (size != 0 && key.value.size() != size) {
+        return WithReason(absl::InvalidArgumentError(absl::StrCat(
+                              "key.inline_key: ", AlgorithmName(alg), " key size must be ",
+                              size, " bytes, got ", key.value.size())),
+                          reason::kInvalidKey, {{"field", "key.inline_key"}});
+      }
       return key.value;
+    }
     case KeyInput::Kind::kKeyId: {
       absl::StatusOr<const StoredKey*> entry = KeyringEntry(ring, alg, key.value);
       if (!entry.ok()) return entry.status();

@@ -134,8 +134,7 @@ class MetricsInterceptor final : public grpc::experimental::Interceptor {
     // A call that ended without sending a status (client cancelled, deadline passed
     // before the handler answered) is counted as Canceled.
     if (!recorded_) Record(grpc::StatusCode::CANCELLED);
-    metrics_->inflight_gauge().Decrement();
-    metrics_->inflight().fetch_sub(1, std::memory_order_relaxed);
+    Leave();
   }
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
@@ -153,11 +152,21 @@ class MetricsInterceptor final : public grpc::experimental::Interceptor {
     }
     if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
       Record(methods->GetSendStatus().error_code());
+      // The call stops counting against --max_inflight before its status is sent, so a
+      // client that waits for each answer never finds its previous call still counted.
+      Leave();
     }
     methods->Proceed();
   }
 
  private:
+  void Leave() {
+    if (left_) return;
+    left_ = true;
+    metrics_->inflight_gauge().Decrement();
+    metrics_->inflight().fetch_sub(1, std::memory_order_relaxed);
+  }
+
   void Record(grpc::StatusCode code) {
     if (recorded_) return;
     recorded_ = true;
@@ -173,6 +182,7 @@ class MetricsInterceptor final : public grpc::experimental::Interceptor {
   const Metrics::MethodMetrics* method_;
   std::chrono::steady_clock::time_point start_;
   bool recorded_ = false;
+  bool left_ = false;
 };
 
 class MetricsInterceptorFactory final

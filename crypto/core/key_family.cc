@@ -69,16 +69,15 @@ absl::StatusOr<KeyBytes> UnwrapKey(absl::string_view in) {
 }
 
 bool IsPublicKeyEncoding(absl::string_view bytes) {
-  size_t i = 0;
-  while (i < bytes.size() && i < 64 &&
-         (bytes[i] == ' ' || bytes[i] == '\t' || bytes[i] == '\r' || bytes[i] == '\n')) {
-    ++i;
-  }
-  if (absl::StartsWith(bytes.substr(i), "-----BEGIN PUBLIC KEY-----")) return true;
-  if (bytes.size() < 4 || static_cast<uint8_t>(bytes[0]) != 0x30) return false;
-  const uint8_t len0 = static_cast<uint8_t>(bytes[1]);
-  const size_t first = len0 < 0x80 ? 2 : 2 + (len0 & 0x7f);
-  return first < bytes.size() && static_cast<uint8_t>(bytes[first]) == 0x30;
+  absl::StatusOr<KeyBytes> key = UnwrapKey(bytes);
+  if (!key.ok()) return false;
+  if (!key->pem_label.empty() && key->pem_label != "PUBLIC KEY") return false;
+  der::Reader top(SecretDataAsStringView(key->bytes));
+  auto spki = top.ReadSequence();
+  if (!spki.ok() || !top.empty()) return false;
+  auto alg = spki->ReadSequence();
+  if (!alg.ok() || !spki->PeekTag(der::kBitString)) return false;
+  return FromAlgorithmIdentifier(*alg) != KeyFamily::kUnknown;
 }
 
 }  // namespace smcrypt

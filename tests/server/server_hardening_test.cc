@@ -125,6 +125,14 @@ class AccessPolicyCheckTest : public ::testing::Test {
   std::unique_ptr<AccessPolicy> policy_;
 };
 
+TEST(AccessKeyTest, DescribeEchoesOnlyWellFormedKeyIds) {
+  EXPECT_EQ(AccessKey::Id("pay-1").Describe(), "key_id 'pay-1'");
+  const std::string hostile = "x\x1b]0;pwned\x07\n";
+  const std::string d = AccessKey::Id(hostile).Describe();
+  EXPECT_EQ(d, "a key_id of 12 bytes that is not 1-128 characters of [A-Za-z0-9._-]");
+  EXPECT_EQ(AccessKey::Id(std::string(129, 'a')).Describe().find("aaaa"), std::string::npos);
+}
+
 TEST_F(AccessPolicyCheckTest, AllowsWhatARuleNames) {
   const ClientIdentity pay = Client("pay.example.com");
   EXPECT_THAT(policy_->Check(pay, AccessOperation::kSign, AccessKey::Id("pay-1")), IsOk());

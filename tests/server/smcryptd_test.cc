@@ -1035,7 +1035,10 @@ TEST_F(SmcryptdTest, ErrorsCarryAReason) {
   EXPECT_EQ(info.metadata["key_family"], "SM4");
   EXPECT_EQ(info.metadata["algorithm"], "AES-128-GCM");
   info = reason_of(encrypt(v1::SM4_GCM, Inline("15 bytes only!!"), &unused));
-  EXPECT_EQ(info.reason, "INVALID_ARGUMENT");
+  EXPECT_EQ(info.reason, "INVALID_KEY");
+  EXPECT_EQ(info.metadata["field"], "key.inline_key");
+  info = reason_of(encrypt(v1::AES_256_GCM, Inline(std::string(16, 'k')), &unused));
+  EXPECT_EQ(info.reason, "INVALID_KEY");
   info = reason_of(encrypt(v1::ALGORITHM_UNSPECIFIED, KeyId("sm4"), &unused));
   EXPECT_EQ(info.reason, "INVALID_ARGUMENT");
   auto sign = [&](v1::Algorithm alg, v1::KeyRef key) {
@@ -1055,6 +1058,13 @@ TEST_F(SmcryptdTest, ErrorsCarryAReason) {
   info = reason_of(sign(v1::SM2, Inline("not a key")));
   EXPECT_EQ(info.reason, "INVALID_KEY");
   EXPECT_EQ(info.metadata["field"], "key.inline_key");
+  // Bytes that only look like a public key are not named as one.
+  for (const std::string& bytes : {std::string("-----BEGIN PUBLIC KEY-----\n"),
+                                   std::string("\x30\x30\x30\x30\x30"),
+                                   std::string("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n")}) {
+    info = reason_of(sign(v1::SM2, Inline(bytes)));
+    EXPECT_EQ(info.reason, "INVALID_KEY") << absl::CHexEscape(bytes);
+  }
   // An inline P-256 private key for SM2: a well-formed key of another family.
   std::string p256_der;
   {
@@ -1401,6 +1411,28 @@ TEST(SmcryptdPolicyTest, DeniedInlinePrivateKeys) {
   EXPECT_EQ(denied.error_code(), grpc::StatusCode::PERMISSION_DENIED);
   ASSERT_TRUE(smcrypt::rpc::DecodeErrorInfo(denied).has_value());
   EXPECT_EQ(smcrypt::rpc::DecodeErrorInfo(denied)->reason, "INLINE_PRIVATE_KEY_DENIED");
+}
+
+// A client that waits for each answer is never over --max_inflight=1: a call stops
+// counting before its status is sent.
+TEST(SmcryptdPolicyTest, SequentialCallsFitMaxInflightOne) {
+  Smcryptd server;
+  ASSERT_TRUE(server.Start({"--max_inflight=1"})) << server.log();
+  auto stub = server.Stub();
+  v1::HashRequest req;
+  req.set_algorithm(v1::SM3);
+  req.set_data(std::string(64 << 10, 'x'));
+  int refused = 0;
+  for (int i = 0; i < 300; ++i) {
+    grpc::ClientContext ctx;
+    v1::HashResponse resp;
+    const grpc::Status s = stub->Hash(&ctx, req, &resp);
+    if (!s.ok()) {
+      ++refused;
+      EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
+    }
+  }
+  EXPECT_EQ(refused, 0);
 }
 
 TEST(SmcryptdPolicyTest, MaxInflightAndMessageSize) {

@@ -85,10 +85,10 @@ absl::StatusOr<std::string> PublicKeyFromPrivate(Algorithm alg, absl::string_vie
 
 // IsPublicKeyEncoding reports whether `key` is a SubjectPublicKeyInfo (RFC 5280 §4.1),
 // DER or PEM "PUBLIC KEY", rather than a PKCS#8 PrivateKeyInfo (RFC 5208 §5), so that a
-// public key given where a private one is needed can be named as such. Reads only the
-// outer structure — the PEM label, or the DER tags of the outer SEQUENCE and of its first
-// element (PKCS#8: INTEGER version; SPKI: SEQUENCE AlgorithmIdentifier) — never key
-// material; call it only after parsing failed.
+// public key given where a private one is needed can be named as such. True only for a
+// PEM block that decodes (label "PUBLIC KEY") or DER with nothing after it whose structure
+// is SEQUENCE { SEQUENCE AlgorithmIdentifier with an OID, BIT STRING ... }; the key
+// material itself is not parsed. Call it only after parsing as a private key failed.
 bool IsPublicKeyEncoding(absl::string_view key);
 
 // VerifyTruncatedMac checks `expected`, the whole tag or the tag truncated to its
