@@ -132,7 +132,7 @@ absl::StatusOr<smcrypt::v1::KeyRef> KeyFlag(const Args& args, smcrypt::v1::Algor
     ref.set_inline_key(*std::move(key));
   } else {
     std::string path = *args.Get("key");
-    absl::StatusOr<std::string> file = ReadFile(path);
+    absl::StatusOr<std::string> file = ReadFile(path, kKeyFileLimit);
     if (!file.ok()) return UsageError(absl::StrCat("--key: ", file.status().message()));
     std::string type;
     absl::StatusOr<std::optional<std::string>> raw = PemSymmetricKey(*file, &type);
@@ -177,7 +177,7 @@ absl::StatusOr<std::vector<std::string>> InputPaths(const Args& args, bool allow
 absl::StatusOr<std::string> ReadInput(const Args& args) {
   absl::StatusOr<std::vector<std::string>> paths = InputPaths(args, /*allow_many=*/false);
   if (!paths.ok()) return paths.status();
-  return ReadFile(paths->front());
+  return ReadFile(paths->front(), kWholeInputLimit);
 }
 
 absl::StatusOr<std::optional<std::string>> BytesFlag(const Args& args,
@@ -217,7 +217,7 @@ absl::Status WriteOutput(const Args& args, absl::string_view bytes) {
 
 absl::StatusOr<std::string> ReadEncodedFile(const std::string& path, Encoding encoding,
                                             absl::string_view what) {
-  absl::StatusOr<std::string> text = ReadFile(path);
+  absl::StatusOr<std::string> text = ReadFile(path, kWholeInputLimit);
   if (!text.ok()) return text.status();
   absl::StatusOr<std::string> bytes = DecodeAll(encoding, *text);
   if (!bytes.ok()) {

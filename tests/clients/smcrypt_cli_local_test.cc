@@ -256,6 +256,42 @@ TEST_F(SmcryptLocalTest, ExitStatuses) {
   EXPECT_EQ(r.code, 3) << Describe(r);
 }
 
+TEST_F(SmcryptLocalTest, KeyAndPasswordFilesAreBounded) {
+  ASSERT_EQ(Sh("smcrypt keygen --local --pass-file pw.txt --out enc.pem").code, 0);
+  // /dev/zero as the password file or the key file: a usage error naming the file and
+  // the limit, read within a bounded size (the address-space cap turns an unbounded
+  // read into a crash instead of an endless run).
+  const std::string cap = "ulimit -v 2000000; ";
+  Result r = Sh(cap + "smcrypt sign --local --key enc.pem --pass-file /dev/zero msg.txt");
+  EXPECT_EQ(r.code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--pass-file: /dev/zero"));
+  EXPECT_THAT(r.err, HasSubstr("65537 bytes"));
+  r = Sh(cap + "smcrypt sign --local --key /dev/zero msg.txt");
+  EXPECT_EQ(r.code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--key: /dev/zero is larger than 1048576 bytes"));
+  // A regular file one byte over the key limit; the same for --ca.
+  Write("big.pem", std::string((1 << 20) + 1, 'A'));
+  r = Sh("smcrypt sign --local --key big.pem msg.txt");
+  EXPECT_EQ(r.code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--key: big.pem is larger than 1048576 bytes"));
+  r = Sh("smcrypt hash --ca big.pem msg.txt");
+  EXPECT_EQ(r.code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--ca: big.pem is larger than 1048576 bytes"));
+  // The longest password, 64 KiB, with a CRLF line end and more lines after it: only its
+  // first line is the password, for keygen and for sign. One byte more is refused.
+  Write("long.txt", std::string(65536, 'p') + "\r\nsecond line\n");
+  r = Sh("smcrypt keygen --local --pass-file long.txt --out long.pem && "
+         "smcrypt sign --local --key long.pem --pass-file long.txt msg.txt");
+  EXPECT_EQ(r.code, 0) << Describe(r);
+  Write("longer.txt", std::string(65537, 'p') + "\n");
+  r = Sh("smcrypt sign --local --key long.pem --pass-file longer.txt msg.txt");
+  EXPECT_EQ(r.code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("longer.txt: the password is longer than 65536 bytes"));
+  // Data inputs still stream: hash reads 64 MiB of /dev/zero under the same cap.
+  r = Sh(cap + "head -c 67108864 /dev/zero | smcrypt hash --local");
+  EXPECT_EQ(r.code, 0) << Describe(r);
+}
+
 TEST_F(SmcryptLocalTest, LocalCommandsOpenNoSocket) {
   if (std::system("command -v strace >/dev/null 2>&1") != 0) {
     FAIL() << "strace is not installed (apt-get install strace; deploy/local/install-deps.sh)";
