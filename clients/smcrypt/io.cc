@@ -114,6 +114,13 @@ absl::Status Output::Write(absl::string_view bytes) {
       int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
                       private_file_ ? 0600 : 0666);
       if (fd < 0) return ErrnoStatus(errno, "cannot create", path_);
+      // The mode of open() applies to new files only: an existing file keeps its own
+      // (0644, say), so a private key output is set to 0600 before a byte is written.
+      if (private_file_ && ::fchmod(fd, 0600) != 0) {
+        int err = errno;
+        ::close(fd);
+        return ErrnoStatus(err, "cannot set mode 0600 of", path_);
+      }
       file_.reset(::fdopen(fd, "wb"));
       if (file_ == nullptr) {
         int err = errno;

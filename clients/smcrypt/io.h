@@ -75,7 +75,8 @@ absl::StatusOr<std::string> ReadFile(const std::string& path, ReadLimit limit);
 // created on the first Write, so a command that fails early leaves no file behind.
 class Output {
  public:
-  // With `private_file`, a created file gets mode 0600 (for private and secret keys).
+  // With `private_file`, the file gets mode 0600, an existing one too (for private and
+  // secret keys).
   explicit Output(std::string path, bool private_file = false)
       : path_(std::move(path)), private_file_(private_file) {}
   absl::Status Write(absl::string_view bytes);

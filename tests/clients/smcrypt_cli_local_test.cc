@@ -292,6 +292,23 @@ TEST_F(SmcryptLocalTest, KeyAndPasswordFilesAreBounded) {
   EXPECT_EQ(r.code, 0) << Describe(r);
 }
 
+TEST_F(SmcryptLocalTest, KeygenPrivateKeyFilesAreMode0600) {
+  // Existing 0644 files: the private key (plain or encrypted) and the secret key become
+  // 0600 before they are written; the public key file keeps its mode.
+  Result r = Sh("for f in k.pem e.pem s.pem p.pem; do echo old > $f; chmod 644 $f; done && "
+                "smcrypt keygen --local --out k.pem --pubout p.pem && "
+                "smcrypt keygen --local --pass-file pw.txt --out e.pem && "
+                "smcrypt keygen --local --alg sm4-gcm --out s.pem && stat -c '%n %a' k.pem "
+                "e.pem s.pem p.pem");
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_EQ(r.out, "k.pem 600\ne.pem 600\ns.pem 600\np.pem 644\n");
+  EXPECT_THAT(Read("k.pem"), HasSubstr("BEGIN PRIVATE KEY"));
+  // A new file: 0600 whatever the umask.
+  r = Sh("umask 022 && smcrypt keygen --local --out new.pem && stat -c %a new.pem");
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_EQ(r.out, "600\n");
+}
+
 TEST_F(SmcryptLocalTest, LocalCommandsOpenNoSocket) {
   if (std::system("command -v strace >/dev/null 2>&1") != 0) {
     FAIL() << "strace is not installed (apt-get install strace; deploy/local/install-deps.sh)";
