@@ -1,3 +1,5 @@
+#include <algorithm>
+#include <cstdint>
 #include <limits>
 
 #include "absl/strings/ascii.h"
@@ -64,7 +66,85 @@ int ExitCodeFor(const absl::Status& status) {
   return IsRpcError(status) ? kExitRpc : kExitUsage;
 }
 
+namespace {
+
+// Utf8Length is the length of the well-formed UTF-8 sequence at the start of `s` (no
+// overlong forms, surrogates or code points past U+10FFFF), 0 when there is none; its
+// code point goes to *cp.
+size_t Utf8Length(absl::string_view s, uint32_t* cp) {
+  const auto b = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+  const unsigned char c = b(0);
+  size_t n;
+  uint32_t v, min;
+  if (c >= 0xc2 && c <= 0xdf) {
+    n = 2, v = c & 0x1f, min = 0x80;
+  } else if (c >= 0xe0 && c <= 0xef) {
+    n = 3, v = c & 0x0f, min = 0x800;
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    n = 4, v = c & 0x07, min = 0x10000;
+  } else {
+    return 0;
+  }
+  if (s.size() < n) return 0;
+  for (size_t i = 1; i < n; ++i) {
+    if ((b(i) & 0xc0) != 0x80) return 0;
+    v = (v << 6) | (b(i) & 0x3f);
+  }
+  if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff)) return 0;
+  *cp = v;
+  return n;
+}
+
+// Invisible code points that change how a terminal shows text: C1 controls (ESC's 8-bit
+// forms), bidirectional overrides and isolates, the line and paragraph separators.
+bool IsFormatControl(uint32_t cp) {
+  return (cp >= 0x80 && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) ||
+         (cp >= 0x2066 && cp <= 0x2069) || cp == 0x2028 || cp == 0x2029 || cp == 0x200e ||
+         cp == 0x200f || cp == 0x061c || cp == 0xfeff;
+}
+
+}  // namespace
+
+std::string TerminalSafe(absl::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  const auto hex = [&](unsigned char c) {
+    out += "\\x";
+    out += kHex[c >> 4];
+    out += kHex[c & 0xf];
+  };
+  for (size_t i = 0; i < text.size();) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    uint32_t cp = 0;
+    const size_t n = c >= 0x80 ? Utf8Length(text.substr(i), &cp) : 0;
+    if (n > 0 && !IsFormatControl(cp)) {
+      out.append(text.data() + i, n);
+      i += n;
+      continue;
+    }
+    switch (c) {
+      case '\n': out += "\\n"; ++i; continue;
+      case '\r': out += "\\r"; ++i; continue;
+      case '\t': out += "\\t"; ++i; continue;
+      default: break;
+    }
+    for (size_t k = 0; k < std::max<size_t>(n, 1); ++k) hex(static_cast<unsigned char>(text[i + k]));
+    i += std::max<size_t>(n, 1);
+  }
+  return out;
+}
+
 std::string DescribeError(const absl::Status& status) {
+  return TerminalSafe(DescribeRawError(status));
+}
+
+std::string DescribeRawError(const absl::Status& status) {
   if (!IsRpcError(status)) return std::string(status.message());
   std::string out = absl::StrCat(CodeName(status.code()), ": ", status.message());
   if (IsInProcessError(status)) return out;

@@ -97,9 +97,18 @@ absl::StatusOr<std::string> ReadEncodedFile(const std::string& path, Encoding en
 absl::Status UsageError(absl::string_view message);
 // ExitCodeFor maps an error to its exit code: 3 for RPC errors, 2 otherwise.
 int ExitCodeFor(const absl::Status& status);
-// DescribeError renders an error for the user: "CODE_NAME: message" for RPC errors
-// (plus a hint for the common ones), the message alone for local errors.
+// DescribeError renders an error for the terminal: DescribeRawError passed through
+// TerminalSafe, since a message can echo what a server or an input holds (a key_id
+// with escape sequences, say).
 std::string DescribeError(const absl::Status& status);
+// DescribeRawError renders an error for the user: "CODE_NAME: message" for RPC errors
+// (plus a hint for the common ones), the message alone for local errors.
+std::string DescribeRawError(const absl::Status& status);
+// TerminalSafe escapes what a terminal would act on rather than show: ASCII controls
+// (\n, \r, \t, else \x1b-style hex) and DEL, bytes that are not well-formed UTF-8, C1
+// controls and bidirectional and other invisible format controls (their UTF-8 bytes in
+// \x hex). Printable ASCII and other valid UTF-8 text are kept as they are.
+std::string TerminalSafe(absl::string_view text);
 
 }  // namespace smcrypt::cli
 

@@ -224,7 +224,7 @@ absl::StatusOr<int> EncryptMany(const Args& args, const Session& session, const 
       }
       out.Discard();
     }
-    std::fprintf(stderr, "smcrypt encrypt: %s: %s\n", paths[i].c_str(),
+    std::fprintf(stderr, "smcrypt encrypt: %s: %s\n", TerminalSafe(paths[i]).c_str(),
                  DescribeError(status[i]).c_str());
     rc = std::max(rc, ExitCodeFor(status[i]));
   }

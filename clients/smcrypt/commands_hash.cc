@@ -167,7 +167,7 @@ absl::StatusOr<int> RunHash(const Args& args) {
   int rc = kExitOk;
   for (const HashItem& item : items) {
     if (!item.status.ok()) {
-      std::fprintf(stderr, "smcrypt hash: %s: %s\n", item.path.c_str(),
+      std::fprintf(stderr, "smcrypt hash: %s: %s\n", TerminalSafe(item.path).c_str(),
                    DescribeError(item.status).c_str());
       rc = std::max(rc, ExitCodeFor(item.status));
       continue;

@@ -118,7 +118,7 @@ absl::StatusOr<int> SignMany(const Args& args, const Session& session, const Com
   int rc = kExitOk;
   for (size_t i = 0; i < paths.size(); ++i) {
     if (!status[i].ok()) {
-      std::fprintf(stderr, "smcrypt sign: %s: %s\n", paths[i].c_str(),
+      std::fprintf(stderr, "smcrypt sign: %s: %s\n", TerminalSafe(paths[i]).c_str(),
                    DescribeError(status[i]).c_str());
       rc = std::max(rc, ExitCodeFor(status[i]));
       continue;
@@ -232,7 +232,7 @@ absl::StatusOr<int> VerifyList(const Session& session, const Common& c,
   int rc = kExitOk;
   for (size_t i = 0; i < paths.size(); ++i) {
     if (!status[i].ok()) {
-      std::fprintf(stderr, "smcrypt verify: %s: %s\n", paths[i].c_str(),
+      std::fprintf(stderr, "smcrypt verify: %s: %s\n", TerminalSafe(paths[i]).c_str(),
                    DescribeError(status[i]).c_str());
       rc = std::max(rc, ExitCodeFor(status[i]));
       continue;

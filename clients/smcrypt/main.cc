@@ -162,7 +162,7 @@ int Main(int argc, char** argv) {
   }
   if (command == nullptr) {
     std::fprintf(stderr, "smcrypt: unknown command \"%s\"; run 'smcrypt help' for the list\n",
-                 name.c_str());
+                 TerminalSafe(name).c_str());
     return kExitUsage;
   }
   std::vector<FlagSpec> specs = command->flags;

@@ -309,6 +309,25 @@ TEST_F(SmcryptLocalTest, KeygenPrivateKeyFilesAreMode0600) {
   EXPECT_EQ(r.out, "600\n");
 }
 
+TEST_F(SmcryptLocalTest, ErrorMessagesAreEscapedForTheTerminal) {
+  // --key-id is echoed by the local usage error: its ESC, BEL and newline come out as
+  // \x1b, \x07 and \n; valid UTF-8 text stays as it is.
+  Result r = Sh("smcrypt sign --local --key-id $'x\\e]0;pwned\\a\\nkey-\\xc3\\xa9' msg.txt");
+  EXPECT_EQ(r.code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--key-id x\\x1b]0;pwned\\x07\\nkey-\xc3\xa9 names"));
+  EXPECT_THAT(r.err, Not(HasSubstr("\x1b")));
+  EXPECT_THAT(r.err, Not(HasSubstr("\x07")));
+  // A file name in a per-file error, and an unknown command name.
+  r = Sh("smcrypt hash --local msg.txt $'no\\e[2Jsuch'");
+  EXPECT_EQ(r.code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("no\\x1b[2Jsuch"));
+  EXPECT_THAT(r.err, Not(HasSubstr("\x1b")));
+  r = Sh("smcrypt $'ha\\e[2Jsh'");
+  EXPECT_EQ(r.code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("ha\\x1b[2Jsh"));
+  EXPECT_THAT(r.err, Not(HasSubstr("\x1b")));
+}
+
 TEST_F(SmcryptLocalTest, LocalCommandsOpenNoSocket) {
   if (std::system("command -v strace >/dev/null 2>&1") != 0) {
     FAIL() << "strace is not installed (apt-get install strace; deploy/local/install-deps.sh)";
