@@ -34,9 +34,10 @@ std::vector<FlagSpec> GroupFlags(unsigned groups) {
         {"out", "FILE", "write the result to FILE instead of stdout"},
         {"format", "FMT", "hex | base64 | raw: how binary values (digests, signatures, "
                           "ciphertexts) are written and read (default hex)"},
-        {"outform", "FORM", "openssl's spelling of --format: hex, base64, der or binary (= raw)"},
+        {"outform", "FORM", "openssl's spelling of --format, for what the command writes: hex, "
+                            "base64, der or binary (= raw)"},
         {"inform", "FORM", "the same, for the encoded input of verify --sig, decrypt, "
-                           "pkdecrypt and open"},
+                           "pkdecrypt and open (elsewhere either flag is a usage error)"},
     });
   }
   if (groups & kConnectionFlags) {
@@ -181,6 +182,30 @@ absl::StatusOr<std::optional<std::string>> EncodingFlag(const Args& args) {
     }
   }
   return value;
+}
+
+absl::Status CheckFormAliases(absl::string_view command, const Args& args) {
+  // The commands whose input is encoded text (--inform), and those that write an encoded
+  // result (--outform); keygen and pubkey read --outform as pem or der themselves.
+  static constexpr absl::string_view kReadsEncoded[] = {"verify", "decrypt", "pkdecrypt",
+                                                        "open"};
+  static constexpr absl::string_view kWritesEncoded[] = {
+      "hash", "hmac", "sign", "encrypt", "pkencrypt", "seal", "random", "keygen", "pubkey"};
+  const auto in = [&](const auto& list) {
+    return std::find(std::begin(list), std::end(list), command) != std::end(list);
+  };
+  if (std::optional<std::string> v = args.Get("inform"); v.has_value() && !in(kReadsEncoded)) {
+    return UsageError(absl::StrCat(
+        "--inform ", *v, ": smcrypt ", command, " reads no encoded input (only verify --sig, "
+        "decrypt, pkdecrypt and open do); ", in(kWritesEncoded) ? "--outform" : "--format",
+        " sets the encoding of what it writes"));
+  }
+  if (std::optional<std::string> v = args.Get("outform"); v.has_value() && !in(kWritesEncoded)) {
+    return UsageError(absl::StrCat("--outform ", *v, ": smcrypt ", command,
+                                   " writes no encoded output; --inform sets the encoding "
+                                   "of what it reads"));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Encoding> FormatFlag(const Args& args, Encoding fallback) {

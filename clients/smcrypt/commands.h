@@ -67,6 +67,10 @@ absl::StatusOr<smcrypt::v1::Algorithm> AlgorithmFlag(const Args& args, Algorithm
 // EncodingFlag is the value of --format, or of its openssl-style aliases --outform and
 // --inform (der and binary read as raw); at most one of the three may be given.
 absl::StatusOr<std::optional<std::string>> EncodingFlag(const Args& args);
+// CheckFormAliases: --inform is a usage error for `command` unless it reads encoded
+// input (verify's --sig, decrypt, pkdecrypt, open), --outform unless it writes an
+// encoded result; so neither is silently ignored (--format covers both directions).
+absl::Status CheckFormAliases(absl::string_view command, const Args& args);
 // FormatFlag reads --format (or --outform / --inform); `fallback` when absent.
 absl::StatusOr<Encoding> FormatFlag(const Args& args, Encoding fallback);
 // KeyFlag reads exactly one of --key-id, --key FILE, --key-hex. A --key file holding

@@ -328,6 +328,34 @@ TEST_F(SmcryptLocalTest, ErrorMessagesAreEscapedForTheTerminal) {
   EXPECT_THAT(r.err, Not(HasSubstr("\x1b")));
 }
 
+TEST_F(SmcryptLocalTest, UnusedInformAndOutformAreUsageErrors) {
+  const std::string sm4 = "--alg sm4-cbc --key-hex 0123456789abcdeffedcba9876543210 "
+                          "--iv 000102030405060708090a0b0c0d0e0f";
+  // encrypt reads raw bytes: --inform der was silently ignored.
+  Result r = Sh("smcrypt encrypt --local " + sm4 + " --inform der msg.txt");
+  EXPECT_EQ(r.code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--inform der: smcrypt encrypt reads no encoded input"));
+  EXPECT_EQ(r.out, "");
+  // decrypt writes raw bytes: --outform has nothing to set.
+  r = Sh("smcrypt encrypt --local " + sm4 + " --outform der --out m.cbc msg.txt && "
+         "smcrypt decrypt --local " + sm4 + " --outform der m.cbc");
+  EXPECT_EQ(r.code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--outform der: smcrypt decrypt writes no encoded output"));
+  for (const char* line : {"smcrypt hash --local --inform base64 msg.txt",
+                           "smcrypt sign --local --key k.pem --inform der msg.txt",
+                           "smcrypt random --local --inform hex 16",
+                           "smcrypt verify --local --key k.pem --outform der --sig s msg.txt",
+                           "smcrypt open --local --key k.pem --outform der msg.txt"}) {
+    r = Sh(line);
+    EXPECT_EQ(r.code, 2) << line << "\n" << Describe(r);
+    EXPECT_THAT(r.err, HasSubstr("form")) << line;
+  }
+  // The directions a command has are honoured: der out of encrypt, der into decrypt.
+  r = Sh("smcrypt decrypt --local " + sm4 + " --inform der m.cbc");
+  EXPECT_EQ(r.code, 0) << Describe(r);
+  EXPECT_EQ(r.out, Read("msg.txt"));
+}
+
 TEST_F(SmcryptLocalTest, LocalCommandsOpenNoSocket) {
   if (std::system("command -v strace >/dev/null 2>&1") != 0) {
     FAIL() << "strace is not installed (apt-get install strace; deploy/local/install-deps.sh)";
