@@ -1,3 +1,5 @@
+#include <algorithm>
+#include <cstdint>
 #include <limits>
 
 #include "absl/strings/ascii.h"
@@ -32,9 +34,10 @@ std::vector<FlagSpec> GroupFlags(unsigned groups) {
         {"out", "FILE", "write the result to FILE instead of stdout"},
         {"format", "FMT", "hex | base64 | raw: how binary values (digests, signatures, "
                           "ciphertexts) are written and read (default hex)"},
-        {"outform", "FORM", "openssl's spelling of --format: hex, base64, der or binary (= raw)"},
+        {"outform", "FORM", "openssl's spelling of --format, for what the command writes: hex, "
+                            "base64, der or binary (= raw)"},
         {"inform", "FORM", "the same, for the encoded input of verify --sig, decrypt, "
-                           "pkdecrypt and open"},
+                           "pkdecrypt and open (elsewhere either flag is a usage error)"},
     });
   }
   if (groups & kConnectionFlags) {
@@ -64,7 +67,85 @@ int ExitCodeFor(const absl::Status& status) {
   return IsRpcError(status) ? kExitRpc : kExitUsage;
 }
 
+namespace {
+
+// Utf8Length is the length of the well-formed UTF-8 sequence at the start of `s` (no
+// overlong forms, surrogates or code points past U+10FFFF), 0 when there is none; its
+// code point goes to *cp.
+size_t Utf8Length(absl::string_view s, uint32_t* cp) {
+  const auto b = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+  const unsigned char c = b(0);
+  size_t n;
+  uint32_t v, min;
+  if (c >= 0xc2 && c <= 0xdf) {
+    n = 2, v = c & 0x1f, min = 0x80;
+  } else if (c >= 0xe0 && c <= 0xef) {
+    n = 3, v = c & 0x0f, min = 0x800;
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    n = 4, v = c & 0x07, min = 0x10000;
+  } else {
+    return 0;
+  }
+  if (s.size() < n) return 0;
+  for (size_t i = 1; i < n; ++i) {
+    if ((b(i) & 0xc0) != 0x80) return 0;
+    v = (v << 6) | (b(i) & 0x3f);
+  }
+  if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff)) return 0;
+  *cp = v;
+  return n;
+}
+
+// Invisible code points that change how a terminal shows text: C1 controls (ESC's 8-bit
+// forms), bidirectional overrides and isolates, the line and paragraph separators.
+bool IsFormatControl(uint32_t cp) {
+  return (cp >= 0x80 && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) ||
+         (cp >= 0x2066 && cp <= 0x2069) || cp == 0x2028 || cp == 0x2029 || cp == 0x200e ||
+         cp == 0x200f || cp == 0x061c || cp == 0xfeff;
+}
+
+}  // namespace
+
+std::string TerminalSafe(absl::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  const auto hex = [&](unsigned char c) {
+    out += "\\x";
+    out += kHex[c >> 4];
+    out += kHex[c & 0xf];
+  };
+  for (size_t i = 0; i < text.size();) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    uint32_t cp = 0;
+    const size_t n = c >= 0x80 ? Utf8Length(text.substr(i), &cp) : 0;
+    if (n > 0 && !IsFormatControl(cp)) {
+      out.append(text.data() + i, n);
+      i += n;
+      continue;
+    }
+    switch (c) {
+      case '\n': out += "\\n"; ++i; continue;
+      case '\r': out += "\\r"; ++i; continue;
+      case '\t': out += "\\t"; ++i; continue;
+      default: break;
+    }
+    for (size_t k = 0; k < std::max<size_t>(n, 1); ++k) hex(static_cast<unsigned char>(text[i + k]));
+    i += std::max<size_t>(n, 1);
+  }
+  return out;
+}
+
 std::string DescribeError(const absl::Status& status) {
+  return TerminalSafe(DescribeRawError(status));
+}
+
+std::string DescribeRawError(const absl::Status& status) {
   if (!IsRpcError(status)) return std::string(status.message());
   std::string out = absl::StrCat(CodeName(status.code()), ": ", status.message());
   if (IsInProcessError(status)) return out;
@@ -103,6 +184,30 @@ absl::StatusOr<std::optional<std::string>> EncodingFlag(const Args& args) {
   return value;
 }
 
+absl::Status CheckFormAliases(absl::string_view command, const Args& args) {
+  // The commands whose input is encoded text (--inform), and those that write an encoded
+  // result (--outform); keygen and pubkey read --outform as pem or der themselves.
+  static constexpr absl::string_view kReadsEncoded[] = {"verify", "decrypt", "pkdecrypt",
+                                                        "open"};
+  static constexpr absl::string_view kWritesEncoded[] = {
+      "hash", "hmac", "sign", "encrypt", "pkencrypt", "seal", "random", "keygen", "pubkey"};
+  const auto in = [&](const auto& list) {
+    return std::find(std::begin(list), std::end(list), command) != std::end(list);
+  };
+  if (std::optional<std::string> v = args.Get("inform"); v.has_value() && !in(kReadsEncoded)) {
+    return UsageError(absl::StrCat(
+        "--inform ", *v, ": smcrypt ", command, " reads no encoded input (only verify --sig, "
+        "decrypt, pkdecrypt and open do); ", in(kWritesEncoded) ? "--outform" : "--format",
+        " sets the encoding of what it writes"));
+  }
+  if (std::optional<std::string> v = args.Get("outform"); v.has_value() && !in(kWritesEncoded)) {
+    return UsageError(absl::StrCat("--outform ", *v, ": smcrypt ", command,
+                                   " writes no encoded output; --inform sets the encoding "
+                                   "of what it reads"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Encoding> FormatFlag(const Args& args, Encoding fallback) {
   absl::StatusOr<std::optional<std::string>> name = EncodingFlag(args);
   if (!name.ok()) return name.status();
@@ -132,7 +237,7 @@ absl::StatusOr<smcrypt::v1::KeyRef> KeyFlag(const Args& args, smcrypt::v1::Algor
     ref.set_inline_key(*std::move(key));
   } else {
     std::string path = *args.Get("key");
-    absl::StatusOr<std::string> file = ReadFile(path);
+    absl::StatusOr<std::string> file = ReadFile(path, kKeyFileLimit);
     if (!file.ok()) return UsageError(absl::StrCat("--key: ", file.status().message()));
     std::string type;
     absl::StatusOr<std::optional<std::string>> raw = PemSymmetricKey(*file, &type);
@@ -177,7 +282,7 @@ absl::StatusOr<std::vector<std::string>> InputPaths(const Args& args, bool allow
 absl::StatusOr<std::string> ReadInput(const Args& args) {
   absl::StatusOr<std::vector<std::string>> paths = InputPaths(args, /*allow_many=*/false);
   if (!paths.ok()) return paths.status();
-  return ReadFile(paths->front());
+  return ReadFile(paths->front(), kWholeInputLimit);
 }
 
 absl::StatusOr<std::optional<std::string>> BytesFlag(const Args& args,
@@ -217,7 +322,7 @@ absl::Status WriteOutput(const Args& args, absl::string_view bytes) {
 
 absl::StatusOr<std::string> ReadEncodedFile(const std::string& path, Encoding encoding,
                                             absl::string_view what) {
-  absl::StatusOr<std::string> text = ReadFile(path);
+  absl::StatusOr<std::string> text = ReadFile(path, kWholeInputLimit);
   if (!text.ok()) return text.status();
   absl::StatusOr<std::string> bytes = DecodeAll(encoding, *text);
   if (!bytes.ok()) {

@@ -67,6 +67,10 @@ absl::StatusOr<smcrypt::v1::Algorithm> AlgorithmFlag(const Args& args, Algorithm
 // EncodingFlag is the value of --format, or of its openssl-style aliases --outform and
 // --inform (der and binary read as raw); at most one of the three may be given.
 absl::StatusOr<std::optional<std::string>> EncodingFlag(const Args& args);
+// CheckFormAliases: --inform is a usage error for `command` unless it reads encoded
+// input (verify's --sig, decrypt, pkdecrypt, open), --outform unless it writes an
+// encoded result; so neither is silently ignored (--format covers both directions).
+absl::Status CheckFormAliases(absl::string_view command, const Args& args);
 // FormatFlag reads --format (or --outform / --inform); `fallback` when absent.
 absl::StatusOr<Encoding> FormatFlag(const Args& args, Encoding fallback);
 // KeyFlag reads exactly one of --key-id, --key FILE, --key-hex. A --key file holding
@@ -97,9 +101,18 @@ absl::StatusOr<std::string> ReadEncodedFile(const std::string& path, Encoding en
 absl::Status UsageError(absl::string_view message);
 // ExitCodeFor maps an error to its exit code: 3 for RPC errors, 2 otherwise.
 int ExitCodeFor(const absl::Status& status);
-// DescribeError renders an error for the user: "CODE_NAME: message" for RPC errors
-// (plus a hint for the common ones), the message alone for local errors.
+// DescribeError renders an error for the terminal: DescribeRawError passed through
+// TerminalSafe, since a message can echo what a server or an input holds (a key_id
+// with escape sequences, say).
 std::string DescribeError(const absl::Status& status);
+// DescribeRawError renders an error for the user: "CODE_NAME: message" for RPC errors
+// (plus a hint for the common ones), the message alone for local errors.
+std::string DescribeRawError(const absl::Status& status);
+// TerminalSafe escapes what a terminal would act on rather than show: ASCII controls
+// (\n, \r, \t, else \x1b-style hex) and DEL, bytes that are not well-formed UTF-8, C1
+// controls and bidirectional and other invisible format controls (their UTF-8 bytes in
+// \x hex). Printable ASCII and other valid UTF-8 text are kept as they are.
+std::string TerminalSafe(absl::string_view text);
 
 }  // namespace smcrypt::cli
 

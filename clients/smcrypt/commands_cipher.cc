@@ -201,7 +201,7 @@ absl::StatusOr<int> EncryptMany(const Args& args, const Session& session, const 
       status[i] = UsageError("stdin cannot be one of several inputs");
       continue;
     }
-    absl::StatusOr<std::string> data = ReadFile(paths[i]);
+    absl::StatusOr<std::string> data = ReadFile(paths[i], kWholeInputLimit);
     if (!data.ok()) {
       status[i] = data.status();
       continue;
@@ -224,7 +224,7 @@ absl::StatusOr<int> EncryptMany(const Args& args, const Session& session, const 
       }
       out.Discard();
     }
-    std::fprintf(stderr, "smcrypt encrypt: %s: %s\n", paths[i].c_str(),
+    std::fprintf(stderr, "smcrypt encrypt: %s: %s\n", TerminalSafe(paths[i]).c_str(),
                  DescribeError(status[i]).c_str());
     rc = std::max(rc, ExitCodeFor(status[i]));
   }
@@ -254,7 +254,7 @@ absl::StatusOr<int> RunEncrypt(const Args& args) {
     }
     return kExitOk;
   }
-  absl::StatusOr<std::string> data = in->ReadAll();
+  absl::StatusOr<std::string> data = in->ReadAll(kWholeInputLimit);
   if (!data.ok()) return data.status();
   v1::EncryptRequest req = NewEncryptRequest(*p, *std::move(data));
   v1::EncryptResponse resp;

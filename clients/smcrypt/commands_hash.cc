@@ -116,7 +116,7 @@ std::vector<HashItem> HashMany(const Session& session, v1::Algorithm alg,
       if (digest.ok()) items[i].digest = *std::move(digest);
       continue;
     }
-    absl::StatusOr<std::string> data = in->ReadAll();
+    absl::StatusOr<std::string> data = in->ReadAll(kWholeInputLimit);
     if (!data.ok()) {
       items[i].status = data.status();
       continue;
@@ -150,7 +150,7 @@ absl::StatusOr<int> RunHash(const Args& args) {
     if (force_stream || !in->size().has_value() || *in->size() > kUnaryMax) {
       digest = HashStreamed(*session, *alg, *in);
     } else {
-      absl::StatusOr<std::string> data = in->ReadAll();
+      absl::StatusOr<std::string> data = in->ReadAll(kWholeInputLimit);
       if (!data.ok()) return data.status();
       digest = HashUnary(*session, *alg, *std::move(data));
     }
@@ -167,7 +167,7 @@ absl::StatusOr<int> RunHash(const Args& args) {
   int rc = kExitOk;
   for (const HashItem& item : items) {
     if (!item.status.ok()) {
-      std::fprintf(stderr, "smcrypt hash: %s: %s\n", item.path.c_str(),
+      std::fprintf(stderr, "smcrypt hash: %s: %s\n", TerminalSafe(item.path).c_str(),
                    DescribeError(item.status).c_str());
       rc = std::max(rc, ExitCodeFor(item.status));
       continue;

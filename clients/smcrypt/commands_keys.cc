@@ -264,7 +264,8 @@ std::vector<Command> KeyCommands() {
        "smcrypt keygen [--alg ALG] [--out FILE] [--pubout FILE] [--public-only] [--der]",
        R"(Asymmetric algorithms: the server draws a key pair (GenerateKeyPair); with
 --local this process does, and the key goes nowhere but the files. The
-PKCS#8 private key goes to --out (mode 0600; stdout by default) and the public key
+PKCS#8 private key goes to --out (mode 0600, an existing file set to it too;
+stdout by default) and the public key
 (SubjectPublicKeyInfo) to --pubout, or after the private key when --pubout is absent.
 PEM by default, DER with --der. With --pass or --pass-file the private key is
 written encrypted (PKCS#8 PBES2 "ENCRYPTED PRIVATE KEY", by default AES-256-CBC with
@@ -283,7 +284,7 @@ Examples:
   smcrypt keygen --alg rsa-2048-pss --out rsa.pem && openssl pkey -in rsa.pem -noout -text
   smcrypt keygen --alg sm4-gcm --out sm4.key)",
        {{"alg", "ALG", "SM2 (default), ECDSA-*, RSA-*, HPKE-*, or SM4-*, AES-*, HMAC-*"},
-        {"out", "FILE", "private (or secret) key file (default stdout)"},
+        {"out", "FILE", "private (or secret) key file, mode 0600 (default stdout)"},
         {"pubout", "FILE", "public key file"},
         {"public-only", "", "ask the server for the public key only"},
         {"der", "", "DER (raw key bytes for secret keys) instead of PEM"},

@@ -190,7 +190,7 @@ absl::StatusOr<int> RunSeal(const Args& args) {
     }
     return kExitOk;
   }
-  absl::StatusOr<std::string> data = in->ReadAll();
+  absl::StatusOr<std::string> data = in->ReadAll(kWholeInputLimit);
   if (!data.ok()) return data.status();
   v1::HybridEncryptRequest req;
   req.set_algorithm(h->params.algorithm());
@@ -262,7 +262,7 @@ absl::StatusOr<int> RunOpen(const Args& args) {
     }
     return kExitOk;
   }
-  absl::StatusOr<std::string> text = in->ReadAll();
+  absl::StatusOr<std::string> text = in->ReadAll(kWholeInputLimit);
   if (!text.ok()) return text.status();
   absl::StatusOr<std::string> ct = DecodeAll(h->format, *text);
   if (!ct.ok()) {

@@ -99,7 +99,7 @@ absl::StatusOr<int> SignMany(const Args& args, const Session& session, const Com
     bytes = 0;
   };
   for (size_t i = 0; i < paths.size(); ++i) {
-    absl::StatusOr<std::string> data = ReadFile(paths[i]);
+    absl::StatusOr<std::string> data = ReadFile(paths[i], kWholeInputLimit);
     if (!data.ok()) {
       status[i] = data.status();
       continue;
@@ -118,7 +118,7 @@ absl::StatusOr<int> SignMany(const Args& args, const Session& session, const Com
   int rc = kExitOk;
   for (size_t i = 0; i < paths.size(); ++i) {
     if (!status[i].ok()) {
-      std::fprintf(stderr, "smcrypt sign: %s: %s\n", paths[i].c_str(),
+      std::fprintf(stderr, "smcrypt sign: %s: %s\n", TerminalSafe(paths[i]).c_str(),
                    DescribeError(status[i]).c_str());
       rc = std::max(rc, ExitCodeFor(status[i]));
       continue;
@@ -142,7 +142,7 @@ absl::StatusOr<int> RunSign(const Args& args) {
   req.set_algorithm(c->alg);
   *req.mutable_key() = c->key;
   *req.mutable_options() = c->options;
-  absl::StatusOr<std::string> data = ReadFile(paths->front());
+  absl::StatusOr<std::string> data = ReadFile(paths->front(), kWholeInputLimit);
   if (!data.ok()) return data.status();
   req.set_data(*std::move(data));
   v1::SignResponse resp;
@@ -163,7 +163,7 @@ absl::StatusOr<int> VerifyList(const Session& session, const Common& c,
   if (c.format == Encoding::kRaw) {
     return UsageError("--check reads a listing; --format must be hex or base64");
   }
-  absl::StatusOr<std::string> list = ReadFile(list_path);
+  absl::StatusOr<std::string> list = ReadFile(list_path, kWholeInputLimit);
   if (!list.ok()) return list.status();
   std::vector<std::string> paths;
   std::vector<absl::Status> status;
@@ -213,7 +213,7 @@ absl::StatusOr<int> VerifyList(const Session& session, const Common& c,
                                           sig.status().message()));
       continue;
     }
-    absl::StatusOr<std::string> data = ReadFile(path);
+    absl::StatusOr<std::string> data = ReadFile(path, kWholeInputLimit);
     if (!data.ok()) {
       status[i] = data.status();
       continue;
@@ -232,7 +232,7 @@ absl::StatusOr<int> VerifyList(const Session& session, const Common& c,
   int rc = kExitOk;
   for (size_t i = 0; i < paths.size(); ++i) {
     if (!status[i].ok()) {
-      std::fprintf(stderr, "smcrypt verify: %s: %s\n", paths[i].c_str(),
+      std::fprintf(stderr, "smcrypt verify: %s: %s\n", TerminalSafe(paths[i]).c_str(),
                    DescribeError(status[i]).c_str());
       rc = std::max(rc, ExitCodeFor(status[i]));
       continue;

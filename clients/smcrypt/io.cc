@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -61,20 +62,48 @@ absl::StatusOr<std::string> Input::Read(size_t max_len) {
   return buf;
 }
 
-absl::StatusOr<std::string> Input::ReadAll() {
+absl::StatusOr<std::string> Input::ReadAll(ReadLimit limit) {
+  if (size_.has_value() && *size_ > limit.bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(name_, " is larger than ", limit.bytes,
+                                                   " bytes, ", limit.what));
+  }
   std::string all;
   for (;;) {
-    absl::StatusOr<std::string> chunk = Read(1 << 20);
+    // One byte past the limit tells a file of exactly `limit.bytes` from a longer one.
+    const size_t want = std::min<size_t>(size_t{1} << 20, limit.bytes + 1 - all.size());
+    absl::StatusOr<std::string> chunk = Read(want);
     if (!chunk.ok()) return chunk.status();
     if (chunk->empty()) return all;
     all.append(*chunk);
+    if (all.size() > limit.bytes) {
+      return absl::InvalidArgumentError(absl::StrCat(name_, " is larger than ", limit.bytes,
+                                                     " bytes, ", limit.what));
+    }
   }
 }
 
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
+absl::StatusOr<std::string> Input::ReadFirstLine(size_t limit) {
+  std::string line;
+  for (;;) {
+    int c = std::getc(file_.get());
+    if (c == EOF) {
+      if (std::ferror(file_.get())) return ErrnoStatus(errno, "cannot read", name_);
+      return line;
+    }
+    if (c == '\n') return line;
+    if (line.size() == limit) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          name_, ": its first line is longer than ", limit, " bytes, the limit for a password "
+          "line"));
+    }
+    line.push_back(static_cast<char>(c));
+  }
+}
+
+absl::StatusOr<std::string> ReadFile(const std::string& path, ReadLimit limit) {
   absl::StatusOr<Input> in = Input::Open(path);
   if (!in.ok()) return in.status();
-  return in->ReadAll();
+  return in->ReadAll(limit);
 }
 
 absl::Status Output::Write(absl::string_view bytes) {
@@ -85,6 +114,13 @@ absl::Status Output::Write(absl::string_view bytes) {
       int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
                       private_file_ ? 0600 : 0666);
       if (fd < 0) return ErrnoStatus(errno, "cannot create", path_);
+      // The mode of open() applies to new files only: an existing file keeps its own
+      // (0644, say), so a private key output is set to 0600 before a byte is written.
+      if (private_file_ && ::fchmod(fd, 0600) != 0) {
+        int err = errno;
+        ::close(fd);
+        return ErrnoStatus(err, "cannot set mode 0600 of", path_);
+      }
       file_.reset(::fdopen(fd, "wb"));
       if (file_ == nullptr) {
         int err = errno;

@@ -11,8 +11,29 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "smcrypt/pkcs8.h"
 
 namespace smcrypt::cli {
+
+// ReadLimit bounds an input read whole: more than `bytes` is a usage error (exit 2)
+// naming the file, `bytes` and `what`. Inputs that can be large stream instead.
+struct ReadLimit {
+  size_t bytes;
+  absl::string_view what;
+};
+// Key files (--key, --ca, --cert, --cert-key): 1 MiB, the most smcrypt/pkcs8.h reads
+// of an encrypted private key file; no key, certificate chain or PEM bundle comes near.
+inline constexpr ReadLimit kKeyFileLimit{kMaxEncryptedPrivateKeyInfoInput,
+                                         "the limit for key files (1 MiB)"};
+// Inputs of one unary request read whole (the message of sign, encrypt without
+// --stream, pkencrypt, a --sig or ciphertext file, a verify --check listing): 1 GiB,
+// half of what one protobuf message can hold.
+inline constexpr ReadLimit kWholeInputLimit{
+    size_t{1} << 30, "the limit for an input read whole (1 GiB; use --stream where the "
+                     "command offers it)"};
+// Password files (--pass-file): only the first line is read, and it may be at most
+// kMaxPkcs8PasswordSize bytes plus the \r of a CRLF line end.
+inline constexpr size_t kMaxPasswordLine = kMaxPkcs8PasswordSize + 1;
 
 struct FileCloser {
   void operator()(std::FILE* f) const;
@@ -28,8 +49,13 @@ class Input {
 
   // Read returns up to `max_len` bytes; an empty string means end of input.
   absl::StatusOr<std::string> Read(size_t max_len);
-  // ReadAll returns everything left.
-  absl::StatusOr<std::string> ReadAll();
+  // ReadAll returns everything left; more than `limit.bytes` is an InvalidArgument
+  // error naming the input and the limit (and nothing more is read).
+  absl::StatusOr<std::string> ReadAll(ReadLimit limit);
+  // ReadFirstLine returns the input up to its first \n (without it), or all of it
+  // when it has none; a line longer than `limit` bytes is an InvalidArgument error,
+  // read no further than limit + 1 bytes.
+  absl::StatusOr<std::string> ReadFirstLine(size_t limit);
   // size is the byte size of a regular file, nullopt for stdin and pipes.
   std::optional<uint64_t> size() const { return size_; }
   const std::string& name() const { return name_; }
@@ -42,14 +68,15 @@ class Input {
   std::optional<uint64_t> size_;
 };
 
-// ReadFile returns the whole content of `path` ("-" is stdin).
-absl::StatusOr<std::string> ReadFile(const std::string& path);
+// ReadFile returns the whole content of `path` ("-" is stdin), at most `limit.bytes`.
+absl::StatusOr<std::string> ReadFile(const std::string& path, ReadLimit limit);
 
 // Output writes to a file, or to stdout when the path is empty or "-". The file is
 // created on the first Write, so a command that fails early leaves no file behind.
 class Output {
  public:
-  // With `private_file`, a created file gets mode 0600 (for private and secret keys).
+  // With `private_file`, the file gets mode 0600, an existing one too (for private and
+  // secret keys).
   explicit Output(std::string path, bool private_file = false)
       : path_(std::move(path)), private_file_(private_file) {}
   absl::Status Write(absl::string_view bytes);

@@ -19,13 +19,20 @@ absl::StatusOr<std::optional<std::string>> PasswordFlag(const Args& args) {
   if (std::optional<std::string> pass = args.Get("pass")) {
     password = *std::move(pass);
   } else if (std::optional<std::string> path = args.Get("pass-file")) {
-    absl::StatusOr<std::string> text = ReadFile(*path);
-    if (!text.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("--pass-file: ", text.status().message()));
+    // The first line, as openssl's -passin file: reads it; no more than that is read.
+    absl::StatusOr<Input> in = Input::Open(*path);
+    absl::StatusOr<std::string> line =
+        in.ok() ? in->ReadFirstLine(kMaxPasswordLine) : in.status();
+    if (!line.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--pass-file: ", line.status().message()));
     }
-    // The first line, as openssl's -passin file: reads it.
-    password = text->substr(0, text->find('\n'));
+    password = *std::move(line);
     if (!password.empty() && password.back() == '\r') password.pop_back();
+    if (password.size() > kMaxPkcs8PasswordSize) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--pass-file: ", *path, ": the password is longer than ", kMaxPkcs8PasswordSize,
+          " bytes, the limit for a password"));
+    }
   } else {
     return std::optional<std::string>();
   }

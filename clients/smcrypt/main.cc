@@ -162,7 +162,7 @@ int Main(int argc, char** argv) {
   }
   if (command == nullptr) {
     std::fprintf(stderr, "smcrypt: unknown command \"%s\"; run 'smcrypt help' for the list\n",
-                 name.c_str());
+                 TerminalSafe(name).c_str());
     return kExitUsage;
   }
   std::vector<FlagSpec> specs = command->flags;
@@ -176,7 +176,10 @@ int Main(int argc, char** argv) {
     std::fputs(CommandHelp(*command).c_str(), stdout);
     return kExitOk;
   }
-  absl::StatusOr<int> rc = args.ok() ? command->run(*args) : args.status();
+  absl::Status forms = args.ok() ? CheckFormAliases(command->name, *args) : absl::OkStatus();
+  absl::StatusOr<int> rc = !args.ok()   ? absl::StatusOr<int>(args.status())
+                           : !forms.ok() ? absl::StatusOr<int>(forms)
+                                         : command->run(*args);
   if (rc.ok()) return *rc;
   std::fprintf(stderr, "smcrypt %s: %s\n", command->name.data(),
                DescribeError(rc.status()).c_str());

@@ -64,7 +64,7 @@ namespace {
 absl::StatusOr<std::string> ReadPemFlag(const Args& args, absl::string_view flag) {
   std::optional<std::string> path = args.Get(flag);
   if (!path.has_value()) return std::string();
-  absl::StatusOr<std::string> pem = ReadFile(*path);
+  absl::StatusOr<std::string> pem = ReadFile(*path, kKeyFileLimit);
   if (!pem.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("--", flag, ": ", pem.status().message()));
   }

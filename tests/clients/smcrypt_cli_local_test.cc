@@ -256,6 +256,106 @@ TEST_F(SmcryptLocalTest, ExitStatuses) {
   EXPECT_EQ(r.code, 3) << Describe(r);
 }
 
+TEST_F(SmcryptLocalTest, KeyAndPasswordFilesAreBounded) {
+  ASSERT_EQ(Sh("smcrypt keygen --local --pass-file pw.txt --out enc.pem").code, 0);
+  // /dev/zero as the password file or the key file: a usage error naming the file and
+  // the limit, read within a bounded size (the address-space cap turns an unbounded
+  // read into a crash instead of an endless run).
+  const std::string cap = "ulimit -v 2000000; ";
+  Result r = Sh(cap + "smcrypt sign --local --key enc.pem --pass-file /dev/zero msg.txt");
+  EXPECT_EQ(r.code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--pass-file: /dev/zero"));
+  EXPECT_THAT(r.err, HasSubstr("65537 bytes"));
+  r = Sh(cap + "smcrypt sign --local --key /dev/zero msg.txt");
+  EXPECT_EQ(r.code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--key: /dev/zero is larger than 1048576 bytes"));
+  // A regular file one byte over the key limit; the same for --ca.
+  Write("big.pem", std::string((1 << 20) + 1, 'A'));
+  r = Sh("smcrypt sign --local --key big.pem msg.txt");
+  EXPECT_EQ(r.code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--key: big.pem is larger than 1048576 bytes"));
+  r = Sh("smcrypt hash --ca big.pem msg.txt");
+  EXPECT_EQ(r.code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--ca: big.pem is larger than 1048576 bytes"));
+  // The longest password, 64 KiB, with a CRLF line end and more lines after it: only its
+  // first line is the password, for keygen and for sign. One byte more is refused.
+  Write("long.txt", std::string(65536, 'p') + "\r\nsecond line\n");
+  r = Sh("smcrypt keygen --local --pass-file long.txt --out long.pem && "
+         "smcrypt sign --local --key long.pem --pass-file long.txt msg.txt");
+  EXPECT_EQ(r.code, 0) << Describe(r);
+  Write("longer.txt", std::string(65537, 'p') + "\n");
+  r = Sh("smcrypt sign --local --key long.pem --pass-file longer.txt msg.txt");
+  EXPECT_EQ(r.code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("longer.txt: the password is longer than 65536 bytes"));
+  // Data inputs still stream: hash reads 64 MiB of /dev/zero under the same cap.
+  r = Sh(cap + "head -c 67108864 /dev/zero | smcrypt hash --local");
+  EXPECT_EQ(r.code, 0) << Describe(r);
+}
+
+TEST_F(SmcryptLocalTest, KeygenPrivateKeyFilesAreMode0600) {
+  // Existing 0644 files: the private key (plain or encrypted) and the secret key become
+  // 0600 before they are written; the public key file keeps its mode.
+  Result r = Sh("for f in k.pem e.pem s.pem p.pem; do echo old > $f; chmod 644 $f; done && "
+                "smcrypt keygen --local --out k.pem --pubout p.pem && "
+                "smcrypt keygen --local --pass-file pw.txt --out e.pem && "
+                "smcrypt keygen --local --alg sm4-gcm --out s.pem && stat -c '%n %a' k.pem "
+                "e.pem s.pem p.pem");
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_EQ(r.out, "k.pem 600\ne.pem 600\ns.pem 600\np.pem 644\n");
+  EXPECT_THAT(Read("k.pem"), HasSubstr("BEGIN PRIVATE KEY"));
+  // A new file: 0600 whatever the umask.
+  r = Sh("umask 022 && smcrypt keygen --local --out new.pem && stat -c %a new.pem");
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_EQ(r.out, "600\n");
+}
+
+TEST_F(SmcryptLocalTest, ErrorMessagesAreEscapedForTheTerminal) {
+  // --key-id is echoed by the local usage error: its ESC, BEL and newline come out as
+  // \x1b, \x07 and \n; valid UTF-8 text stays as it is.
+  Result r = Sh("smcrypt sign --local --key-id $'x\\e]0;pwned\\a\\nkey-\\xc3\\xa9' msg.txt");
+  EXPECT_EQ(r.code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--key-id x\\x1b]0;pwned\\x07\\nkey-\xc3\xa9 names"));
+  EXPECT_THAT(r.err, Not(HasSubstr("\x1b")));
+  EXPECT_THAT(r.err, Not(HasSubstr("\x07")));
+  // A file name in a per-file error, and an unknown command name.
+  r = Sh("smcrypt hash --local msg.txt $'no\\e[2Jsuch'");
+  EXPECT_EQ(r.code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("no\\x1b[2Jsuch"));
+  EXPECT_THAT(r.err, Not(HasSubstr("\x1b")));
+  r = Sh("smcrypt $'ha\\e[2Jsh'");
+  EXPECT_EQ(r.code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("ha\\x1b[2Jsh"));
+  EXPECT_THAT(r.err, Not(HasSubstr("\x1b")));
+}
+
+TEST_F(SmcryptLocalTest, UnusedInformAndOutformAreUsageErrors) {
+  const std::string sm4 = "--alg sm4-cbc --key-hex 0123456789abcdeffedcba9876543210 "
+                          "--iv 000102030405060708090a0b0c0d0e0f";
+  // encrypt reads raw bytes: --inform der was silently ignored.
+  Result r = Sh("smcrypt encrypt --local " + sm4 + " --inform der msg.txt");
+  EXPECT_EQ(r.code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--inform der: smcrypt encrypt reads no encoded input"));
+  EXPECT_EQ(r.out, "");
+  // decrypt writes raw bytes: --outform has nothing to set.
+  r = Sh("smcrypt encrypt --local " + sm4 + " --outform der --out m.cbc msg.txt && "
+         "smcrypt decrypt --local " + sm4 + " --outform der m.cbc");
+  EXPECT_EQ(r.code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--outform der: smcrypt decrypt writes no encoded output"));
+  for (const char* line : {"smcrypt hash --local --inform base64 msg.txt",
+                           "smcrypt sign --local --key k.pem --inform der msg.txt",
+                           "smcrypt random --local --inform hex 16",
+                           "smcrypt verify --local --key k.pem --outform der --sig s msg.txt",
+                           "smcrypt open --local --key k.pem --outform der msg.txt"}) {
+    r = Sh(line);
+    EXPECT_EQ(r.code, 2) << line << "\n" << Describe(r);
+    EXPECT_THAT(r.err, HasSubstr("form")) << line;
+  }
+  // The directions a command has are honoured: der out of encrypt, der into decrypt.
+  r = Sh("smcrypt decrypt --local " + sm4 + " --inform der m.cbc");
+  EXPECT_EQ(r.code, 0) << Describe(r);
+  EXPECT_EQ(r.out, Read("msg.txt"));
+}
+
 TEST_F(SmcryptLocalTest, LocalCommandsOpenNoSocket) {
   if (std::system("command -v strace >/dev/null 2>&1") != 0) {
     FAIL() << "strace is not installed (apt-get install strace; deploy/local/install-deps.sh)";

@@ -38,6 +38,7 @@ namespace {
 using ::smcrypt::testing::BytesToHex;
 using ::smcrypt::testing::HexToBytes;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 struct RunResult {
   int code = -1;
@@ -660,6 +661,21 @@ TEST_F(SmcryptCliTest, ServerErrorsAreExitThreeWithCodeName) {
   r = Run({"encrypt", "--alg", "sm4-cbc", "--key-hex", "0011"}, "abc");
   EXPECT_EQ(r.code, 3) << Describe(r);
   EXPECT_THAT(r.err, HasSubstr("INVALID_ARGUMENT"));
+}
+
+TEST_F(SmcryptCliTest, ServerErrorMessagesAreEscapedForTheTerminal) {
+  // A key_id with an OSC sequence (set the window title) and a bell: smcryptd refuses it
+  // without echoing it; whatever the message, no raw ESC or BEL reaches the terminal
+  // (DescribeErrorEscapesServerMessages covers a server message that does echo them).
+  RunResult r = Run({"sign", "--key-id", "x\x1b]0;pwned\x07"}, "abc");
+  EXPECT_EQ(r.code, 3) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("INVALID_ARGUMENT"));
+  EXPECT_THAT(r.err, Not(HasSubstr("\x1b"))) << Describe(r);
+  EXPECT_THAT(r.err, Not(HasSubstr("\x07"))) << Describe(r);
+  // A valid key_id absent from the keyring: the message is printed as it is.
+  r = Run({"sign", "--key-id", "no-such-key"}, "abc");
+  EXPECT_EQ(r.code, 3) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("no-such-key"));
 }
 
 TEST_F(SmcryptCliTest, TlsAndMutualTls) {

@@ -25,6 +25,33 @@ using ::smcrypt::testing::IsOk;
 using ::smcrypt::testing::StatusIs;
 using ::testing::HasSubstr;
 
+TEST(TerminalSafeTest, EscapesControlsAndMalformedBytesKeepsUtf8Text) {
+  EXPECT_EQ(TerminalSafe("key \"signer\" not found"), "key \"signer\" not found");
+  EXPECT_EQ(TerminalSafe("x\x1b]0;pwned\x07"), "x\\x1b]0;pwned\\x07");
+  EXPECT_EQ(TerminalSafe("a\nb\rc\td\x7f"), "a\\nb\\rc\\td\\x7f");
+  EXPECT_EQ(TerminalSafe(std::string("nul\0", 4)), "nul\\x00");
+  // Valid UTF-8 stays: é, 密钥, an emoji.
+  EXPECT_EQ(TerminalSafe("cl\xc3\xa9 \xe5\xaf\x86\xe9\x92\xa5 \xf0\x9f\x94\x91"),
+            "cl\xc3\xa9 \xe5\xaf\x86\xe9\x92\xa5 \xf0\x9f\x94\x91");
+  // Malformed UTF-8 (a lone byte, an overlong ESC, a surrogate, a cut sequence) and the
+  // C1 CSI U+009B, a bidi override U+202E: hex bytes.
+  EXPECT_EQ(TerminalSafe("\xff"), "\\xff");
+  EXPECT_EQ(TerminalSafe("\xc0\x9b"), "\\xc0\\x9b");
+  EXPECT_EQ(TerminalSafe("\xed\xa0\x80"), "\\xed\\xa0\\x80");
+  EXPECT_EQ(TerminalSafe("\xe5\xaf"), "\\xe5\\xaf");
+  EXPECT_EQ(TerminalSafe("\xc2\x9b" "2J"), "\\xc2\\x9b2J");
+  EXPECT_EQ(TerminalSafe("a\xe2\x80\xae" "b"), "a\\xe2\\x80\\xaeb");
+}
+
+TEST(TerminalSafeTest, DescribeErrorEscapesServerMessages) {
+  // A server's message echoing a key_id with an OSC sequence and a bell.
+  absl::Status s = RpcStatus(
+      grpc::Status(grpc::StatusCode::NOT_FOUND, "no key \"x\x1b]0;pwned\x07\" in the keyring"));
+  EXPECT_EQ(DescribeError(s), "NOT_FOUND: no key \"x\\x1b]0;pwned\\x07\" in the keyring");
+  EXPECT_EQ(DescribeError(absl::InvalidArgumentError("--key-id \x1b[2J")),
+            "--key-id \\x1b[2J");
+}
+
 TEST(CodecTest, OneShotKnownValues) {
   EXPECT_EQ(EncodeAll(Encoding::kHex, std::string("\x00\xff\x10", 3)), "00ff10\n");
   EXPECT_EQ(EncodeAll(Encoding::kBase64, "abc"), "YWJj\n");
