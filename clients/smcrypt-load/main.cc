@@ -52,9 +52,11 @@ const std::vector<OwnedFlag>& OwnedFlags() {
                       "run ", absl::FormatDuration(kRunDuration), ")")},
         {"requests", "N", "operations per step (baseline default 20, paper 2000; a cap "
                           "beside --duration)"},
-        {"concurrency", "N", "operations in flight (load, run; open loop: the cap)"},
+        {"concurrency", "N", absl::StrCat("operations in flight (load, run; open loop: the cap; "
+                                          "at most ", kMaxInFlight, ")")},
         {"steps", "N,N,...",
-         absl::StrCat("concurrency steps (default ", absl::StrJoin(kDefaultSteps, ","), ")")},
+         absl::StrCat("concurrency steps, each at most ", kMaxInFlight, " (default ",
+                      absl::StrJoin(kDefaultSteps, ","), ")")},
         {"sizes", "SIZE,...", "payload sizes, e.g. 512,1KiB,1MiB (baseline; others: the first)"},
         {"size", "SIZE", "payload size (same as --sizes with one value)"},
         {"algs", "ALG,...", "schemes (baseline, load, concurrency) or the algorithm (run)"},
@@ -66,7 +68,7 @@ const std::vector<OwnedFlag>& OwnedFlags() {
                           "HashStream, EncryptStream, DecryptStream, HybridEncryptStream, "
                           "HybridDecryptStream"},
         {"batch", "N", absl::StrCat("run: items per *Batch RPC (default ",
-                                    Config().batch_items, ")")},
+                                    Config().batch_items, ", at most ", kMaxBatchItems, ")")},
         {"rate", "OPS", "run: open loop at OPS operations/s, latency corrected for "
                         "coordinated omission"},
         {"rate-end", "OPS", "run: ramp the open-loop rate linearly from --rate to OPS over "
@@ -77,7 +79,8 @@ const std::vector<OwnedFlag>& OwnedFlags() {
                                "instead of inline keys, e.g. SM2=sm2-sign,SM4-GCM=data "
                                "(needed when the server denies inline private keys)"},
         {"metadata", "KEY=VALUE", "request metadata sent with every call (repeatable), e.g. "
-                                  "authorization=Bearer...; keys are lower-cased"},
+                                  "authorization=Bearer...; keys are lower-cased, values "
+                                  "printable ASCII"},
         {"scenario-file", "FILE", "JSON object of flags for a repeatable run, e.g. "
                                   "{\"scenario\": \"run\", \"rpc\": \"Sign\", \"alg\": "
                                   "\"SM2\", \"keys\": {\"SM2\": \"sm2-sign\"}}; flags on the "
@@ -86,7 +89,8 @@ const std::vector<OwnedFlag>& OwnedFlags() {
         {"no-retries", "", "turn gRPC's retries off (default: the clients' retry policy, "
                            "UNAVAILABLE and CANCELLED retried up to 5 attempts)"},
         {"connections", "N", absl::StrCat("gRPC channels, each its own connection (default ",
-                                          kDefaultConnections, ")")},
+                                          kDefaultConnections, ", at most ", kMaxConnections,
+                                          ")")},
         {"metrics-url", "URL", "smcryptd's /metrics, e.g. http://127.0.0.1:9464/metrics (server "
                                "CPU, memory and request counts per step)"},
         {"json", "FILE", "write the JSON report (- for stdout)"},
@@ -183,13 +187,13 @@ absl::StatusOr<Config> ConfigFrom(const cli::Args& args) {
     c.requests = *n;
   }
   if (auto v = args.Get("concurrency")) {
-    absl::StatusOr<int64_t> n = positive("concurrency", *v);
+    absl::StatusOr<int> n = ParseCount("concurrency", *v, kMaxInFlight);
     if (!n.ok()) return n.status();
-    c.concurrency = static_cast<int>(*n);
+    c.concurrency = *n;
   }
   if (auto v = args.Get("steps")) {
-    absl::StatusOr<std::vector<int>> l = ParseIntList(*v);
-    if (!l.ok()) return l.status();
+    absl::StatusOr<std::vector<int>> l = ParseIntList(*v, kMaxInFlight);
+    if (!l.ok()) return absl::InvalidArgumentError(absl::StrCat("--steps ", l.status().message()));
     c.steps = *l;
   }
   for (const char* flag : {"sizes", "size"}) {
@@ -231,9 +235,9 @@ absl::StatusOr<Config> ConfigFrom(const cli::Args& args) {
     }
   }
   if (auto v = args.Get("batch")) {
-    if (!absl::SimpleAtoi(*v, &c.batch_items) || c.batch_items == 0 || c.batch_items > 100000) {
-      return absl::InvalidArgumentError(absl::StrCat("--batch ", *v, ": expected 1 to 100000 items"));
-    }
+    absl::StatusOr<int> n = ParseCount("batch", *v, kMaxBatchItems);
+    if (!n.ok()) return n.status();
+    c.batch_items = *n;
   }
   if (auto v = args.Get("warmup")) {
     absl::StatusOr<absl::Duration> d = ParseDurationFlag(*v);
@@ -249,6 +253,9 @@ absl::StatusOr<Config> ConfigFrom(const cli::Args& args) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--metadata ", key.empty() ? v.substr(0, eq) : key,
           ": expected KEY=VALUE, KEY of a-z 0-9 - _ . (not grpc-*, not binary *-bin)"));
+    }
+    if (absl::Status st = CheckMetadataValue(key, absl::string_view(v).substr(eq + 1)); !st.ok()) {
+      return st;
     }
     c.metadata.emplace_back(std::move(key), v.substr(eq + 1));
   }
@@ -404,9 +411,13 @@ int Main(int argc, char** argv) {
   absl::StatusOr<cli::ChannelConfig> channel = cli::ChannelConfigFromArgs(*args);
   if (config.ok() && channel.ok() && channel->timeout) config->timeout = *channel->timeout;
   int connections = kDefaultConnections;
-  if (auto v = args->Get("connections"); v && (!absl::SimpleAtoi(*v, &connections) || connections <= 0)) {
-    std::fprintf(stderr, "smcrypt-load: --connections %s: expected a positive integer\n", v->c_str());
-    return 2;
+  if (auto v = args->Get("connections")) {
+    absl::StatusOr<int> n = ParseCount("connections", *v, kMaxConnections);
+    if (!n.ok()) {
+      std::fprintf(stderr, "smcrypt-load: %s\n", std::string(n.status().message()).c_str());
+      return 2;
+    }
+    connections = *n;
   }
   uint64_t seed = kDefaultSeed;
   if (auto v = args->Get("seed"); v && !absl::SimpleAtoi(*v, &seed)) {
