@@ -281,13 +281,58 @@ absl::StatusOr<std::map<smcrypt::v1::Algorithm, std::string>> KeyIdsFrom(const c
   return out;
 }
 
+// ErrorKeySax finds the key whose value stops a scenario file's parse: the keys of the
+// objects open there, and whether a number was out of range (nlohmann's error 406).
+struct ErrorKeySax : nlohmann::json_sax<nlohmann::json> {
+  std::vector<std::string> keys;
+  bool number_overflow = false;
+
+  std::string KeyPath() const { return absl::StrJoin(keys, "."); }
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override {
+    keys.emplace_back();
+    return true;
+  }
+  bool key(string_t& k) override {
+    if (!keys.empty()) keys.back() = k;
+    return true;
+  }
+  bool end_object() override {
+    if (!keys.empty()) keys.pop_back();
+    return true;
+  }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+    number_overflow = e.id == 406;
+    return false;
+  }
+};
+
 // ScenarioFileArgs turns the JSON object of --scenario-file into flags: "name": value
 // becomes --name=value; an array is a comma list; "keys" and "metadata" may be objects
 // (ALG: ID, KEY: VALUE). They come before the command line's flags, which win.
 absl::StatusOr<std::vector<std::string>> ScenarioFileArgs(const std::string& path) {
   std::ifstream f(path);
   if (!f) return absl::InvalidArgumentError(absl::StrCat("--scenario-file ", path, ": cannot read"));
-  nlohmann::json doc = nlohmann::json::parse(f, nullptr, /*allow_exceptions=*/false);
+  std::stringstream text;
+  text << f.rdbuf();
+  nlohmann::json doc = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) {
+    // Parse again for where it failed: a number out of range (1e400) names its key.
+    ErrorKeySax sax;
+    nlohmann::json::sax_parse(text.str(), &sax);
+    if (sax.number_overflow) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--scenario-file ", path, ": \"", sax.KeyPath(), "\": number out of range"));
+    }
+  }
   if (doc.is_discarded() || !doc.is_object()) {
     return absl::InvalidArgumentError(
         absl::StrCat("--scenario-file ", path, ": expected a JSON object of flags"));
@@ -305,6 +350,12 @@ absl::StatusOr<std::vector<std::string>> ScenarioFileArgs(const std::string& pat
     return true;
   };
   std::vector<std::string> out;
+  // An empty value would become "--name=", and the flag parser would take the next
+  // argument for its value.
+  auto empty = [&](const std::string& name) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--scenario-file ", path, ": \"", name, "\": expected a non-empty value"));
+  };
   for (const auto& [name, value] : doc.items()) {
     if (name == "scenario-file" || name == "scenario_file") {
       return absl::InvalidArgumentError(absl::StrCat("--scenario-file ", path, ": nested scenario-file"));
@@ -314,8 +365,10 @@ absl::StatusOr<std::vector<std::string>> ScenarioFileArgs(const std::string& pat
     if (value.is_boolean()) {
       if (value.get<bool>()) out.push_back(flag);
     } else if (scalar(value, &v)) {
+      if (v.empty()) return empty(name);
       out.push_back(absl::StrCat(flag, "=", v));
     } else if (value.is_array()) {
+      if (value.empty()) return empty(name);
       std::vector<std::string> items;
       for (const auto& item : value) {
         if (!scalar(item, &v)) {

@@ -337,6 +337,28 @@ TEST_F(SmcryptLoadTest, CountsHaveUpperBounds) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 
+// A scenario file's bad values are named by their key.
+TEST_F(SmcryptLoadTest, ScenarioFileErrorsNameTheKey) {
+  struct Case {
+    const char* json;
+    const char* message;
+  };
+  for (const Case& c : {Case{R"({"steps": []})", R"("steps": expected a non-empty value)"},
+                        Case{R"({"rpc": ""})", R"("rpc": expected a non-empty value)"},
+                        Case{R"({"duration": 1e400})", R"("duration": number out of range)"},
+                        Case{R"({"steps": [1, -1e999]})", R"("steps": number out of range)"},
+                        Case{R"({"metadata": {"x-a": 1e400}})",
+                             R"("metadata.x-a": number out of range)"},
+                        Case{R"({"steps": "1,100001"})", "--steps 1,100001: expected integers"}}) {
+    const std::string file = *dir_ + "/bad_values.json";
+    std::ofstream(file) << c.json;
+    LoadRun r = Run({"--scenario-file", file});
+    EXPECT_EQ(r.exit_code, 2) << c.json << "\n" << r.output;
+    EXPECT_TRUE(absl::StrContains(r.output, c.message)) << c.json << "\n" << r.output;
+    EXPECT_FALSE(absl::StrContains(r.output, "--target")) << c.json << "\n" << r.output;
+  }
+}
+
 // A production-like server: keyring keys only, inline private keys denied. smcrypt-load
 // drives the key-using RPCs with --keys (and a --scenario-file), sends metadata, and
 // leaves a warm-up out of its figures; without --keys it says what to do.
