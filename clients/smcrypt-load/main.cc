@@ -52,9 +52,11 @@ const std::vector<OwnedFlag>& OwnedFlags() {
                       "run ", absl::FormatDuration(kRunDuration), ")")},
         {"requests", "N", "operations per step (baseline default 20, paper 2000; a cap "
                           "beside --duration)"},
-        {"concurrency", "N", "operations in flight (load, run; open loop: the cap)"},
+        {"concurrency", "N", absl::StrCat("operations in flight (load, run; open loop: the cap; "
+                                          "at most ", kMaxInFlight, ")")},
         {"steps", "N,N,...",
-         absl::StrCat("concurrency steps (default ", absl::StrJoin(kDefaultSteps, ","), ")")},
+         absl::StrCat("concurrency steps, each at most ", kMaxInFlight, " (default ",
+                      absl::StrJoin(kDefaultSteps, ","), ")")},
         {"sizes", "SIZE,...", "payload sizes, e.g. 512,1KiB,1MiB (baseline; others: the first)"},
         {"size", "SIZE", "payload size (same as --sizes with one value)"},
         {"algs", "ALG,...", "schemes (baseline, load, concurrency) or the algorithm (run)"},
@@ -66,7 +68,7 @@ const std::vector<OwnedFlag>& OwnedFlags() {
                           "HashStream, EncryptStream, DecryptStream, HybridEncryptStream, "
                           "HybridDecryptStream"},
         {"batch", "N", absl::StrCat("run: items per *Batch RPC (default ",
-                                    Config().batch_items, ")")},
+                                    Config().batch_items, ", at most ", kMaxBatchItems, ")")},
         {"rate", "OPS", "run: open loop at OPS operations/s, latency corrected for "
                         "coordinated omission"},
         {"rate-end", "OPS", "run: ramp the open-loop rate linearly from --rate to OPS over "
@@ -77,7 +79,8 @@ const std::vector<OwnedFlag>& OwnedFlags() {
                                "instead of inline keys, e.g. SM2=sm2-sign,SM4-GCM=data "
                                "(needed when the server denies inline private keys)"},
         {"metadata", "KEY=VALUE", "request metadata sent with every call (repeatable), e.g. "
-                                  "authorization=Bearer...; keys are lower-cased"},
+                                  "authorization=Bearer...; keys are lower-cased, values "
+                                  "printable ASCII"},
         {"scenario-file", "FILE", "JSON object of flags for a repeatable run, e.g. "
                                   "{\"scenario\": \"run\", \"rpc\": \"Sign\", \"alg\": "
                                   "\"SM2\", \"keys\": {\"SM2\": \"sm2-sign\"}}; flags on the "
@@ -86,7 +89,8 @@ const std::vector<OwnedFlag>& OwnedFlags() {
         {"no-retries", "", "turn gRPC's retries off (default: the clients' retry policy, "
                            "UNAVAILABLE and CANCELLED retried up to 5 attempts)"},
         {"connections", "N", absl::StrCat("gRPC channels, each its own connection (default ",
-                                          kDefaultConnections, ")")},
+                                          kDefaultConnections, ", at most ", kMaxConnections,
+                                          ")")},
         {"metrics-url", "URL", "smcryptd's /metrics, e.g. http://127.0.0.1:9464/metrics (server "
                                "CPU, memory and request counts per step)"},
         {"json", "FILE", "write the JSON report (- for stdout)"},
@@ -183,13 +187,13 @@ absl::StatusOr<Config> ConfigFrom(const cli::Args& args) {
     c.requests = *n;
   }
   if (auto v = args.Get("concurrency")) {
-    absl::StatusOr<int64_t> n = positive("concurrency", *v);
+    absl::StatusOr<int> n = ParseCount("concurrency", *v, kMaxInFlight);
     if (!n.ok()) return n.status();
-    c.concurrency = static_cast<int>(*n);
+    c.concurrency = *n;
   }
   if (auto v = args.Get("steps")) {
-    absl::StatusOr<std::vector<int>> l = ParseIntList(*v);
-    if (!l.ok()) return l.status();
+    absl::StatusOr<std::vector<int>> l = ParseIntList(*v, kMaxInFlight);
+    if (!l.ok()) return absl::InvalidArgumentError(absl::StrCat("--steps ", l.status().message()));
     c.steps = *l;
   }
   for (const char* flag : {"sizes", "size"}) {
@@ -231,9 +235,9 @@ absl::StatusOr<Config> ConfigFrom(const cli::Args& args) {
     }
   }
   if (auto v = args.Get("batch")) {
-    if (!absl::SimpleAtoi(*v, &c.batch_items) || c.batch_items == 0 || c.batch_items > 100000) {
-      return absl::InvalidArgumentError(absl::StrCat("--batch ", *v, ": expected 1 to 100000 items"));
-    }
+    absl::StatusOr<int> n = ParseCount("batch", *v, kMaxBatchItems);
+    if (!n.ok()) return n.status();
+    c.batch_items = *n;
   }
   if (auto v = args.Get("warmup")) {
     absl::StatusOr<absl::Duration> d = ParseDurationFlag(*v);
@@ -249,6 +253,9 @@ absl::StatusOr<Config> ConfigFrom(const cli::Args& args) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--metadata ", key.empty() ? v.substr(0, eq) : key,
           ": expected KEY=VALUE, KEY of a-z 0-9 - _ . (not grpc-*, not binary *-bin)"));
+    }
+    if (absl::Status st = CheckMetadataValue(key, absl::string_view(v).substr(eq + 1)); !st.ok()) {
+      return st;
     }
     c.metadata.emplace_back(std::move(key), v.substr(eq + 1));
   }
@@ -274,13 +281,58 @@ absl::StatusOr<std::map<smcrypt::v1::Algorithm, std::string>> KeyIdsFrom(const c
   return out;
 }
 
+// ErrorKeySax finds the key whose value stops a scenario file's parse: the keys of the
+// objects open there, and whether a number was out of range (nlohmann's error 406).
+struct ErrorKeySax : nlohmann::json_sax<nlohmann::json> {
+  std::vector<std::string> keys;
+  bool number_overflow = false;
+
+  std::string KeyPath() const { return absl::StrJoin(keys, "."); }
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override {
+    keys.emplace_back();
+    return true;
+  }
+  bool key(string_t& k) override {
+    if (!keys.empty()) keys.back() = k;
+    return true;
+  }
+  bool end_object() override {
+    if (!keys.empty()) keys.pop_back();
+    return true;
+  }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+    number_overflow = e.id == 406;
+    return false;
+  }
+};
+
 // ScenarioFileArgs turns the JSON object of --scenario-file into flags: "name": value
 // becomes --name=value; an array is a comma list; "keys" and "metadata" may be objects
 // (ALG: ID, KEY: VALUE). They come before the command line's flags, which win.
 absl::StatusOr<std::vector<std::string>> ScenarioFileArgs(const std::string& path) {
   std::ifstream f(path);
   if (!f) return absl::InvalidArgumentError(absl::StrCat("--scenario-file ", path, ": cannot read"));
-  nlohmann::json doc = nlohmann::json::parse(f, nullptr, /*allow_exceptions=*/false);
+  std::stringstream text;
+  text << f.rdbuf();
+  nlohmann::json doc = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) {
+    // Parse again for where it failed: a number out of range (1e400) names its key.
+    ErrorKeySax sax;
+    nlohmann::json::sax_parse(text.str(), &sax);
+    if (sax.number_overflow) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--scenario-file ", path, ": \"", sax.KeyPath(), "\": number out of range"));
+    }
+  }
   if (doc.is_discarded() || !doc.is_object()) {
     return absl::InvalidArgumentError(
         absl::StrCat("--scenario-file ", path, ": expected a JSON object of flags"));
@@ -298,6 +350,12 @@ absl::StatusOr<std::vector<std::string>> ScenarioFileArgs(const std::string& pat
     return true;
   };
   std::vector<std::string> out;
+  // An empty value would become "--name=", and the flag parser would take the next
+  // argument for its value.
+  auto empty = [&](const std::string& name) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--scenario-file ", path, ": \"", name, "\": expected a non-empty value"));
+  };
   for (const auto& [name, value] : doc.items()) {
     if (name == "scenario-file" || name == "scenario_file") {
       return absl::InvalidArgumentError(absl::StrCat("--scenario-file ", path, ": nested scenario-file"));
@@ -307,8 +365,10 @@ absl::StatusOr<std::vector<std::string>> ScenarioFileArgs(const std::string& pat
     if (value.is_boolean()) {
       if (value.get<bool>()) out.push_back(flag);
     } else if (scalar(value, &v)) {
+      if (v.empty()) return empty(name);
       out.push_back(absl::StrCat(flag, "=", v));
     } else if (value.is_array()) {
+      if (value.empty()) return empty(name);
       std::vector<std::string> items;
       for (const auto& item : value) {
         if (!scalar(item, &v)) {
@@ -404,9 +464,13 @@ int Main(int argc, char** argv) {
   absl::StatusOr<cli::ChannelConfig> channel = cli::ChannelConfigFromArgs(*args);
   if (config.ok() && channel.ok() && channel->timeout) config->timeout = *channel->timeout;
   int connections = kDefaultConnections;
-  if (auto v = args->Get("connections"); v && (!absl::SimpleAtoi(*v, &connections) || connections <= 0)) {
-    std::fprintf(stderr, "smcrypt-load: --connections %s: expected a positive integer\n", v->c_str());
-    return 2;
+  if (auto v = args->Get("connections")) {
+    absl::StatusOr<int> n = ParseCount("connections", *v, kMaxConnections);
+    if (!n.ok()) {
+      std::fprintf(stderr, "smcrypt-load: %s\n", std::string(n.status().message()).c_str());
+      return 2;
+    }
+    connections = *n;
   }
   uint64_t seed = kDefaultSeed;
   if (auto v = args->Get("seed"); v && !absl::SimpleAtoi(*v, &seed)) {

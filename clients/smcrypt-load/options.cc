@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 
@@ -52,20 +53,42 @@ absl::StatusOr<absl::Duration> ParseDurationFlag(absl::string_view text) {
   return d;
 }
 
-absl::StatusOr<std::vector<int>> ParseIntList(absl::string_view text) {
+absl::StatusOr<std::vector<int>> ParseIntList(absl::string_view text, int max) {
   std::vector<int> out;
   for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
     std::string p(absl::StripAsciiWhitespace(part));
     p.erase(std::remove(p.begin(), p.end(), '_'), p.end());
     int v;
-    if (!absl::SimpleAtoi(p, &v) || v <= 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("list ", text, ": expected positive integers such as 1,10,100"));
+    if (!absl::SimpleAtoi(p, &v) || v <= 0 || v > max) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          text, ": expected integers from 1 to ", max, " such as 1,10,100"));
     }
     out.push_back(v);
   }
-  if (out.empty()) return absl::InvalidArgumentError("empty list");
+  if (out.empty()) return absl::InvalidArgumentError("empty list: expected integers such as 1,10,100");
   return out;
+}
+
+absl::StatusOr<int> ParseCount(absl::string_view flag, absl::string_view text, int max) {
+  int64_t n;
+  if (!absl::SimpleAtoi(text, &n) || n <= 0 || n > max) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", flag, " ", text, ": expected an integer from 1 to ", max));
+  }
+  return static_cast<int>(n);
+}
+
+absl::Status CheckMetadataValue(absl::string_view key, absl::string_view value) {
+  if (absl::EndsWith(key, "-bin")) return absl::OkStatus();
+  for (size_t i = 0; i < value.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(value[i]);
+    if (c < 0x20 || c > 0x7e) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--metadata %s: byte 0x%02x at offset %d of the value is not printable ASCII "
+          "(gRPC sends only 0x20 to 0x7E in a header value)", key, c, i));
+    }
+  }
+  return absl::OkStatus();
 }
 
 std::vector<std::string> TargetAddresses(absl::string_view target) {

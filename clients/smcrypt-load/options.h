@@ -3,6 +3,7 @@
 #ifndef SMCRYPT_CLIENTS_SMCRYPT_LOAD_OPTIONS_H_
 #define SMCRYPT_CLIENTS_SMCRYPT_LOAD_OPTIONS_H_
 
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,8 +21,27 @@ namespace smcrypt::load {
 absl::StatusOr<size_t> ParseSize(absl::string_view text);
 // ParseDurationFlag reads seconds ("300", "0.5") or an absl duration ("5m", "500ms").
 absl::StatusOr<absl::Duration> ParseDurationFlag(absl::string_view text);
-// ParseIntList reads "1,10,100" (positive integers).
-absl::StatusOr<std::vector<int>> ParseIntList(absl::string_view text);
+// ParseIntList reads "1,10,100" (integers from 1 to `max`).
+absl::StatusOr<std::vector<int>> ParseIntList(absl::string_view text,
+                                              int max = std::numeric_limits<int>::max());
+
+// The upper bounds of the counts that allocate per unit. kMaxInFlight bounds --concurrency
+// and each of --steps: one slot (a call's context, request and response) per operation in
+// flight; 100,000 is five times the concurrency scenario's last step (20,000).
+// kMaxConnections bounds --connections: one channel, TCP connection and HTTP/2 session
+// each. kMaxBatchItems bounds --batch: the copies of the request in one *Batch RPC, at
+// most smcryptd's limit (CryptoEngine::kMaxBatchItems), which fails a larger batch.
+inline constexpr int kMaxInFlight = 100000;
+inline constexpr int kMaxConnections = 1000;
+inline constexpr int kMaxBatchItems = 65536;
+
+// ParseCount reads the value of --`flag`: an integer from 1 to `max`.
+absl::StatusOr<int> ParseCount(absl::string_view flag, absl::string_view text, int max);
+
+// CheckMetadataValue checks a --metadata value as gRPC does before it sends a header: a key
+// that ends in "-bin" is binary and takes any bytes; any other key's value is printable
+// ASCII (0x20 to 0x7E), so no control character (tab, CR, LF, NUL), DEL or non-ASCII byte.
+absl::Status CheckMetadataValue(absl::string_view key, absl::string_view value);
 
 // TargetAddresses splits --target: a gRPC URI such as "dns:///name:port" or
 // "ipv4:a:1,b:2" (one channel target; round_robin over the resolved addresses, with the

@@ -20,6 +20,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
+#include "clients/smcrypt-load/options.h"
 #include "clients/smcrypt-load/scenarios.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -296,6 +297,68 @@ TEST_F(SmcryptLoadTest, UsageErrors) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
 }
 
+// A metadata value gRPC would not send (it asserts on one and aborts the process) is a
+// usage error that names the key: control characters, DEL, non-ASCII, and (from a scenario
+// file, as argv cannot hold one) NUL.
+TEST_F(SmcryptLoadTest, MetadataValuesThatAreNotPrintableAscii) {
+  for (const char* value : {"a\\nb", "a\\rb", "a\\tb", "a\\001b", "a\\177b", "caf\\303\\251"}) {
+    LoadRun r = Run({absl::StrCat("--scenario run --rpc Hash --alg SM3 --duration 300ms "
+                                  "--metadata \"$(printf 'x-a=", value, "')\"")});
+    EXPECT_EQ(r.exit_code, 2) << value << "\n" << r.output;
+    EXPECT_TRUE(absl::StrContains(r.output, "--metadata x-a: byte 0x")) << value << "\n" << r.output;
+  }
+  const std::string file = *dir_ + "/nul.json";
+  std::ofstream(file) << R"({"scenario": "run", "rpc": "Hash", "alg": "SM3",
+                           "duration": "300ms", "metadata": {"x-nul": "a\u0000b"}})";
+  LoadRun r = Run({"--scenario-file", file});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(absl::StrContains(r.output, "--metadata x-nul: byte 0x00 at offset 1")) << r.output;
+  // Printable ASCII, spaces and punctuation included, is sent.
+  r = Run({"--scenario run --rpc Hash --alg SM3 --requests 2 --metadata 'x-a=Bearer a~b !{}'"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+// The counts that allocate per unit have upper bounds, each a usage error beyond it; the
+// bounds themselves are accepted (the concurrency scenario's 20,000 steps among them).
+TEST_F(SmcryptLoadTest, CountsHaveUpperBounds) {
+  for (const char* flags : {"--concurrency 100000000", "--concurrency 100001",
+                            "--steps 1,100001", "--connections 1001", "--batch 65537",
+                            "--concurrency 99999999999999999999"}) {
+    LoadRun r = Run({absl::StrCat("--scenario run --rpc Hash --alg SM3 --duration 300ms ", flags)});
+    EXPECT_EQ(r.exit_code, 2) << flags << "\n" << r.output;
+    const std::string flag(absl::string_view(flags).substr(0, absl::string_view(flags).find(' ')));
+    EXPECT_TRUE(absl::StrContains(r.output, absl::StrCat(flag, " "))) << flags << "\n" << r.output;
+    EXPECT_TRUE(absl::StrContains(r.output, "from 1 to ")) << flags << "\n" << r.output;
+  }
+  LoadRun r = Run({"--scenario run --rpc Hash --alg SM3 --requests 2 --concurrency 100000 "
+                   "--connections 1000"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  r = Run({"--scenario run --rpc HashBatch --alg SM3 --size 1 --requests 1 --batch 65536"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+// A scenario file's bad values are named by their key.
+TEST_F(SmcryptLoadTest, ScenarioFileErrorsNameTheKey) {
+  struct Case {
+    const char* json;
+    const char* message;
+  };
+  for (const Case& c : {Case{R"({"steps": []})", R"("steps": expected a non-empty value)"},
+                        Case{R"({"rpc": ""})", R"("rpc": expected a non-empty value)"},
+                        Case{R"({"duration": 1e400})", R"("duration": number out of range)"},
+                        Case{R"({"steps": [1, -1e999]})", R"("steps": number out of range)"},
+                        Case{R"({"metadata": {"x-a": 1e400}})",
+                             R"("metadata.x-a": number out of range)"},
+                        Case{R"({"steps": "1,100001"})", "--steps 1,100001: expected integers"}}) {
+    const std::string file = *dir_ + "/bad_values.json";
+    std::ofstream(file) << c.json;
+    LoadRun r = Run({"--scenario-file", file});
+    EXPECT_EQ(r.exit_code, 2) << c.json << "\n" << r.output;
+    EXPECT_TRUE(absl::StrContains(r.output, c.message)) << c.json << "\n" << r.output;
+    EXPECT_FALSE(absl::StrContains(r.output, "--target")) << c.json << "\n" << r.output;
+  }
+}
+
 // A production-like server: keyring keys only, inline private keys denied. smcrypt-load
 // drives the key-using RPCs with --keys (and a --scenario-file), sends metadata, and
 // leaves a warm-up out of its figures; without --keys it says what to do.
@@ -426,6 +489,14 @@ TEST_F(SmcryptLoadTest, HelpDefaultsAreTheCodes) {
   EXPECT_TRUE(absl::StrContains(
       steps, absl::StrCat("(default ", absl::StrJoin(load::kDefaultSteps, ","), ")")))
       << steps;
+  // The upper bounds of the counts.
+  for (const auto& [flag, max] : {std::pair<std::string, int>{"--concurrency", load::kMaxInFlight},
+                                  {"--steps", load::kMaxInFlight},
+                                  {"--connections", load::kMaxConnections},
+                                  {"--batch", load::kMaxBatchItems}}) {
+    ASSERT_TRUE(absl::SimpleAtoi(after(flag_line(flag), "at most "), &n)) << flag_line(flag);
+    EXPECT_EQ(n, max) << flag;
+  }
   const std::string duration = flag_line("--duration");
   ASSERT_TRUE(absl::ParseDuration(after(duration, " load "), &d)) << duration;
   EXPECT_EQ(d, load::kLoadDuration);

@@ -5,6 +5,7 @@
 #include <random>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "clients/smcrypt-load/histogram.h"
 #include "clients/smcrypt-load/options.h"
@@ -117,6 +118,33 @@ TEST(OptionsTest, DurationsAndLists) {
   EXPECT_EQ(*ParseIntList("1,10, 100,20_000"), (std::vector<int>{1, 10, 100, 20000}));
   EXPECT_FALSE(ParseIntList("1,0").ok());
   EXPECT_FALSE(ParseIntList("").ok());
+  EXPECT_EQ(*ParseIntList("1,20000", kMaxInFlight), (std::vector<int>{1, 20000}));
+  EXPECT_FALSE(ParseIntList("1,100001", kMaxInFlight).ok());
+}
+
+TEST(OptionsTest, CountsWithinBounds) {
+  EXPECT_GE(kMaxInFlight, 20000);  // the concurrency scenario's last step
+  EXPECT_EQ(*ParseCount("concurrency", "20000", kMaxInFlight), 20000);
+  EXPECT_EQ(*ParseCount("concurrency", "100000", kMaxInFlight), 100000);
+  EXPECT_EQ(ParseCount("concurrency", "100001", kMaxInFlight).status().message(),
+            "--concurrency 100001: expected an integer from 1 to 100000");
+  EXPECT_FALSE(ParseCount("connections", "0", kMaxConnections).ok());
+  EXPECT_FALSE(ParseCount("connections", "-1", kMaxConnections).ok());
+  EXPECT_FALSE(ParseCount("batch", "99999999999999999999", kMaxBatchItems).ok());
+  EXPECT_FALSE(ParseCount("batch", "1x", kMaxBatchItems).ok());
+}
+
+TEST(OptionsTest, MetadataValuesArePrintableAsciiUnlessBinary) {
+  EXPECT_OK(CheckMetadataValue("authorization", "Bearer a.b~c !\"{}"));
+  EXPECT_OK(CheckMetadataValue("x-a", ""));
+  for (const std::string& v : {std::string("a\nb"), std::string("a\rb"), std::string("a\tb"),
+                               std::string("a\x01b"), std::string("a\x7f"),
+                               std::string("a\0b", 3), std::string("caf\xc3\xa9")}) {
+    absl::Status st = CheckMetadataValue("x-a", v);
+    EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << absl::CEscape(v);
+    EXPECT_TRUE(absl::StartsWith(st.message(), "--metadata x-a: byte 0x")) << st.message();
+  }
+  EXPECT_OK(CheckMetadataValue("x-a-bin", std::string("\0\n\xff", 3)));
 }
 
 TEST(OptionsTest, TargetAddresses) {
