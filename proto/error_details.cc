@@ -67,10 +67,10 @@ std::string SerializeErrorInfo(const ErrorInfo& info) {
   return Serialize([&](CodedOutputStream& out) {
     WriteBytes(out, 1, info.reason);
     WriteBytes(out, 2, info.domain);
-    for (const auto& [key, value] : info.metadata) {
+    for (const auto& kv : info.metadata) {
       const std::string entry = Serialize([&](CodedOutputStream& e) {
-        WriteBytes(e, 1, key);
-        WriteBytes(e, 2, value);
+        WriteBytes(e, 1, kv.first);
+        WriteBytes(e, 2, kv.second);
       });
       WriteBytes(out, 3, entry);
     }
