@@ -108,7 +108,8 @@ ABSL_FLAG(absl::Duration, coalesce_hash_window, absl::ZeroDuration(),
           "the other operations)");
 ABSL_FLAG(std::string, cpu_disable, "",
           "comma list of CPU features to hide from dispatch (aesni, pclmul, avx, avx2, "
-          "bmi2, adx, avx512, vaes, vpclmulqdq, gfni, ifma, sha), added to "
+          "bmi2, adx, avx512, vaes, vpclmulqdq, gfni, ifma, sha; on arm64 asimd, pmull, "
+          "sha2, sm3, sm4, sve), added to "
           "SMCRYPT_CPU_DISABLE");
 
 namespace {

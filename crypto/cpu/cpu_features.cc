@@ -25,7 +25,8 @@ namespace {
 
 constexpr const char* kFeatureNames[kNumCpuFeatures] = {
     "aesni", "pclmul", "avx",  "avx2", "bmi2", "adx",
-    "avx512", "vaes",  "vpclmulqdq", "gfni", "ifma", "sha"};
+    "avx512", "vaes",  "vpclmulqdq", "gfni", "ifma", "sha",
+    "asimd", "pmull", "sha2", "sm3", "sm4", "sve"};
 
 #if defined(__x86_64__)
 uint64_t ReadXcr0() {

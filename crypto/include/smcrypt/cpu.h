@@ -18,8 +18,9 @@
 namespace smcrypt {
 
 // CpuFeature is one bit of a feature set. Names (for masks, logs and GetServerInfo)
-// come from CpuFeatureName(): aesni, pclmul, avx, avx2, bmi2, adx, avx512, vaes,
-// vpclmulqdq, gfni, ifma, sha. `kBmi2` means BMI1 and BMI2 together; `kAvx512`
+// come from CpuFeatureName(): on x86-64 aesni, pclmul, avx, avx2, bmi2, adx, avx512,
+// vaes, vpclmulqdq, gfni, ifma, sha; on arm64 asimd, pmull, sha2, sm3, sm4, sve. Every
+// name parses on every architecture; a CPU of the other architecture never has it. `kBmi2` means BMI1 and BMI2 together; `kAvx512`
 // means AVX-512 F, BW, VL and DQ together, with the OS saving ZMM state.
 enum CpuFeature : uint32_t {
   kCpuAesni = 1u << 0,
@@ -34,8 +35,15 @@ enum CpuFeature : uint32_t {
   kCpuGfni = 1u << 9,
   kCpuIfma = 1u << 10,
   kCpuSha = 1u << 11,
+  // arm64 (Linux getauxval(AT_HWCAP)/AT_HWCAP2 bits; Arm ARM, FEAT_* names).
+  kCpuAsimd = 1u << 12,  // Advanced SIMD (NEON): HWCAP_ASIMD
+  kCpuPmull = 1u << 13,  // FEAT_PMULL, PMULL/PMULL2 on 64-bit lanes: HWCAP_PMULL
+  kCpuSha2 = 1u << 14,   // FEAT_SHA256: HWCAP_SHA2
+  kCpuSm3 = 1u << 15,    // FEAT_SM3 (SM3SS1, SM3TT1A/B, SM3TT2A/B, SM3PARTW1/2): HWCAP_SM3
+  kCpuSm4 = 1u << 16,    // FEAT_SM4 (SM4E, SM4EKEY): HWCAP_SM4
+  kCpuSve = 1u << 17,    // FEAT_SVE: HWCAP_SVE
 };
-inline constexpr int kNumCpuFeatures = 12;
+inline constexpr int kNumCpuFeatures = 18;
 
 // CpuFeatureName returns the mask name of the single feature bit `f` ("" if unknown).
 absl::string_view CpuFeatureName(uint32_t f);
