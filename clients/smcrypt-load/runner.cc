@@ -55,15 +55,22 @@ class Runner {
     return options_.max_ops <= 0 || !measuring_.load() || issued_.fetch_add(1) < options_.max_ops;
   }
 
+  // BeginOp starts an operation on `s`, or parks `s` while the load pauses at the end of
+  // the warm-up. The check and the in-flight count change under one lock, so once a pause
+  // has drained no operation starts until StartMeasuring resumes the parked slots.
   void BeginOp(Slot* s, Clock::time_point intended) {
-    s->intended = intended;
-    s->sent = Clock::now();
-    s->call_index = 0;
     {
       absl::MutexLock lock(&mu_);
+      if (pausing_) {
+        parked_.push_back(s);
+        return;
+      }
       ++inflight_;
       result_.max_inflight = std::max<int64_t>(result_.max_inflight, inflight_);
     }
+    s->intended = intended;
+    s->sent = Clock::now();
+    s->call_index = 0;
     IssueCall(s);
   }
 
@@ -131,8 +138,8 @@ class Runner {
   const Operation& op_;
   const RunOptions& options_;
   std::vector<Slot> slots_;
-  // StartMeasuring ends the warm-up: the figures so far are dropped and the measured
-  // window starts now.
+  // StartMeasuring ends the warm-up: the figures so far are dropped, the measured window
+  // starts now, and the slots parked by the pause start their next operations.
   void StartMeasuring(Clock::time_point now);
   // Intended is the scheduled start of open-loop arrival `i`, from the start of the run.
   std::chrono::nanoseconds Intended(int64_t i) const;
@@ -146,6 +153,13 @@ class Runner {
   int64_t inflight_ ABSL_GUARDED_BY(mu_) = 0;
   size_t retired_ ABSL_GUARDED_BY(mu_) = 0;       // closed loop: slots that stopped
   bool pacer_done_ ABSL_GUARDED_BY(mu_) = false;
+  // The end of the warm-up: no operation starts while pausing_, so the load drains, the
+  // server is scraped with nothing in flight, and the measured window's request count is
+  // exactly the server's. Closed loop: slots park in parked_; open loop: the pacer waits.
+  bool pausing_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<Slot*> parked_ ABSL_GUARDED_BY(mu_);
+  // Open loop: the schedule's shift by the pause, so arrivals resume at the rate.
+  Clock::duration pause_shift_ ABSL_GUARDED_BY(mu_) = Clock::duration::zero();
   Clock::time_point start_, last_done_ ABSL_GUARDED_BY(mu_);
   // Operations whose intended start is earlier belong to the warm-up; the far past
   // when there is none.
@@ -173,23 +187,51 @@ std::chrono::nanoseconds Runner::Intended(int64_t i) const {
 }
 
 void Runner::StartMeasuring(Clock::time_point now) {
-  absl::MutexLock lock(&mu_);
-  const int64_t warm = result_.warmup_ops;
-  const int64_t peak = result_.max_inflight;
-  result_ = RunResult();
-  result_.warmup_ops = warm;
-  result_.max_inflight = peak;
-  measure_start_ = now;
-  last_done_ = now;
-  result_.warmup_rpcs = rpcs_.exchange(0);
-  cpu_at_start_ = ProcessCpuSeconds();
-  measuring_.store(true);
+  std::vector<Slot*> parked;
+  {
+    absl::MutexLock lock(&mu_);
+    const int64_t warm = result_.warmup_ops;
+    const int64_t peak = result_.max_inflight;
+    result_ = RunResult();
+    result_.warmup_ops = warm;
+    result_.max_inflight = peak;
+    measure_start_ = now;
+    last_done_ = now;
+    result_.warmup_rpcs = rpcs_.exchange(0);
+    cpu_at_start_ = ProcessCpuSeconds();
+    measuring_.store(true);
+    pausing_ = false;
+    parked.swap(parked_);
+  }
+  for (Slot* s : parked) StartNext(s);
 }
 
 void Runner::Pace() {
+  const bool warmup = options_.warmup > absl::ZeroDuration();
+  const int64_t warm_arrivals =
+      static_cast<int64_t>(std::floor(options_.rate * absl::ToDoubleSeconds(options_.warmup)));
   for (int64_t i = 0;; ++i) {
-    const Clock::time_point intended = start_ + Intended(i);
+    if (warmup && i == warm_arrivals) {
+      // The first measured arrival: pause, let Go() scrape the drained server, and move
+      // the rest of the schedule to start at the measured window.
+      absl::MutexLock lock(&mu_);
+      pausing_ = true;
+      auto resumed = [this] { return !pausing_ || stop_.load(); };
+      mu_.Await(absl::Condition(&resumed));
+      const Clock::time_point next = start_ + pause_shift_ + Intended(i);
+      if (measure_start_ > next) pause_shift_ += measure_start_ - next;
+    }
     if (stop_.load() || !Claim()) break;
+    Clock::time_point intended;
+    {
+      absl::MutexLock lock(&mu_);
+      intended = start_ + pause_shift_ + Intended(i);
+      // The schedule ends with the measured duration.
+      if (measuring_.load() && options_.duration > absl::ZeroDuration() &&
+          intended >= measure_start_ + absl::ToChronoNanoseconds(options_.duration)) {
+        break;
+      }
+    }
     std::this_thread::sleep_until(intended);
     Slot* s = nullptr;
     {
@@ -270,29 +312,48 @@ RunResult Runner::Go() {
     }
   }
   const absl::Time t0 = absl::Now();
+  absl::Time measured_from = t0;
   Clock::time_point next_sample = Clock::now();
   for (;;) {
-    bool finished;
+    bool finished, drained;
+    const bool warming = !measuring_.load();
+    if (warming && options_.rate <= 0 &&
+        absl::Now() - t0 >= options_.warmup) {
+      // Closed loop: the warm-up's time is up; slots park as their operations end.
+      absl::MutexLock lock(&mu_);
+      pausing_ = true;
+    }
     {
       absl::MutexLock lock(&mu_);
       auto done = [this] {
         return options_.rate > 0 ? pacer_done_ && inflight_ == 0 : retired_ == slots_.size();
       };
-      mu_.AwaitWithTimeout(absl::Condition(&done), absl::Milliseconds(250));
+      auto wake = [&] { return done() || (warming && pausing_ && inflight_ == 0); };
+      // Wake at the end of the warm-up or of the measured duration, not up to 250 ms late.
+      absl::Duration wait = absl::Milliseconds(250);
+      if (warming && options_.rate <= 0 && !pausing_) {
+        wait = std::clamp(t0 + options_.warmup - absl::Now(), absl::ZeroDuration(), wait);
+      } else if (!warming && options_.duration > absl::ZeroDuration()) {
+        wait = std::clamp(measured_from + options_.duration - absl::Now(), absl::ZeroDuration(),
+                          wait);
+      }
+      mu_.AwaitWithTimeout(absl::Condition(&wake), wait);
       finished = done();
+      drained = pausing_ && inflight_ == 0;
     }
     if (finished) break;
-    double elapsed = absl::ToDoubleSeconds(absl::Now() - t0);
-    if (!measuring_.load()) {
-      if (elapsed < absl::ToDoubleSeconds(options_.warmup)) {
-        if (options_.progress) Progress(elapsed);
+    if (warming) {
+      if (!drained) {
+        if (options_.progress) Progress(absl::ToDoubleSeconds(absl::Now() - t0));
         continue;
       }
-      // The warm-up is over: the server's counters and the figures start from here.
+      // The warm-up is over and nothing is in flight: the server's counters and the
+      // figures start from here.
       scrape_before();
+      measured_from = absl::Now();
       StartMeasuring(Clock::now());
     }
-    elapsed -= absl::ToDoubleSeconds(options_.warmup);
+    double elapsed = absl::ToDoubleSeconds(absl::Now() - measured_from);
     if (options_.duration > absl::ZeroDuration() && elapsed >= absl::ToDoubleSeconds(options_.duration)) {
       stop_.store(true);
       absl::MutexLock lock(&mu_);  // unlocking re-evaluates the pacer's wait

@@ -43,9 +43,10 @@ struct Operation {
 // operations; those in flight finish) or after `max_ops` operations, whichever is first;
 // at least one of the two must be set.
 //
-// A `warmup` runs the same load first; operations started during it are not counted, and
-// the measured window (its figures, the server's and smcrypt-load's own CPU) begins when
-// it ends. With `rate_end` > 0 the open-loop rate ramps linearly from `rate` to `rate_end`
+// A `warmup` runs the same load first; operations started during it are not counted. At
+// its end the load drains (no operation starts until none is in flight), the server is
+// scraped, and the measured window (its figures, the server's and smcrypt-load's own CPU)
+// begins; an open-loop schedule resumes shifted by the pause. With `rate_end` > 0 the open-loop rate ramps linearly from `rate` to `rate_end`
 // over `duration` (the warm-up runs at `rate`).
 struct RunOptions {
   int concurrency = 1;
