@@ -12,8 +12,9 @@
 // table is in sm4_gcm.cc):
 //   vpclmulqdq_avx512 — VPCLMULQDQ on zmm, 16 blocks per reduction (ghash_clmul.cc);
 //   pclmul_avx — PCLMULQDQ on xmm, 4 blocks per reduction (ghash_clmul.cc);
+//   pmull — arm64 PMULL/PMULL2, 8 blocks per reduction (ghash_pmull.cc);
 //   generic — portable C++, 64-bit integer multiplies with holes (ghash_generic.cc).
-// GhashKey holds the powers H, H^2, …, H^16 that the carry-less back ends aggregate with.
+// GhashKey holds the powers of H (up to H^16) that the carry-less back ends aggregate with.
 #ifndef SMCRYPT_CRYPTO_SM4_GHASH_H_
 #define SMCRYPT_CRYPTO_SM4_GHASH_H_
 
@@ -78,6 +79,10 @@ extern const GhashKernels kGhashGeneric;
 // aggregated reduction, and PCLMULQDQ on xmm with 4-block aggregated reduction.
 extern const GhashKernels kGhashVpclmulAvx512;
 extern const GhashKernels kGhashPclmulAvx;
+#endif
+#if defined(__aarch64__)
+// PMULL/PMULL2 back end (ghash_pmull.cc), Karatsuba with 8-block aggregated reduction.
+extern const GhashKernels kGhashPmull;
 #endif
 
 }  // namespace smcrypt::internal
