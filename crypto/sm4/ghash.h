@@ -12,8 +12,9 @@
 // tables are ghash_table_<arch>.cc, the choice is in sm4_gcm.cc):
 //   vpclmulqdq_avx512 — x86-64: VPCLMULQDQ on zmm, 16 blocks per reduction (ghash_clmul.cc);
 //   pclmul_avx — x86-64: PCLMULQDQ on xmm, 4 blocks per reduction (ghash_clmul.cc);
+//   pmull — arm64: PMULL/PMULL2, 8 blocks per reduction (ghash_pmull.cc);
 //   generic — portable C++, 64-bit integer multiplies with holes (ghash_generic.cc).
-// GhashKey holds the powers H, H^2, …, H^16 that the carry-less back ends aggregate with.
+// GhashKey holds the powers of H (up to H^16) that the carry-less back ends aggregate with.
 #ifndef SMCRYPT_CRYPTO_SM4_GHASH_H_
 #define SMCRYPT_CRYPTO_SM4_GHASH_H_
 
@@ -83,6 +84,10 @@ extern const GhashKernels kGhashPclmulAvx;
 // last: ghash_table_x86_64.cc or ghash_table_aarch64.cc, whichever crypto/CMakeLists.txt
 // compiles for CMAKE_SYSTEM_PROCESSOR.
 absl::Span<const BackendChoice<GhashKernels>> GhashDispatchTable();
+
+// PMULL/PMULL2 back end (ghash_pmull.cc, aarch64 builds only), Karatsuba with 8-block
+// aggregated reduction.
+extern const GhashKernels kGhashPmull;
 
 }  // namespace smcrypt::internal
 

@@ -174,6 +174,10 @@ extern const Sm4Kernels kSm4GfniAvx512;
 extern const Sm4Kernels kSm4GfniAvx2;
 extern const Sm4Kernels kSm4VaesAvx512;
 extern const Sm4Kernels kSm4AesniAvx2;
+// The arm64 back ends (aarch64 builds only): SM4E (sm4_ce.cc, FEAT_SM4) and TBL/TBX
+// S-box lookups over the 256-byte table in registers (sm4_neon.cc, baseline Advanced SIMD).
+extern const Sm4Kernels kSm4Ce;
+extern const Sm4Kernels kSm4Neon;
 
 // Sm4GenericTau applies the non-linear transform τ (§6.2.1: the S-box on each of the
 // four bytes of `a`) in constant time. Used by the key schedule and by tests.
