@@ -37,7 +37,7 @@ struct Sm3Job {
 // Sm3Kernels is one SM3 back end.
 //
 // There are two kinds, kept in two priority-ordered tables in sm3_dispatch.cc:
-//  - single-stream back ends ("avx_bmi2", "generic"): compress_blocks only; batch and
+//  - single-stream back ends ("avx_bmi2", "ce", "generic"): compress_blocks only; batch and
 //    hash_jobs are null and lanes is 0;
 //  - multi-buffer back ends ("mb16_avx512", "mb8_avx2"): lanes > 0, hash_jobs and batch
 //    set; their compress_blocks forwards to the dispatched single-stream back end
@@ -47,7 +47,7 @@ struct Sm3Job {
 // named "<single>+<multi>" (e.g. "avx_bmi2+mb16_avx512"), or just "<single>" when no
 // multi-buffer back end fits this CPU. That name is what Sm3ActiveKernelName() reports.
 struct Sm3Kernels {
-  // name is the back-end name: "generic", "avx_bmi2", "mb8_avx2", "mb16_avx512", or the
+  // name is the back-end name: "generic", "avx_bmi2", "ce", "mb8_avx2", "mb16_avx512", or the
   // combined "single+multi" name of the active back end.
   const char* name;
   // required_features is the set of CpuFeature bits the back end needs.
@@ -74,11 +74,14 @@ struct Sm3Kernels {
 // other back end is tested against.
 void Sm3GenericCompressBlocks(uint32_t state[8], const uint8_t* data, size_t num_blocks);
 
-// Back-end entries, defined in their own files (x86-64 builds only).
+// Back-end entries, defined in their own files (each for one architecture).
 #if defined(__x86_64__)
 extern const Sm3Kernels kSm3AvxBmi2;     // sm3_avx_bmi2.cc
 extern const Sm3Kernels kSm3Mb16Avx512;  // sm3_mb16_avx512.cc
 extern const Sm3Kernels kSm3Mb8Avx2;     // sm3_mb8_avx2.cc
+#endif
+#if defined(__aarch64__)
+extern const Sm3Kernels kSm3Ce;  // sm3_ce.cc
 #endif
 
 // Sm3DispatchedCompressBlocks runs the compress_blocks of the single-stream back end
