@@ -33,8 +33,11 @@ set(ENV{PKG_CONFIG_LIBDIR} /usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgco
 
 # qemu-user runs the arm64 test programs; -cpu max implements FEAT_PMULL, FEAT_SHA256,
 # FEAT_SM3 and FEAT_SM4, so every arm64 back end can run (SMCRYPT_CPU_DISABLE hides them).
-# -L is where the dynamic loader and the arm64 shared libraries are.
-set(CMAKE_CROSSCOMPILING_EMULATOR /usr/bin/qemu-aarch64-static -cpu max -L /usr/aarch64-linux-gnu
+# -L / : the dynamic loader and libc are the multiarch libc6:arm64 in /lib/aarch64-linux-gnu,
+# the same build as the arm64 libraries beside them. Not /usr/aarch64-linux-gnu: that is the
+# cross compiler's libc6-arm64-cross (an older 2.36 build), and its loader with the
+# multiarch libraries hangs in the first pthread_create.
+set(CMAKE_CROSSCOMPILING_EMULATOR /usr/bin/qemu-aarch64-static -cpu max -L /
     CACHE STRING "How ctest runs arm64 programs")
 
 # prometheus-cpp: prometheus-cpp-dev:arm64 cannot be installed beside prometheus-cpp-dev

@@ -41,7 +41,6 @@
 #include "crypto/sm3/sm3_internal.h"
 #include "smcrypt/cpu.h"
 
-#if defined(__aarch64__)
 #include <arm_neon.h>
 
 #define SM3_CE_TARGET __attribute__((target("arch=armv8.2-a+sm4")))
@@ -177,4 +176,3 @@ const Sm3Kernels kSm3Ce = {
 
 }  // namespace smcrypt
 
-#endif  // defined(__aarch64__)

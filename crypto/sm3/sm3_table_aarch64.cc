@@ -12,9 +12,10 @@ using internal::BackendChoice;
 using internal::HasRequiredFeatures;
 
 // Single-stream back ends, strongest first; generic is last and needs nothing, so the
-// search always succeeds. Only generic exists on arm64 so far, and no multi-buffer back
-// end (Sm3MultiTable() is empty).
+// search always succeeds. No multi-buffer back end exists on arm64 (Sm3MultiTable() is
+// empty).
 constexpr BackendChoice<Sm3Kernels> kSm3SingleTable[] = {
+    {&kSm3Ce, HasRequiredFeatures<&kSm3Ce>},
     {&kSm3Generic, HasRequiredFeatures<&kSm3Generic>},
 };
 

@@ -27,7 +27,6 @@
 //   implementation does, that PMULL's timing does not depend on its operands. Not
 //   measured. tests/crypto/sm4/sm4_arm64_disasm_test.cc checks the object code for
 //   register-offset loads and stores.
-#if defined(__aarch64__)
 
 #include <arm_neon.h>
 
@@ -168,4 +167,3 @@ extern const GhashKernels kGhashPmull = {
 
 }  // namespace smcrypt::internal
 
-#endif  // defined(__aarch64__)

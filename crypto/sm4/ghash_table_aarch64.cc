@@ -8,9 +8,9 @@
 namespace smcrypt::internal {
 namespace {
 
-// Priority order, generic last (it needs nothing, so the search always succeeds). Only
-// generic exists on arm64 so far.
+// Priority order, generic last (it needs nothing, so the search always succeeds).
 constexpr BackendChoice<GhashKernels> kGhashTable[] = {
+    {&kGhashPmull, HasRequiredFeatures<&kGhashPmull>},
     {&kGhashGeneric, HasRequiredFeatures<&kGhashGeneric>},
 };
 

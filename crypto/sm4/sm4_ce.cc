@@ -26,7 +26,6 @@
 //   AES instructions, that the cores implementing FEAT_SM4 do not vary SM4E's timing
 //   with its operands. Not measured. tests/crypto/sm4/sm4_arm64_disasm_test.cc checks
 //   the object code for register-offset loads and stores.
-#if defined(__aarch64__)
 
 #include <arm_neon.h>
 
@@ -254,4 +253,3 @@ extern const Sm4Kernels kSm4Ce = {
 
 }  // namespace smcrypt
 
-#endif  // defined(__aarch64__)

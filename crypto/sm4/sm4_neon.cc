@@ -32,7 +32,6 @@
 //   and no core is known to vary their timing with the data otherwise. That is assumed
 //   here, not measured. tests/crypto/sm4/sm4_arm64_disasm_test.cc checks the object code
 //   for register-offset loads and stores (a table lookup in memory).
-#if defined(__aarch64__)
 
 #include <arm_neon.h>
 
@@ -392,4 +391,3 @@ extern const Sm4Kernels kSm4Neon = {
 
 }  // namespace smcrypt
 
-#endif  // defined(__aarch64__)

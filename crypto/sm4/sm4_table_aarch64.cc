@@ -12,8 +12,11 @@ using internal::BackendChoice;
 using internal::HasRequiredFeatures;
 
 // Strongest first; generic is last and needs nothing, so the search always succeeds.
-// Only generic exists on arm64 so far.
+// ce (SM4E, FEAT_SM4: Yitian 710, Graviton3-class cores) before neon (TBL/TBX S-box,
+// every arm64 CPU: Kunpeng 920, Phytium).
 constexpr BackendChoice<Sm4Kernels> kSm4Table[] = {
+    {&kSm4Ce, HasRequiredFeatures<&kSm4Ce>},
+    {&kSm4Neon, HasRequiredFeatures<&kSm4Neon>},
     {&kSm4Generic, HasRequiredFeatures<&kSm4Generic>},
 };
 

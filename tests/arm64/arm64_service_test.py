@@ -2,9 +2,9 @@
 
 Run by ctest in an arm64 cross build (tests/arm64/CMakeLists.txt):
 
-  arm64_service_test.py --emulator "qemu-aarch64-static -cpu max -L /usr/aarch64-linux-gnu" \
+  arm64_service_test.py --emulator "qemu-aarch64-static -cpu max -L /" \
       --smcrypt build-arm64/clients/smcrypt/smcrypt --smcryptd build-arm64/server/smcryptd \
-      --proto proto --work DIR
+      --proto proto --work DIR --expect-kernels SM3=ce,SM4=ce
 
 Checks, with the host's OpenSSL 3 (openssl command, Python hashlib) as the oracle:
   smcrypt --local   `hash --alg sm3` equals OpenSSL's SM3; `keygen` + `sign` of an SM2 key
@@ -12,7 +12,8 @@ Checks, with the host's OpenSSL 3 (openssl command, Python hashlib) as the oracl
   smcryptd          started under qemu on a loopback port with an OpenSSL-made SM2 keyring;
                     the host's python3-grpcio calls Hash (SM3, against hashlib) and Sign (SM2,
                     verified by openssl pkeyutl); GetServerInfo and /metrics name only arm64
-                    CPU features and back ends
+                    CPU features and back ends, and the back ends --expect-kernels names
+                    (SMCRYPT_CPU_DISABLE, inherited by both programs, picks them)
 The gRPC stubs are generated into DIR by protoc and grpc_python_plugin (host programs).
 """
 
@@ -165,6 +166,13 @@ class ServerTest(unittest.TestCase):
         self.assertEqual({k.algorithm for k in r.kernels}, {"SM2", "SM3", "SM4"})
         for k in r.kernels:
             self.assertLessEqual(set(k.kernel.split("+")), ARM64_KERNELS, k)
+        want = dict(kv.split("=") for kv in ARGS.expect_kernels.split(","))
+        got = {k.algorithm: k.kernel for k in r.kernels}
+        for alg, kernel in want.items():
+            self.assertEqual(got.get(alg), kernel, r)
+        masked = set(filter(None, os.environ.get("SMCRYPT_CPU_DISABLE", "").split(",")))
+        enabled = set(filter(None, r.cpu_features_active.split(",")))
+        self.assertFalse(enabled & masked, r)
 
     def test_metrics_name_arm64_back_ends(self):
         with urllib.request.urlopen(self.metrics, timeout=30) as f:
@@ -179,7 +187,7 @@ class ServerTest(unittest.TestCase):
 def main():
     global ARGS
     p = argparse.ArgumentParser()
-    for name in ("emulator", "smcrypt", "smcryptd", "proto", "work"):
+    for name in ("emulator", "smcrypt", "smcryptd", "proto", "work", "expect-kernels"):
         p.add_argument("--" + name, required=True)
     ARGS, rest = p.parse_known_args()
     os.makedirs(ARGS.work, exist_ok=True)
