@@ -25,7 +25,7 @@
 //   among the instructions with data-independent timing when PSTATE.DIT is set (Arm ARM
 //   DDI 0487, FEAT_DIT); smcrypt does not set DIT and assumes, as every arm64 GCM
 //   implementation does, that PMULL's timing does not depend on its operands. Not
-//   measured. tests/crypto/sm4/sm4_arm64_disasm_test.cc checks the object code for
+//   measured. tests/arm64/check_disassembly.py checks the object code for
 //   register-offset loads and stores.
 
 #include <arm_neon.h>

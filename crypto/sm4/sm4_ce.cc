@@ -24,7 +24,7 @@
 //   the SM4 instructions among those with data-independent timing when PSTATE.DIT is
 //   set (Arm ARM DDI 0487, FEAT_DIT); smcrypt does not set DIT, and assumes, as for the
 //   AES instructions, that the cores implementing FEAT_SM4 do not vary SM4E's timing
-//   with its operands. Not measured. tests/crypto/sm4/sm4_arm64_disasm_test.cc checks
+//   with its operands. Not measured. tests/arm64/check_disassembly.py checks
 //   the object code for register-offset loads and stores.
 
 #include <arm_neon.h>

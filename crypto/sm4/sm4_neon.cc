@@ -30,7 +30,7 @@
 //   (DDI 0487, FEAT_DIT) lists the Advanced SIMD logical, shift, permute and table
 //   instructions among those whose timing is data-independent when PSTATE.DIT is set,
 //   and no core is known to vary their timing with the data otherwise. That is assumed
-//   here, not measured. tests/crypto/sm4/sm4_arm64_disasm_test.cc checks the object code
+//   here, not measured. tests/arm64/check_disassembly.py checks the object code
 //   for register-offset loads and stores (a table lookup in memory).
 
 #include <arm_neon.h>

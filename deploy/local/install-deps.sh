@@ -88,14 +88,17 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 # krb5) to the arm64 versions' when it installs these; they are named together with their
 # amd64 counterparts so that it can. Not prometheus-cpp-dev:arm64: it would remove the amd64
 # one (its civetweb dependency is not Multi-Arch); the toolchain file uses the shared headers
-# with the arm64 runtime libraries instead. SMCRYPT_ARM64_DEPS=0 skips all of this.
+# with the arm64 runtime libraries instead. SMCRYPT_ARM64_DEPS=0 skips all of this, and so
+# does an arm64 host (it builds natively).
 arm64_packages=(
   g++-aarch64-linux-gnu qemu-user-static
   libssl-dev:arm64 libabsl-dev:arm64 libgtest-dev:arm64 libgmock-dev:arm64
   libgrpc++-dev:arm64 libprotobuf-dev:arm64 libbenchmark-dev:arm64
   libprometheus-cpp-core1.0:arm64 libprometheus-cpp-pull1.0:arm64
 )
-if [ "${SMCRYPT_ARM64_DEPS:-1}" != "0" ]; then
+# On an arm64 host the native packages above are the arm64 ones: nothing to cross-build.
+if [ "$(dpkg --print-architecture)" != "amd64" ]; then arm64_packages=(); fi
+if [ "${SMCRYPT_ARM64_DEPS:-1}" != "0" ] && [ "${#arm64_packages[@]}" -ne 0 ]; then
   arm64_missing=()
   for p in "${arm64_packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -164,6 +164,9 @@ class ServerTest(unittest.TestCase):
         self.assertLessEqual(detected, ARM64_FEATURES)
         self.assertIn("asimd", detected)
         self.assertEqual({k.algorithm for k in r.kernels}, {"SM2", "SM3", "SM4"})
+        # The start-up self-tests ran on the back ends named below.
+        self.assertTrue(r.self_tests_passed, r.self_tests)
+        self.assertGreater(len(r.self_tests), 5, r)
         for k in r.kernels:
             self.assertLessEqual(set(k.kernel.split("+")), ARM64_KERNELS, k)
         want = dict(kv.split("=") for kv in ARGS.expect_kernels.split(","))

@@ -19,10 +19,9 @@ crypto/CMakeLists.txt's list smcrypt_arm64_ct_checked, compiled at the build's -
 
 This is weaker evidence than the x86 back ends' checks (valgrind memcheck with secrets
 marked undefined, tests/ct; dudect timing, label slow): it inspects the code's shape, not
-its behaviour, and it trusts the architecture's data-independent timing of the
-instructions used (Arm ARM DDI 0487, FEAT_DIT: PMULL, TBL, TBX, EOR and the other
-instructions listed there are data-independent when PSTATE.DIT is set; SM4E and the SM3
-instructions are not in that list, and smcrypt does not set DIT).
+its behaviour, and it trusts the cores' timing of the instructions used: the Arm ARM
+(DDI 0487, FEAT_DIT) makes them data-independent only with PSTATE.DIT set, which smcrypt
+does not set (each kernel file's constant-time review says what it assumes).
 
 --self-test compiles a function that indexes a table by its argument (and one that indexes
 by a counter) with the same compiler and requires that the first is reported and the second
