@@ -6,25 +6,32 @@
 //   kernel_insns ghash <pmull|generic> update <blocks>
 //   kernel_insns sm3 <ce|generic> compress <blocks>
 //   kernel_insns sm2 <generic> <sign|verify> <operations>
-//   kernel_insns none - - 0        (start-up only)
+//   kernel_insns text-range         (prints the program's own code range, for qemu -dfilter)
 //
-// Exit 0 after the run; 2 on a usage error or an unknown back end.
+// <count> is 0–65,536. Exit 0 after the run; 2 on a usage error or an unknown back end; 3
+// when this CPU lacks the back end's features (it would die of SIGILL).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "crypto/sm3/sm3_internal.h"
 #include "crypto/sm4/ghash.h"
 #include "crypto/sm4/sm4_internal.h"
+#include "smcrypt/cpu.h"
 #include "smcrypt/sm2.h"
+
+// The program's code, from the GNU linker's default script.
+extern "C" const char __executable_start[];
+extern "C" const char etext[];
 
 namespace smcrypt {
 namespace {
 
 int Usage() {
-  std::fprintf(stderr, "usage: kernel_insns <sm4|ghash|sm3|sm2|none> <kernel> <op> <count>\n");
+  std::fprintf(stderr, "usage: kernel_insns <sm4|ghash|sm3|sm2> <kernel> <op> <count 0-65536> | text-range\n");
   return 2;
 }
 
@@ -36,12 +43,21 @@ const K* Find(const std::vector<const K*>& all, const std::string& name) {
   return nullptr;
 }
 
+// Lacks reports (and returns true) when this CPU does not have `required`.
+bool Lacks(const char* name, uint32_t required) {
+  const uint32_t missing = required & ~GetCpuFeatures();
+  if (missing == 0) return false;
+  std::fprintf(stderr, "kernel_insns: back end %s needs CPU features %s\n", name,
+               FormatCpuFeatureList(missing).c_str());
+  return true;
+}
+
 int Run(const std::string& alg, const std::string& kernel, const std::string& op, size_t n) {
-  std::vector<uint8_t> in(16 * n + 64 * n + 64, 0x5a), out(in.size());
-  if (alg == "none") return 0;
+  std::vector<uint8_t> in(64 * n + 64, 0x5a), out(in.size());
   if (alg == "sm4") {
     const Sm4Kernels* k = Find(Sm4AllKernelsForTesting(), kernel);
     if (k == nullptr) return Usage();
+    if (Lacks(k->name, k->required_features)) return 3;
     uint32_t rk[32];
     for (int i = 0; i < 32; ++i) rk[i] = 0x01234567u * (i + 1);
     uint8_t iv[16] = {1, 2, 3};
@@ -62,6 +78,7 @@ int Run(const std::string& alg, const std::string& kernel, const std::string& op
       if (kernel == g->name) k = g;
     }
     if (k == nullptr || op != "update") return Usage();
+    if (Lacks(k->name, k->required_features)) return 3;
     internal::GhashKey key;
     const uint8_t h[16] = {0x66, 0xe9, 0x4b, 0xd4};
     k->init(&key, h);
@@ -70,6 +87,7 @@ int Run(const std::string& alg, const std::string& kernel, const std::string& op
   } else if (alg == "sm3") {
     const Sm3Kernels* k = Find(Sm3AllKernelsForTesting(), kernel);
     if (k == nullptr || op != "compress") return Usage();
+    if (Lacks(k->name, k->required_features)) return 3;
     uint32_t state[8] = {1, 2, 3, 4, 5, 6, 7, 8};
     k->compress_blocks(state, in.data(), n);
   } else if (alg == "sm2") {
@@ -98,6 +116,12 @@ int Run(const std::string& alg, const std::string& kernel, const std::string& op
 }  // namespace smcrypt
 
 int main(int argc, char** argv) {
-  if (argc != 5) return smcrypt::Usage();
-  return smcrypt::Run(argv[1], argv[2], argv[3], std::strtoull(argv[4], nullptr, 10));
+  if (argc == 2 && std::strcmp(argv[1], "text-range") == 0) {
+    std::printf("%p %p\n", static_cast<const void*>(__executable_start),
+                static_cast<const void*>(etext));
+    return 0;
+  }
+  size_t n = 0;
+  if (argc != 5 || !absl::SimpleAtoi(argv[4], &n) || n > 65536) return smcrypt::Usage();
+  return smcrypt::Run(argv[1], argv[2], argv[3], n);
 }
