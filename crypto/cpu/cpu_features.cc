@@ -1,6 +1,6 @@
-// CPU feature detection for x86-64, after BoringSSL's crypto/cpu_intel.cc.
+// CPU feature detection, the one place for every architecture.
 //
-// Intel SDM vol. 1 §13.2 / §15.2: before trusting AVX, AVX2 or AVX-512 CPUID bits, check
+// x86-64, after BoringSSL's crypto/cpu_intel.cc: Intel SDM vol. 1 §13.2 / §15.2: before trusting AVX, AVX2 or AVX-512 CPUID bits, check
 // CPUID.1:ECX.OSXSAVE[bit 27] and read XCR0 with XGETBV; YMM state needs XCR0[2:1] = 11b
 // and ZMM state needs XCR0[7:5] = 111b as well.
 #include <atomic>
@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -18,6 +19,14 @@
 
 #if defined(__x86_64__)
 #include <cpuid.h>
+#elif defined(__aarch64__)
+// arm64: the kernel reports the features in the auxiliary vector (Linux
+// Documentation/arch/arm64/elf_hwcaps.rst), which is what user space may rely on: the ID
+// registers themselves are only readable through the kernel's emulation.
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+
+#include <fstream>
 #endif
 
 namespace smcrypt {
@@ -91,6 +100,42 @@ CpuIdentity DetectIdentity() {
                                                          : base_model;
   return id;
 }
+#elif defined(__aarch64__)
+uint32_t Detect() {
+  const unsigned long hwcap = getauxval(AT_HWCAP);
+  uint32_t f = 0;
+  if (hwcap & HWCAP_ASIMD) f |= kCpuAsimd;
+  if (hwcap & HWCAP_PMULL) f |= kCpuPmull;
+  if (hwcap & HWCAP_SHA2) f |= kCpuSha2;
+  if (hwcap & HWCAP_SM3) f |= kCpuSm3;
+  if (hwcap & HWCAP_SM4) f |= kCpuSm4;
+  if (hwcap & HWCAP_SVE) f |= kCpuSve;
+  return f;
+}
+
+// Arm ARM (DDI 0487) D19.2, MIDR_EL1: Implementer [31:24], PartNum [15:4]. The kernel
+// exports it per CPU in sysfs; without it (containers, qemu user mode) the identity is
+// unknown.
+CpuIdentity DetectIdentity() {
+  CpuIdentity id;
+  std::ifstream f("/sys/devices/system/cpu/cpu0/regs/identification/midr_el1");
+  std::string text;
+  if (!(f >> text)) return id;
+  uint64_t midr = 0;
+  if (!absl::SimpleHexAtoi(text, &midr)) return id;
+  const uint32_t implementer = static_cast<uint32_t>(midr >> 24) & 0xff;
+  id.family = implementer;
+  id.model = static_cast<uint32_t>(midr >> 4) & 0xfff;
+  switch (implementer) {
+    case 0x41: id.vendor = "Arm"; break;
+    case 0x48: id.vendor = "HiSilicon"; break;
+    case 0x61: id.vendor = "Apple"; break;
+    case 0x70: id.vendor = "Phytium"; break;
+    case 0xc0: id.vendor = "Ampere"; break;
+    default: id.vendor = absl::StrCat("implementer 0x", absl::Hex(implementer)); break;
+  }
+  return id;
+}
 #else
 uint32_t Detect() { return 0; }
 CpuIdentity DetectIdentity() { return CpuIdentity(); }
@@ -142,7 +187,12 @@ const CpuIdentity& GetCpuIdentity() {
 
 std::string FormatCpuIdentity(const CpuIdentity& id) {
   if (id.vendor.empty()) return "unknown";
+#if defined(__aarch64__)
+  return absl::StrCat(id.vendor, " implementer 0x", absl::Hex(id.family, absl::kZeroPad2),
+                      " part 0x", absl::Hex(id.model, absl::kZeroPad3));
+#else
   return absl::StrCat(id.vendor, " family ", id.family, " model ", id.model);
+#endif
 }
 
 uint32_t DetectCpuFeatures() {

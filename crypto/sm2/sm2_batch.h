@@ -34,13 +34,10 @@
 #include "smcrypt/cpu.h"
 #include "smcrypt/sm2.h"
 
-// SMCRYPT_SM2_HAVE_IFMA is defined when this build compiles the ifma_avx512 kernels
-// (sm2_ifma.cc); without it (non-x86-64 builds) sm2_ifma.cc defines the entry points with
-// empty bodies only so that the tree links, Sm2IfmaSupported() is false and dispatch never
-// calls them.
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define SMCRYPT_SM2_HAVE_IFMA 1
-#endif
+// SMCRYPT_SM2_HAVE_IFMA is defined (by crypto/CMakeLists.txt, x86-64 builds only) when
+// this build compiles the ifma_avx512 kernels of sm2_ifma.cc; without it sm2_ifma.cc
+// defines the entry points with empty bodies only so that the tree links,
+// Sm2IfmaSupported() is false and dispatch never calls them.
 
 namespace smcrypt {
 
@@ -49,6 +46,13 @@ class Sm2PublicKeyCache;
 namespace internal {
 
 class Sm2PointTable;
+
+// kSm2HaveIfma is whether this build has the ifma_avx512 kernels (SMCRYPT_SM2_HAVE_IFMA).
+#if defined(SMCRYPT_SM2_HAVE_IFMA)
+inline constexpr bool kSm2HaveIfma = true;
+#else
+inline constexpr bool kSm2HaveIfma = false;
+#endif
 
 // Number of lanes of the IFMA kernels.
 inline constexpr int kSm2IfmaLanes = 8;

@@ -75,12 +75,16 @@ struct Sm2Kernels {
 
 // The portable back end (unsigned __int128 products), defined in sm2_field_generic.cc.
 extern const Sm2Kernels kSm2KernelsGeneric;
-#if defined(__x86_64__)
-// MULX/ADCX/ADOX back end (BMI2 + ADX), defined in sm2_field_mulx_adx.cc.
+// x86-64 builds only: the MULX/ADCX/ADOX back end (BMI2 + ADX), defined in
+// sm2_field_mulx_adx.cc, and the same with AVX2 masked table selects (BMI2 + ADX + AVX2),
+// sm2_field_mulx_adx_avx2.cc.
 extern const Sm2Kernels kSm2KernelsMulxAdx;
-// The same with AVX2 masked table selects (BMI2 + ADX + AVX2), sm2_field_mulx_adx_avx2.cc.
 extern const Sm2Kernels kSm2KernelsMulxAdxAvx2;
-#endif
+
+// Sm2DispatchTable returns this architecture's field back ends in priority order,
+// generic last: sm2_table_x86_64.cc or sm2_table_aarch64.cc, whichever
+// crypto/CMakeLists.txt compiles for CMAKE_SYSTEM_PROCESSOR.
+absl::Span<const BackendChoice<Sm2Kernels>> Sm2DispatchTable();
 
 // Sm2ActiveKernels returns the back end chosen for this CPU (first in priority order
 // whose features GetCpuFeatures() has), chosen once, thread-safe; or the override set

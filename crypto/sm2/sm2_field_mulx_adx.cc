@@ -12,8 +12,6 @@
 #include "crypto/sm2/sm2_field.h"
 #include "crypto/sm2/sm2_modinv.h"
 
-#if defined(__x86_64__)
-
 #include <immintrin.h>
 #include <x86intrin.h>
 
@@ -40,5 +38,3 @@ const Sm2Kernels kSm2KernelsMulxAdx = {
     KernelFeInv, KernelMulComb,      KernelMulPoint, KernelMulTwoVt};
 
 }  // namespace smcrypt::internal
-
-#endif  // defined(__x86_64__)

@@ -61,7 +61,7 @@ void To52(const uint64_t a[4], uint64_t o[5]) {
 }
 
 // Five normalized 52-bit limbs of a value < 2p → fully reduced 4×64 limbs.
-void From52Reduce(const uint64_t in[5], uint64_t r[4]) {
+[[maybe_unused]] void From52Reduce(const uint64_t in[5], uint64_t r[4]) {  // IFMA kernels only
   uint64_t a[5];
   a[0] = in[0] | (in[1] << 52);
   a[1] = (in[1] >> 12) | (in[2] << 40);

@@ -19,7 +19,6 @@
 #include "crypto/sm3/sm3_internal.h"
 #include "smcrypt/cpu.h"
 
-#if defined(__x86_64__)
 #include <immintrin.h>
 
 #define SM3_AVX_BMI2_TARGET __attribute__((target("avx,bmi,bmi2")))
@@ -206,5 +205,3 @@ const Sm3Kernels kSm3AvxBmi2 = {
 };
 
 }  // namespace smcrypt
-
-#endif  // defined(__x86_64__)

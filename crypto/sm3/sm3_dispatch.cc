@@ -1,5 +1,5 @@
-// sm3_dispatch.cc — the priority-ordered SM3 back-end tables, the one-time choice, and
-// the testing override.
+// sm3_dispatch.cc — the generic SM3 table entry, the one-time choice from this
+// architecture's priority-ordered tables (sm3_table_<arch>.cc), and the testing override.
 //
 // Two tables (sm3_internal.h): single-stream back ends (compress_blocks) and
 // multi-buffer back ends (hash_jobs). Dispatch takes the first entry of each whose
@@ -16,9 +16,8 @@
 #include "smcrypt/cpu.h"
 
 namespace smcrypt {
-namespace {
 
-constexpr Sm3Kernels kSm3Generic = {
+extern const Sm3Kernels kSm3Generic = {
     /*name=*/"generic",
     /*required_features=*/0,
     /*compress_blocks=*/Sm3GenericCompressBlocks,
@@ -27,40 +26,20 @@ constexpr Sm3Kernels kSm3Generic = {
     /*hash_jobs=*/nullptr,
 };
 
+namespace {
+
 using internal::BackendChoice;
-using internal::HasRequiredFeatures;
-
-// Single-stream back ends, strongest first; generic is last and needs nothing, so the
-// search always succeeds. Multi-buffer back ends, widest first (none on builds without
-// any). Capability: each back end's required features; no CPU-specific preference.
-// Measured (bench.sh --check-dispatch, two interleaved runs of 9 repetitions, 2026-12-01)
-// on AMD EPYC family 25 model 17: avx_bmi2 2.4–2.9× generic (hash at 64 B, 8 KiB and
-// 1 MiB, HMAC at 1 KiB); for a batch of 16 × 1 KiB, mb16_avx512 1.8–2.0× mb8_avx2. Not
-// yet measured on Intel.
-constexpr BackendChoice<Sm3Kernels> kSm3SingleTable[] = {
-#if defined(__x86_64__)
-    {&kSm3AvxBmi2, HasRequiredFeatures<&kSm3AvxBmi2>},
-#endif
-    {&kSm3Generic, HasRequiredFeatures<&kSm3Generic>},
-};
-
-constexpr BackendChoice<Sm3Kernels> kSm3MultiTable[] = {
-#if defined(__x86_64__)
-    {&kSm3Mb16Avx512, HasRequiredFeatures<&kSm3Mb16Avx512>},
-    {&kSm3Mb8Avx2, HasRequiredFeatures<&kSm3Mb8Avx2>},
-#endif
-    {nullptr, nullptr},  // end marker (keeps the array non-empty on every build)
-};
 
 const Sm3Kernels& ChooseSingle() {
-  const Sm3Kernels* k = internal::FirstCapable(kSm3SingleTable, std::size(kSm3SingleTable),
-                                               GetCpuFeatures(), GetCpuIdentity());
+  const absl::Span<const BackendChoice<Sm3Kernels>> table = Sm3SingleTable();
+  const Sm3Kernels* k = internal::FirstCapable(table.data(), table.size(), GetCpuFeatures(),
+                                               GetCpuIdentity());
   return k != nullptr ? *k : kSm3Generic;
 }
 
 const Sm3Kernels* ChooseMulti() {
-  return internal::FirstCapable(kSm3MultiTable, std::size(kSm3MultiTable), GetCpuFeatures(),
-                                GetCpuIdentity());
+  const absl::Span<const BackendChoice<Sm3Kernels>> table = Sm3MultiTable();
+  return internal::FirstCapable(table.data(), table.size(), GetCpuFeatures(), GetCpuIdentity());
 }
 
 const Sm3Kernels& DispatchedSingle() {
@@ -131,10 +110,8 @@ std::vector<const Sm3Kernels*> Sm3AllKernelsForTesting() {
 
 std::vector<internal::BackendChoice<Sm3Kernels>> Sm3DispatchTableForTesting() {
   std::vector<BackendChoice<Sm3Kernels>> all;
-  for (const auto& c : kSm3MultiTable) {
-    if (c.kernels != nullptr) all.push_back(c);
-  }
-  all.insert(all.end(), std::begin(kSm3SingleTable), std::end(kSm3SingleTable));
+  for (const auto& c : Sm3MultiTable()) all.push_back(c);
+  for (const auto& c : Sm3SingleTable()) all.push_back(c);
   return all;
 }
 

@@ -36,24 +36,35 @@ constexpr std::array<uint32_t, 64> kTj = [] {
   return t;
 }();
 
-// Round is one iteration of §5.3.3 with FF_j/GG_j given as FF and GG.
+// Round is one iteration of §5.3.3 with FF_j/GG_j given as FF and GG, written so that
+// the state rotation needs no moves: afterwards the new (A, B, C, D, E, F, G, H) are
+// (d, a, b, c, h, e, f, g), so four calls with the names rotated (Round4) bring the
+// names back. (Shifting all eight words each round costs gcc 12 about 14 register moves
+// per round on aarch64, where the round itself is about 25 instructions.)
 template <uint32_t (*FF)(uint32_t, uint32_t, uint32_t),
           uint32_t (*GG)(uint32_t, uint32_t, uint32_t)>
-inline void Round(uint32_t& a, uint32_t& b, uint32_t& c, uint32_t& d, uint32_t& e, uint32_t& f,
-                  uint32_t& g, uint32_t& h, uint32_t tj, uint32_t wj, uint32_t wj4) {
+inline void Round(uint32_t a, uint32_t& b, uint32_t c, uint32_t& d, uint32_t e, uint32_t& f,
+                  uint32_t g, uint32_t& h, uint32_t tj, uint32_t wj, uint32_t wj4) {
   const uint32_t a12 = Rotl32(a, 12);
   const uint32_t ss1 = Rotl32(a12 + e + tj, 7);
   const uint32_t ss2 = ss1 ^ a12;
   const uint32_t tt1 = FF(a, b, c) + d + ss2 + (wj ^ wj4);  // W'_j = W_j ⊕ W_{j+4}
   const uint32_t tt2 = GG(e, f, g) + h + ss1 + wj;
-  d = c;
-  c = Rotl32(b, 9);
-  b = a;
-  a = tt1;
-  h = g;
-  g = Rotl32(f, 19);
-  f = e;
-  e = P0(tt2);
+  b = Rotl32(b, 9);
+  f = Rotl32(f, 19);
+  d = tt1;
+  h = P0(tt2);
+}
+
+// Round4 is rounds j..j+3.
+template <uint32_t (*FF)(uint32_t, uint32_t, uint32_t),
+          uint32_t (*GG)(uint32_t, uint32_t, uint32_t)>
+inline void Round4(uint32_t& a, uint32_t& b, uint32_t& c, uint32_t& d, uint32_t& e, uint32_t& f,
+                   uint32_t& g, uint32_t& h, int j, const uint32_t w[68]) {
+  Round<FF, GG>(a, b, c, d, e, f, g, h, kTj[j], w[j], w[j + 4]);
+  Round<FF, GG>(d, a, b, c, h, e, f, g, kTj[j + 1], w[j + 1], w[j + 5]);
+  Round<FF, GG>(c, d, a, b, g, h, e, f, kTj[j + 2], w[j + 2], w[j + 6]);
+  Round<FF, GG>(b, c, d, a, f, g, h, e, kTj[j + 3], w[j + 3], w[j + 7]);
 }
 
 }  // namespace
@@ -69,8 +80,8 @@ void Sm3GenericCompressBlocks(uint32_t state[8], const uint8_t* data, size_t num
     uint32_t a = state[0], b = state[1], c = state[2], d = state[3];
     uint32_t e = state[4], f = state[5], g = state[6], h = state[7];
     // §5.3.3 the 64 rounds of CF.
-    for (int j = 0; j < 16; ++j) Round<FF0, GG0>(a, b, c, d, e, f, g, h, kTj[j], w[j], w[j + 4]);
-    for (int j = 16; j < 64; ++j) Round<FF1, GG1>(a, b, c, d, e, f, g, h, kTj[j], w[j], w[j + 4]);
+    for (int j = 0; j < 16; j += 4) Round4<FF0, GG0>(a, b, c, d, e, f, g, h, j, w);
+    for (int j = 16; j < 64; j += 4) Round4<FF1, GG1>(a, b, c, d, e, f, g, h, j, w);
     state[0] ^= a;
     state[1] ^= b;
     state[2] ^= c;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "crypto/cpu/backends.h"
 #include "smcrypt/cpu.h"
 #include "smcrypt/sm3.h"
@@ -37,7 +38,7 @@ struct Sm3Job {
 // Sm3Kernels is one SM3 back end.
 //
 // There are two kinds, kept in two priority-ordered tables in sm3_dispatch.cc:
-//  - single-stream back ends ("avx_bmi2", "generic"): compress_blocks only; batch and
+//  - single-stream back ends ("avx_bmi2", "ce", "generic"): compress_blocks only; batch and
 //    hash_jobs are null and lanes is 0;
 //  - multi-buffer back ends ("mb16_avx512", "mb8_avx2"): lanes > 0, hash_jobs and batch
 //    set; their compress_blocks forwards to the dispatched single-stream back end
@@ -47,7 +48,7 @@ struct Sm3Job {
 // named "<single>+<multi>" (e.g. "avx_bmi2+mb16_avx512"), or just "<single>" when no
 // multi-buffer back end fits this CPU. That name is what Sm3ActiveKernelName() reports.
 struct Sm3Kernels {
-  // name is the back-end name: "generic", "avx_bmi2", "mb8_avx2", "mb16_avx512", or the
+  // name is the back-end name: "generic", "avx_bmi2", "ce", "mb8_avx2", "mb16_avx512", or the
   // combined "single+multi" name of the active back end.
   const char* name;
   // required_features is the set of CpuFeature bits the back end needs.
@@ -74,12 +75,23 @@ struct Sm3Kernels {
 // other back end is tested against.
 void Sm3GenericCompressBlocks(uint32_t state[8], const uint8_t* data, size_t num_blocks);
 
-// Back-end entries, defined in their own files (x86-64 builds only).
-#if defined(__x86_64__)
+// kSm3Generic is the generic back end's entry (sm3_dispatch.cc), in every build.
+extern const Sm3Kernels kSm3Generic;
+
+// The x86-64 back-end entries, defined in their own files (x86-64 builds only).
 extern const Sm3Kernels kSm3AvxBmi2;     // sm3_avx_bmi2.cc
 extern const Sm3Kernels kSm3Mb16Avx512;  // sm3_mb16_avx512.cc
 extern const Sm3Kernels kSm3Mb8Avx2;     // sm3_mb8_avx2.cc
-#endif
+
+// The arm64 back-end entry (aarch64 builds only).
+extern const Sm3Kernels kSm3Ce;  // sm3_ce.cc
+
+// Sm3SingleTable and Sm3MultiTable return this architecture's single-stream back ends
+// (strongest first, generic last) and multi-buffer back ends (widest first; empty where
+// there are none): sm3_table_x86_64.cc or sm3_table_aarch64.cc, whichever
+// crypto/CMakeLists.txt compiles for CMAKE_SYSTEM_PROCESSOR.
+absl::Span<const internal::BackendChoice<Sm3Kernels>> Sm3SingleTable();
+absl::Span<const internal::BackendChoice<Sm3Kernels>> Sm3MultiTable();
 
 // Sm3DispatchedCompressBlocks runs the compress_blocks of the single-stream back end
 // that dispatch chose (ignoring any testing override). Multi-buffer entries use it.

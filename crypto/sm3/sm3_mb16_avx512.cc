@@ -20,7 +20,6 @@
 #include "crypto/sm3/sm3_internal.h"
 #include "smcrypt/cpu.h"
 
-#if defined(__x86_64__)
 #include <immintrin.h>
 
 // GCC 12 reports the unmasked AVX-512 intrinsics' internal "undefined" source operand
@@ -91,5 +90,3 @@ struct MbOps {
 const Sm3Kernels kSm3Mb16Avx512 = MbKernels("mb16_avx512", kCpuAvx512);
 
 }  // namespace smcrypt
-
-#endif  // defined(__x86_64__)

@@ -14,7 +14,6 @@
 #include "crypto/sm3/sm3_internal.h"
 #include "smcrypt/cpu.h"
 
-#if defined(__x86_64__)
 #include <immintrin.h>
 
 #define SM3_MB_TARGET __attribute__((target("avx2")))
@@ -91,5 +90,3 @@ struct MbOps {
 const Sm3Kernels kSm3Mb8Avx2 = MbKernels("mb8_avx2", kCpuAvx2);
 
 }  // namespace smcrypt
-
-#endif  // defined(__x86_64__)

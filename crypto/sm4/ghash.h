@@ -9,11 +9,12 @@
 // (no branch and no memory index depends on H, the state or the data).
 //
 // Back ends, in priority order (the first whose CPU features are present wins; the
-// table is in sm4_gcm.cc):
-//   vpclmulqdq_avx512 — VPCLMULQDQ on zmm, 16 blocks per reduction (ghash_clmul.cc);
-//   pclmul_avx — PCLMULQDQ on xmm, 4 blocks per reduction (ghash_clmul.cc);
+// tables are ghash_table_<arch>.cc, the choice is in sm4_gcm.cc):
+//   vpclmulqdq_avx512 — x86-64: VPCLMULQDQ on zmm, 16 blocks per reduction (ghash_clmul.cc);
+//   pclmul_avx — x86-64: PCLMULQDQ on xmm, 4 blocks per reduction (ghash_clmul.cc);
+//   pmull — arm64: PMULL/PMULL2, 8 blocks per reduction (ghash_pmull.cc);
 //   generic — portable C++, 64-bit integer multiplies with holes (ghash_generic.cc).
-// GhashKey holds the powers H, H^2, …, H^16 that the carry-less back ends aggregate with.
+// GhashKey holds the powers of H (up to H^16) that the carry-less back ends aggregate with.
 #ifndef SMCRYPT_CRYPTO_SM4_GHASH_H_
 #define SMCRYPT_CRYPTO_SM4_GHASH_H_
 
@@ -73,12 +74,20 @@ void GhashSetKernelsForTesting(const GhashKernels* k);
 // kGhashGeneric is the portable, constant-time reference back end (ghash_generic.cc).
 extern const GhashKernels kGhashGeneric;
 
-#if defined(__x86_64__)
-// Carry-less multiply back ends (ghash_clmul.cc): VPCLMULQDQ on zmm with 16-block
-// aggregated reduction, and PCLMULQDQ on xmm with 4-block aggregated reduction.
+// Carry-less multiply back ends (ghash_clmul.cc, x86-64 builds only): VPCLMULQDQ on zmm
+// with 16-block aggregated reduction, and PCLMULQDQ on xmm with 4-block aggregated
+// reduction.
 extern const GhashKernels kGhashVpclmulAvx512;
 extern const GhashKernels kGhashPclmulAvx;
-#endif
+
+// GhashDispatchTable returns this architecture's back ends in priority order, generic
+// last: ghash_table_x86_64.cc or ghash_table_aarch64.cc, whichever crypto/CMakeLists.txt
+// compiles for CMAKE_SYSTEM_PROCESSOR.
+absl::Span<const BackendChoice<GhashKernels>> GhashDispatchTable();
+
+// PMULL/PMULL2 back end (ghash_pmull.cc, aarch64 builds only), Karatsuba with 8-block
+// aggregated reduction.
+extern const GhashKernels kGhashPmull;
 
 }  // namespace smcrypt::internal
 

@@ -23,8 +23,6 @@
 //   fixed-vs-random timing test tests/ct/ct_dudect_test.cc (dudect, label slow: Welch's
 //   t on cropped RDTSCP timings, fails if |t| > 10). Its loops test the block count
 //   only, and the key powers are read at fixed offsets of GhashKey.
-#if defined(__x86_64__)
-
 #include <immintrin.h>
 
 #include <cstddef>
@@ -213,5 +211,3 @@ extern const GhashKernels kGhashPclmulAvx = {
 };
 
 }  // namespace smcrypt::internal
-
-#endif  // defined(__x86_64__)

@@ -13,8 +13,6 @@
 // Constant time: yes. VPSHUFB indexes a register with data, not memory; the tables are
 //   constants. AESENCLAST has data-independent latency. Branches, masks and addresses
 //   as sm4_simd_impl.inc states.
-#if defined(__x86_64__)
-
 #include <immintrin.h>
 
 #include <cstddef>
@@ -67,5 +65,3 @@ extern const Sm4Kernels kSm4AesniAvx2 =
     SimdKernels<__m256i>("aesni_avx2", kCpuAesni | kCpuAvx | kCpuAvx2);
 
 }  // namespace smcrypt
-
-#endif  // defined(__x86_64__)

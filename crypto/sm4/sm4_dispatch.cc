@@ -1,5 +1,6 @@
-// sm4_dispatch.cc — the priority-ordered SM4 back-end table, the one-time choice, the
-// testing override, and the multi-buffer entry points over the active back end.
+// sm4_dispatch.cc — the generic SM4 table entry, the one-time choice from this
+// architecture's priority-ordered table (sm4_table_<arch>.cc), the testing override, and
+// the multi-buffer entry points over the active back end.
 #include <algorithm>
 #include <atomic>
 #include <vector>
@@ -9,9 +10,8 @@
 #include "smcrypt/cpu.h"
 
 namespace smcrypt {
-namespace {
 
-constexpr Sm4Kernels kSm4Generic = {
+extern const Sm4Kernels kSm4Generic = {
     /*name=*/"generic",
     /*required_features=*/0,
     /*parallel_blocks=*/16,
@@ -27,31 +27,12 @@ constexpr Sm4Kernels kSm4Generic = {
     /*gcm_fused_ghash=*/nullptr,
 };
 
-// Strongest first; generic is last and needs nothing, so the search always succeeds.
-// GFNI computes the S-box in two instructions on every byte of a register, so it goes
-// before AES-NI (about twenty instructions per S-box layer); at equal technique the
-// wider registers go first. Capability: each back end's required features; no
-// CPU-specific preference. Measured (bench.sh --check-dispatch, two interleaved runs of
-// 9 repetitions, 2026-12-01) on AMD EPYC family 25 model 17: gfni_avx512 is the fastest
-// in every headline case (ECB, CTR, CBC, 16-key CBC, GCM, CCM); of its throughput,
-// gfni_avx2 reaches 0.36–0.79, vaes_avx512 0.47–0.56, aesni_avx2 0.19–0.46 (medians).
-// Not yet measured on Intel.
-using internal::BackendChoice;
-using internal::HasRequiredFeatures;
-constexpr BackendChoice<Sm4Kernels> kSm4Table[] = {
-#if defined(__x86_64__)
-    {&kSm4GfniAvx512, HasRequiredFeatures<&kSm4GfniAvx512>},
-    {&kSm4GfniAvx2, HasRequiredFeatures<&kSm4GfniAvx2>},
-    {&kSm4VaesAvx512, HasRequiredFeatures<&kSm4VaesAvx512>},
-    {&kSm4AesniAvx2, HasRequiredFeatures<&kSm4AesniAvx2>},
-#endif
-    {&kSm4Generic, HasRequiredFeatures<&kSm4Generic>},
-};
-constexpr size_t kSm4TableSize = sizeof(kSm4Table) / sizeof(kSm4Table[0]);
+namespace {
 
 const Sm4Kernels& ChooseSm4Kernels() {
-  const Sm4Kernels* k =
-      internal::FirstCapable(kSm4Table, kSm4TableSize, GetCpuFeatures(), GetCpuIdentity());
+  const absl::Span<const internal::BackendChoice<Sm4Kernels>> table = Sm4DispatchTable();
+  const Sm4Kernels* k = internal::FirstCapable(table.data(), table.size(), GetCpuFeatures(),
+                                               GetCpuIdentity());
   return k != nullptr ? *k : kSm4Generic;
 }
 
@@ -75,12 +56,12 @@ void Sm4SetKernelsForTesting(const Sm4Kernels* k) {
 
 std::vector<const Sm4Kernels*> Sm4AllKernelsForTesting() {
   std::vector<const Sm4Kernels*> all;
-  for (const auto& c : kSm4Table) all.push_back(c.kernels);
+  for (const auto& c : Sm4DispatchTable()) all.push_back(c.kernels);
   return all;
 }
 
 absl::Span<const internal::BackendChoice<Sm4Kernels>> Sm4DispatchTableForTesting() {
-  return kSm4Table;
+  return Sm4DispatchTable();
 }
 
 void Sm4CbcEncryptMulti(const Sm4MultiJob* jobs, size_t num_jobs) {

@@ -45,37 +45,27 @@ namespace {
 std::atomic<const GhashKernels*> g_ghash_override{nullptr};
 }  // namespace
 
-// Priority order: wider carry-less-multiply back ends go before generic. Capability:
-// each back end's required features; no CPU-specific preference. Measured through the
-// SM4-GCM cases (bench.sh --check-dispatch, bench/PERFORMANCE.md) on AMD EPYC family 25
-// model 17. Not yet measured on Intel.
-constexpr BackendChoice<GhashKernels> kGhashTable[] = {
-#if defined(__x86_64__)
-    {&kGhashVpclmulAvx512, HasRequiredFeatures<&kGhashVpclmulAvx512>},
-    {&kGhashPclmulAvx, HasRequiredFeatures<&kGhashPclmulAvx>},
-#endif
-    {&kGhashGeneric, HasRequiredFeatures<&kGhashGeneric>},
-};
-
 absl::Span<const GhashKernels* const> GhashAllKernelsForTesting() {
   static const GhashKernels* const* const all = [] {
-    auto* v = new const GhashKernels*[std::size(kGhashTable)];
-    for (size_t i = 0; i < std::size(kGhashTable); ++i) v[i] = kGhashTable[i].kernels;
+    const absl::Span<const BackendChoice<GhashKernels>> table = GhashDispatchTable();
+    auto* v = new const GhashKernels*[table.size()];
+    for (size_t i = 0; i < table.size(); ++i) v[i] = table[i].kernels;
     return v;
   }();
-  return absl::Span<const GhashKernels* const>(all, std::size(kGhashTable));
+  return absl::Span<const GhashKernels* const>(all, GhashDispatchTable().size());
 }
 
 absl::Span<const BackendChoice<GhashKernels>> GhashDispatchTableForTesting() {
-  return kGhashTable;
+  return GhashDispatchTable();
 }
 
 const GhashKernels& GhashActiveKernels() {
   const GhashKernels* o = g_ghash_override.load(std::memory_order_relaxed);
   if (o != nullptr) return *o;
   static const GhashKernels* const chosen = [] {
-    const GhashKernels* k = FirstCapable(kGhashTable, std::size(kGhashTable), GetCpuFeatures(),
-                                         GetCpuIdentity());
+    const absl::Span<const BackendChoice<GhashKernels>> table = GhashDispatchTable();
+    const GhashKernels* k =
+        FirstCapable(table.data(), table.size(), GetCpuFeatures(), GetCpuIdentity());
     return k != nullptr ? k : &kGhashGeneric;
   }();
   return *chosen;

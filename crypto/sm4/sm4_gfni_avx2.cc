@@ -16,8 +16,6 @@
 //   not run by the memcheck test (tests/ct/ct_valgrind_test.cc) but by the statistical
 //   fixed-vs-random timing test tests/ct/ct_dudect_test.cc (dudect, label slow: Welch's
 //   t on cropped RDTSCP timings, fails if |t| > 10).
-#if defined(__x86_64__)
-
 #include <immintrin.h>
 
 #include <cstddef>
@@ -66,5 +64,3 @@ extern const Sm4Kernels kSm4GfniAvx2 =
     SimdKernels<__m256i>("gfni_avx2", kCpuAvx | kCpuAvx2 | kCpuGfni);
 
 }  // namespace smcrypt
-
-#endif  // defined(__x86_64__)

@@ -28,8 +28,6 @@
 //   back end is not run by the memcheck test (tests/ct/ct_valgrind_test.cc) but by the
 //   statistical fixed-vs-random timing test tests/ct/ct_dudect_test.cc (dudect, label
 //   slow: Welch's t on cropped RDTSCP timings, fails if |t| > 10).
-#if defined(__x86_64__)
-
 #include <immintrin.h>
 
 #include <cstddef>
@@ -80,5 +78,3 @@ extern const Sm4Kernels kSm4GfniAvx512 = SimdKernels<__m512i>(
     "gfni_avx512", kCpuAvx512 | kCpuGfni, GcmCryptFused, &internal::kGhashVpclmulAvx512);
 
 }  // namespace smcrypt
-
-#endif  // defined(__x86_64__)

@@ -2,8 +2,9 @@
 //
 // Each back end is one Sm4Kernels entry: a name (DESIGN.md "Names used everywhere"), the
 // CpuFeature bits it needs, its batch width and plain function pointers (no virtual
-// calls, no heap). sm4_dispatch.cc holds the priority-ordered table; the first entry
-// whose features are all present is chosen once for the life of the process. The modes
+// calls, no heap). sm4_table_<arch>.cc holds the priority-ordered table of one
+// architecture and sm4_dispatch.cc the choice: the first entry whose features are all
+// present is chosen once for the life of the process. The modes
 // (sm4_modes.cc, GCM, CCM) are written once over these "N blocks" functions.
 #ifndef SMCRYPT_CRYPTO_SM4_SM4_INTERNAL_H_
 #define SMCRYPT_CRYPTO_SM4_SM4_INTERNAL_H_
@@ -156,16 +157,27 @@ void Sm4GenericCbcEncryptBlocks(const uint32_t rk[32], uint8_t iv[16], const uin
 void Sm4GenericCbcMacBlocks(const uint32_t rk[32], uint8_t y[16], const uint8_t* in,
                             size_t num_blocks);
 
-#if defined(__x86_64__)
-// The x86-64 back ends, each in its own file (sm4_<technique>_<width>.cc) holding only
-// its S-box, target and table entry: the register operations of each width are
-// sm4_ops_avx2.inc / sm4_ops_avx512.inc and every mode loop is written once in
-// sm4_simd_impl.inc, compiled into each file, whose SimdKernels<W>() builds the entry.
+// Sm4DispatchTable returns this architecture's back ends in priority order, generic
+// last: sm4_table_x86_64.cc or sm4_table_aarch64.cc, whichever crypto/CMakeLists.txt
+// compiles for CMAKE_SYSTEM_PROCESSOR, with the back ends it names.
+absl::Span<const internal::BackendChoice<Sm4Kernels>> Sm4DispatchTable();
+
+// kSm4Generic is the generic back end's entry (sm4_dispatch.cc), in every build.
+extern const Sm4Kernels kSm4Generic;
+
+// The x86-64 back ends (x86-64 builds only), each in its own file
+// (sm4_<technique>_<width>.cc) holding only its S-box, target and table entry: the
+// register operations of each width are sm4_ops_avx2.inc / sm4_ops_avx512.inc and every
+// mode loop is written once in sm4_simd_impl.inc, compiled into each file, whose
+// SimdKernels<W>() builds the entry.
 extern const Sm4Kernels kSm4GfniAvx512;
 extern const Sm4Kernels kSm4GfniAvx2;
 extern const Sm4Kernels kSm4VaesAvx512;
 extern const Sm4Kernels kSm4AesniAvx2;
-#endif
+// The arm64 back ends (aarch64 builds only): SM4E (sm4_ce.cc, FEAT_SM4) and TBL/TBX
+// S-box lookups over the 256-byte table in registers (sm4_neon.cc, baseline Advanced SIMD).
+extern const Sm4Kernels kSm4Ce;
+extern const Sm4Kernels kSm4Neon;
 
 // Sm4GenericTau applies the non-linear transform τ (§6.2.1: the S-box on each of the
 // four bytes of `a`) in constant time. Used by the key schedule and by tests.

@@ -17,8 +17,6 @@
 //   not run by the memcheck test (tests/ct/ct_valgrind_test.cc) but by the statistical
 //   fixed-vs-random timing test tests/ct/ct_dudect_test.cc (dudect, label slow: Welch's
 //   t on cropped RDTSCP timings, fails if |t| > 10).
-#if defined(__x86_64__)
-
 #include <immintrin.h>
 
 #include <cstddef>
@@ -67,5 +65,3 @@ extern const Sm4Kernels kSm4VaesAvx512 =
     SimdKernels<__m512i>("vaes_avx512", kCpuAvx512 | kCpuVaes | kCpuAesni);
 
 }  // namespace smcrypt
-
-#endif  // defined(__x86_64__)

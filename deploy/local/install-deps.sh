@@ -80,11 +80,46 @@ fi
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+# The arm64 cross build and its tests under qemu (deploy/local/test.sh stage arm64,
+# cmake/toolchains/aarch64-linux-gnu.cmake): the cross compiler, qemu-user, and the arm64
+# -dev packages through Debian multiarch. Multiarch needs each Multi-Arch: same package at one
+# version on both architectures, so apt may upgrade amd64 packages (libssl3, libssl-dev, zlib,
+# krb5) to the arm64 versions' when it installs these; they are named together with their
+# amd64 counterparts so that it can. Not prometheus-cpp-dev:arm64: it would remove the amd64
+# one (its civetweb dependency is not Multi-Arch); the toolchain file uses the shared headers
+# with the arm64 runtime libraries instead. SMCRYPT_ARM64_DEPS=0 skips all of this, and so
+# does an arm64 host (it builds natively).
+arm64_packages=(
+  g++-aarch64-linux-gnu qemu-user-static
+  libssl-dev:arm64 libabsl-dev:arm64 libgtest-dev:arm64 libgmock-dev:arm64
+  libgrpc++-dev:arm64 libprotobuf-dev:arm64 libbenchmark-dev:arm64
+  libprometheus-cpp-core1.0:arm64 libprometheus-cpp-pull1.0:arm64
+)
+# On an arm64 host the native packages above are the arm64 ones: nothing to cross-build.
+if [ "$(dpkg --print-architecture)" != "amd64" ]; then arm64_packages=(); fi
+if [ "${SMCRYPT_ARM64_DEPS:-1}" != "0" ] && [ "${#arm64_packages[@]}" -ne 0 ]; then
+  arm64_missing=()
+  for p in "${arm64_packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+      arm64_missing+=("$p")
+    fi
+  done
+  if [ "${#arm64_missing[@]}" -ne 0 ]; then
+    if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+      echo "install-deps: adding the arm64 architecture (dpkg --add-architecture arm64)"
+      $SUDO dpkg --add-architecture arm64
+    fi
+    # The amd64 halves of the Multi-Arch: same -dev packages go into the same transaction.
+    missing+=("${arm64_missing[@]}" libssl-dev libssl3 openssl)
+  fi
+fi
+
 export DEBIAN_FRONTEND=noninteractive
 updated=0
 
 if [ "${#missing[@]}" -eq 0 ]; then
-  echo "install-deps: all ${#packages[@]} packages present"
+  echo "install-deps: all ${#packages[@]} packages present (and the ${#arm64_packages[@]} of the arm64 build)"
 else
   echo "install-deps: installing ${missing[*]}"
   $SUDO apt-get update -qq

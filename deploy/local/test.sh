@@ -19,6 +19,13 @@
 # `ctest -L container -LE slow`: the image run as the prod overlay runs it, and `podman kube
 # play` of the dev and prod overlays. SMCRYPT_CI_CONTAINER=0 skips it.
 #
+# Then the arm64 stage (label arm64; README "arm64"): the crypto core, its suites, the CLI
+# and smcryptd cross-built for aarch64 (cmake/toolchains/aarch64-linux-gnu.cmake, build
+# folder ARM64_BUILD_DIR, default build-arm64), and `ctest -L arm64 -LE slow` there: the
+# suites under qemu-aarch64 -cpu max, again with FEAT_SM3/FEAT_SM4 hidden and with every
+# arm64 feature hidden, the disassembly check of the arm64 kernels, and the CLI and
+# smcryptd under qemu answering the host. SMCRYPT_CI_ARM64=0 skips it.
+#
 # SMCRYPT_CI_SANITIZERS=0 skips both sanitizer stages (quick local runs); CI runs them.
 # Each stage prints its wall time, and a table of every stage's time is printed at the end,
 # also when a stage fails. ASAN_BUILD_DIR / TSAN_BUILD_DIR choose the folders.
@@ -74,6 +81,20 @@ if [ "${SMCRYPT_CI_CONTAINER:-1}" != "0" ]; then
   stage_done
 else
   echo "test.sh: SMCRYPT_CI_CONTAINER=0: container stage skipped"
+fi
+
+if [ "${SMCRYPT_CI_ARM64:-1}" != "0" ]; then
+  ARM64_BUILD_DIR=${ARM64_BUILD_DIR:-build-arm64}
+  stage "arm64 cross build (core, suites, CLI, smcryptd)"
+  cmake -S . -B "$ARM64_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/aarch64-linux-gnu.cmake
+  cmake --build "$ARM64_BUILD_DIR" --parallel "$(nproc)"
+  stage_done
+  stage "arm64 tests under qemu"
+  (cd "$ARM64_BUILD_DIR" && ctest --output-on-failure --parallel "$(nproc)" -L arm64 -LE slow)
+  stage_done
+else
+  echo "test.sh: SMCRYPT_CI_ARM64=0: arm64 stage skipped"
 fi
 
 if [ "${SMCRYPT_CI_SANITIZERS:-1}" = "0" ]; then

@@ -4,6 +4,7 @@
 #include <openssl/evp.h>
 #include <openssl/params.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -37,6 +38,15 @@ uint64_t TestSeed() {
   const char* env = std::getenv("SMCRYPT_TEST_SEED");
   if (env != nullptr && *env != '\0') return std::strtoull(env, nullptr, 0);
   return 0x5eed5eedULL;
+}
+
+size_t SweepMaxLength(size_t full) {
+  const char* env = std::getenv("SMCRYPT_TEST_SWEEP_MAX");
+  if (env == nullptr || *env == '\0') return full;
+  const unsigned long long cap = std::strtoull(env, nullptr, 10);
+  if (cap >= full) return full;
+  std::printf("every-length sweep to %llu of %zu (SMCRYPT_TEST_SWEEP_MAX)\n", cap, full);
+  return static_cast<size_t>(cap);
 }
 
 std::string RandomBytes(std::mt19937_64& rng, size_t n) {

@@ -20,6 +20,11 @@ std::string BytesToHex(absl::string_view bytes);
 // default. Tests print it so a failure can be replayed.
 uint64_t TestSeed();
 
+// SweepMaxLength returns the last length of an every-length sweep whose full range ends
+// at `full`: `full`, or SMCRYPT_TEST_SWEEP_MAX if that is set and smaller (the arm64
+// suites under qemu sweep to 1,024 with the unit label and in full with the slow label).
+size_t SweepMaxLength(size_t full);
+
 // RandomBytes returns `n` bytes from `rng`.
 std::string RandomBytes(std::mt19937_64& rng, size_t n);
 

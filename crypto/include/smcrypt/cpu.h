@@ -80,7 +80,11 @@ uint32_t GetCpuFeatures();
 // CpuIdentity is which CPU this is, as dispatch's CPU-specific preferences read it:
 // CPUID leaf 0's vendor string and leaf 1's display family and model (Intel SDM vol. 2A,
 // CPUID, "Processor Version Information"; AMD APM vol. 3, CPUID Fn0000_0001_EAX). On
-// other architectures the vendor is "" and family and model are 0.
+// arm64 they are MIDR_EL1's (Arm ARM D19.2, read from sysfs): the vendor is the
+// implementer's name ("Arm", "HiSilicon", "Phytium", "Ampere", "Apple", else
+// "implementer 0x<hex>"), family the Implementer code and model the PartNum, e.g. 0x48
+// and 0xd01 for Kunpeng 920. Where the identity cannot be read (qemu user mode, some
+// containers, other architectures) the vendor is "" and family and model are 0.
 struct CpuIdentity {
   std::string vendor;   // "GenuineIntel", "AuthenticAMD", ...
   uint32_t family = 0;  // base family, plus the extended family when the base is 0xF
@@ -93,7 +97,8 @@ struct CpuIdentity {
 const CpuIdentity& GetCpuIdentity();
 
 // FormatCpuIdentity renders it as "<vendor> family <F> model <M>" (decimal), e.g.
-// "AuthenticAMD family 25 model 17", or "unknown" when there is no vendor.
+// "AuthenticAMD family 25 model 17"; on arm64 "<vendor> implementer 0x<II> part 0x<PPP>",
+// e.g. "HiSilicon implementer 0x48 part 0xd01"; "unknown" when there is no vendor.
 std::string FormatCpuIdentity(const CpuIdentity& id);
 
 // KernelChoice names the back end dispatch chose for one algorithm.

@@ -2,11 +2,14 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "smcrypt/cpu.h"
 #include "tests/testing/status_matchers.h"
@@ -97,6 +100,71 @@ TEST(CpuFeaturesTest, UnknownEnvironmentNameIsReported) {
   EXPECT_EQ(GetCpuFeatures() & kCpuGfni, 0u);
 }
 
+#if defined(__aarch64__)
+// CpuinfoFeatures returns the names of /proc/cpuinfo's "Features" line (the kernel's
+// HWCAP names), or nullopt when there is none (qemu user mode shows the host's file).
+std::optional<std::vector<std::string>> CpuinfoFeatures() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    const absl::string_view text(line);
+    const size_t colon = text.find(':');
+    if (colon == absl::string_view::npos) continue;
+    if (absl::StripAsciiWhitespace(text.substr(0, colon)) != "Features") continue;
+    return std::vector<std::string>(
+        absl::StrSplit(absl::StripAsciiWhitespace(text.substr(colon + 1)), ' ', absl::SkipEmpty()));
+  }
+  return std::nullopt;
+}
+
+// The features read from getauxval(AT_HWCAP) agree with the kernel's own list, or (under
+// qemu, where that list is the host's) with SMCRYPT_EXPECT_CPU_FEATURES, which the arm64
+// cross build's ctest sets to what qemu -cpu max implements.
+TEST(CpuFeaturesTest, Arm64DetectionMatchesTheKernelsList) {
+  std::vector<std::string> names;
+  if (const char* expect = std::getenv("SMCRYPT_EXPECT_CPU_FEATURES")) {
+    names = absl::StrSplit(expect, ',', absl::SkipEmpty());
+  } else if (auto listed = CpuinfoFeatures()) {
+    names = *listed;
+  } else {
+    GTEST_SKIP() << "no Features line in /proc/cpuinfo and no SMCRYPT_EXPECT_CPU_FEATURES";
+  }
+  constexpr uint32_t kArm64 = kCpuAsimd | kCpuPmull | kCpuSha2 | kCpuSm3 | kCpuSm4 | kCpuSve;
+  uint32_t expected = 0;
+  for (const std::string& n : names) {
+    auto bit = ParseCpuFeatureList(n);  // the kernel's names that smcrypt also uses
+    if (bit.ok() && (*bit & kArm64) != 0) expected |= *bit;
+  }
+  EXPECT_EQ(FormatCpuFeatureList(DetectCpuFeatures()), FormatCpuFeatureList(expected));
+}
+
+// MIDR_EL1 from sysfs agrees with /proc/cpuinfo's "CPU implementer" and "CPU part".
+TEST(CpuIdentityTest, MatchesProcCpuinfo) {
+  const CpuIdentity& id = GetCpuIdentity();
+  if (id.vendor.empty()) {
+    EXPECT_EQ(FormatCpuIdentity(id), "unknown");
+    GTEST_SKIP() << "no MIDR_EL1 in sysfs (qemu user mode or a container)";
+  }
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  int implementer = -1, part = -1;
+  while (std::getline(f, line) && (implementer < 0 || part < 0)) {
+    const absl::string_view text(line);
+    const size_t colon = text.find(':');
+    if (colon == absl::string_view::npos) continue;
+    const absl::string_view key = absl::StripAsciiWhitespace(text.substr(0, colon));
+    absl::string_view value = absl::StripAsciiWhitespace(text.substr(colon + 1));
+    int* out = key == "CPU implementer" ? &implementer : key == "CPU part" ? &part : nullptr;
+    if (out == nullptr) continue;
+    ASSERT_TRUE(absl::ConsumePrefix(&value, "0x")) << line;
+    ASSERT_TRUE(absl::SimpleHexAtoi(value, out)) << line;
+  }
+  ASSERT_GE(implementer, 0) << "sysfs has MIDR_EL1 but /proc/cpuinfo has no CPU implementer";
+  EXPECT_EQ(static_cast<int>(id.family), implementer);
+  EXPECT_EQ(static_cast<int>(id.model), part);
+  EXPECT_THAT(FormatCpuIdentity(id), HasSubstr(" implementer 0x"));
+}
+#else
 // The identity read from CPUID agrees with the kernel's reading of the same leaves
 // (/proc/cpuinfo "vendor_id", "cpu family", "model": the display family and model).
 TEST(CpuIdentityTest, MatchesProcCpuinfo) {
@@ -104,7 +172,7 @@ TEST(CpuIdentityTest, MatchesProcCpuinfo) {
 #if !defined(__x86_64__)
   EXPECT_EQ(id.vendor, "");
   EXPECT_EQ(FormatCpuIdentity(id), "unknown");
-  GTEST_SKIP() << "CPUID identity is x86-64 only";
+  GTEST_SKIP() << "the CPU identity is read on x86-64 and arm64 only";
 #endif
   std::ifstream f("/proc/cpuinfo");
   if (!f) GTEST_SKIP() << "no /proc/cpuinfo";
@@ -128,6 +196,8 @@ TEST(CpuIdentityTest, MatchesProcCpuinfo) {
   EXPECT_EQ(id.IsIntel(), vendor == "GenuineIntel");
   EXPECT_EQ(FormatCpuIdentity(id), absl::StrCat(vendor, " family ", family, " model ", model));
 }
+
+#endif  // defined(__aarch64__)
 
 }  // namespace
 }  // namespace smcrypt
