@@ -39,6 +39,7 @@
 #include "smcrypt/primitives/cipher.h"
 #include "smcrypt/registry.h"
 #include "smcrypt/secret_data.h"
+#include "smcrypt/sm2_key_exchange.h"
 #include "smcrypt/streaming.h"
 
 namespace smcrypt::server {
@@ -162,6 +163,17 @@ class HybridStreamDecryptor {
   virtual ~HybridStreamDecryptor() = default;
   virtual absl::StatusOr<std::string> Update(absl::string_view data) = 0;
   virtual absl::Status Finish() = 0;
+};
+
+// ---- SM2 key exchange (GB/T 32918.3-2016 §6; smcrypt/sm2_key_exchange.h) -------------
+//
+// KeyExchangeInput: the caller's side of one exchange. `params` carries the role, both
+// IDs, klen and whether confirmation is used.
+struct KeyExchangeInput {
+  Algorithm algorithm = Algorithm::kSm2;
+  KeyInput key;       // own long-term SM2 private key
+  KeyInput peer_key;  // the peer's long-term SM2 public key
+  Sm2KeyExchangeParams params;
 };
 
 // HashItem is one HashBatch item.
@@ -325,6 +337,16 @@ class CryptoEngine {
                                             absl::string_view info) const;
   absl::StatusOr<std::unique_ptr<HybridStreamEncryptor>> NewHybridStreamEncryptor(
       const HybridStreamParams& params) const;
+  // NewKeyExchange resolves the own key (as Sign does: a keyring PRIVATE KEY of the SM2
+  // family, or an inline private key under --inline_private_keys) and the peer's public
+  // key (as Verify does: a keyring entry's public key or inline SPKI / point, validated)
+  // and returns the exchange, not yet started (Sm2KeyExchange::Start is the caller's).
+  // Errors: InvalidArgument for an algorithm other than SM2 and for malformed keys
+  // (naming key.inline_key or peer_key.inline_key), the keyring's NotFound /
+  // FailedPrecondition, PermissionDenied for a denied inline private key, and
+  // Sm2KeyExchange::New's.
+  absl::StatusOr<std::unique_ptr<Sm2KeyExchange>> NewKeyExchange(
+      const KeyExchangeInput& in) const;
   absl::StatusOr<std::unique_ptr<HybridStreamDecryptor>> NewHybridStreamDecryptor(
       const HybridStreamParams& params) const;
 

@@ -399,6 +399,12 @@ class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
       Done(grpc::Status(grpc::StatusCode::CANCELLED, "the client went away"));
       return;
     }
+    // A response that carried a secret (KeyExchange's shared key) is wiped before its
+    // memory is freed.
+    if constexpr (requires { out_.front().mutable_shared_key(); }) {
+      std::string* secret = out_.front().mutable_shared_key();
+      SecureZero(secret->data(), secret->size());
+    }
     out_.pop_front();
     Pump();
   }
@@ -416,7 +422,8 @@ class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
   virtual absl::Status OnMessage(const Req& req, bool first, std::deque<Resp>* out) = 0;
   virtual absl::Status OnEnd(std::deque<Resp>* out) = 0;
   // AuditAs makes the stream write an audit line when it ends (private-key streams).
-  void AuditAs(const MethodSpec& spec, const v1::HybridStreamParams& p) {
+  template <typename Params>
+  void AuditAs(const MethodSpec& spec, const Params& p) {
     audit_method_ = spec.method;
     audit_op_ = spec.op;
     audit_alg_ = p.algorithm();
@@ -681,6 +688,146 @@ class HybridDecryptStreamReactor final
   }
 
   std::unique_ptr<HybridStreamDecryptor> dec_;
+};
+
+// KeyExchangeReactor runs one SM2 key exchange in the order crypto.proto gives above
+// KeyExchangeRequest. The Sm2KeyExchange holds the ephemeral scalar (and a responder's K
+// until S_A is checked) between messages; it dies, its secrets wiped, with the stream.
+class KeyExchangeReactor final
+    : public BidiStream<v1::KeyExchangeRequest, v1::KeyExchangeResponse> {
+ public:
+  using BidiStream::BidiStream;
+
+ private:
+  enum class Step { kAwaitingPeerPoint, kAwaitingPeerConfirmation, kDone };
+
+  absl::Status OnMessage(const v1::KeyExchangeRequest& req, bool first,
+                         std::deque<v1::KeyExchangeResponse>* out) override {
+    if (first) return OnParams(req, out);
+    if (req.has_params()) {
+      return absl::InvalidArgumentError("params may only be sent in the first message");
+    }
+    switch (step_) {
+      case Step::kAwaitingPeerPoint: {  // initiator, second message: R_B (and S_B)
+        if (req.peer_ephemeral_point().empty()) {
+          return absl::InvalidArgumentError(
+              "the initiator's second KeyExchange message must carry peer_ephemeral_point "
+              "(R_B)");
+        }
+        absl::Status s = CheckConfirmationPresence(req, "S_B");
+        if (!s.ok()) return s;
+        absl::StatusOr<Sm2KeyExchangeOutput> k =
+            kex_->ComputeKey(req.peer_ephemeral_point(), req.peer_confirmation());
+        if (!k.ok()) return k.status();
+        v1::KeyExchangeResponse& r = out->emplace_back();
+        r.set_shared_key(std::string(SecretDataAsStringView(k->key)));
+        r.set_confirmation(std::move(k->confirmation));
+        step_ = Step::kDone;
+        return absl::OkStatus();
+      }
+      case Step::kAwaitingPeerConfirmation: {  // responder, second message: S_A
+        if (!req.peer_ephemeral_point().empty()) {
+          return absl::InvalidArgumentError(
+              "peer_ephemeral_point (R_A) belongs in the responder's first message; the "
+              "second carries peer_confirmation (S_A) only");
+        }
+        if (req.peer_confirmation().empty()) {
+          return absl::InvalidArgumentError(
+              "the responder's second KeyExchange message must carry peer_confirmation (S_A)");
+        }
+        absl::StatusOr<SecretData> key = kex_->ConfirmPeer(req.peer_confirmation());
+        if (!key.ok()) return key.status();
+        out->emplace_back().set_shared_key(std::string(SecretDataAsStringView(*key)));
+        step_ = Step::kDone;
+        return absl::OkStatus();
+      }
+      case Step::kDone:
+        break;
+    }
+    return absl::InvalidArgumentError(
+        "the key exchange is complete (its last response carried shared_key); half-close "
+        "the stream");
+  }
+
+  absl::Status OnParams(const v1::KeyExchangeRequest& req,
+                        std::deque<v1::KeyExchangeResponse>* out) {
+    if (!req.has_params()) {
+      return absl::InvalidArgumentError("the first KeyExchange message must carry params");
+    }
+    Checked<KeyExchangeInput> p = Check(svc(), rpc::kKeyExchange, ctx(), req.params(),
+                                        PolicyScope::kCall, KeyExchangeFrom);
+    // The caller's private key is used: audited with the stream's final status.
+    if (p.audit) AuditAs(rpc::kKeyExchange, req.params());
+    if (!p.input.ok()) return p.input.status();
+    const bool initiator = p.input->params.role == Sm2KeyExchangeRole::kInitiator;
+    if (initiator && (!req.peer_ephemeral_point().empty() || !req.peer_confirmation().empty())) {
+      return absl::InvalidArgumentError(
+          "an initiator's first KeyExchange message carries params only; send the peer's "
+          "R_B (and S_B) in the second");
+    }
+    if (!initiator && req.peer_ephemeral_point().empty()) {
+      return absl::InvalidArgumentError(
+          "a responder's first KeyExchange message must carry peer_ephemeral_point (R_A) "
+          "with its params");
+    }
+    if (!initiator && !req.peer_confirmation().empty()) {
+      return absl::InvalidArgumentError(
+          "peer_confirmation (S_A) belongs in the responder's second message, after R_B "
+          "and S_B");
+    }
+    absl::StatusOr<std::unique_ptr<Sm2KeyExchange>> kex = engine().NewKeyExchange(*p.input);
+    if (!kex.ok()) return kex.status();
+    kex_ = *std::move(kex);
+    absl::StatusOr<std::string> own_point = kex_->Start();
+    if (!own_point.ok()) return own_point.status();
+    v1::KeyExchangeResponse& r = out->emplace_back();
+    r.set_ephemeral_point(*std::move(own_point));
+    if (initiator) {
+      step_ = Step::kAwaitingPeerPoint;
+      return absl::OkStatus();
+    }
+    absl::StatusOr<Sm2KeyExchangeOutput> k = kex_->ComputeKey(req.peer_ephemeral_point());
+    if (!k.ok()) return k.status();
+    if (kex_->params().confirmation) {
+      r.set_confirmation(std::move(k->confirmation));
+      step_ = Step::kAwaitingPeerConfirmation;
+    } else {
+      r.set_shared_key(std::string(SecretDataAsStringView(k->key)));
+      step_ = Step::kDone;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckConfirmationPresence(const v1::KeyExchangeRequest& req,
+                                         absl::string_view name) const {
+    const bool confirmation = kex_->params().confirmation;
+    if (confirmation && req.peer_confirmation().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "confirmation is on: this message must carry peer_confirmation (", name, ")"));
+    }
+    if (!confirmation && !req.peer_confirmation().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "peer_confirmation (", name, ") was sent but params.confirmation is false"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status OnEnd(std::deque<v1::KeyExchangeResponse>* out) override {
+    (void)out;
+    if (kex_ == nullptr) {
+      return absl::InvalidArgumentError("KeyExchange ended before its params");
+    }
+    if (step_ != Step::kDone) {
+      return absl::InvalidArgumentError(
+          step_ == Step::kAwaitingPeerPoint
+              ? "KeyExchange ended before the peer's R_B: no shared key"
+              : "KeyExchange ended before the peer's S_A: no shared key");
+    }
+    return absl::OkStatus();
+  }
+
+  std::unique_ptr<Sm2KeyExchange> kex_;
+  Step step_ = Step::kAwaitingPeerPoint;
 };
 
 class HashStreamReactor final : public grpc::ServerReadReactor<v1::HashStreamRequest> {
@@ -1434,6 +1581,13 @@ CryptoServiceImpl::HybridEncryptStream(grpc::CallbackServerContext* ctx) {
 grpc::ServerBidiReactor<v1::HybridDecryptStreamRequest, v1::HybridDecryptStreamResponse>*
 CryptoServiceImpl::HybridDecryptStream(grpc::CallbackServerContext* ctx) {
   auto* reactor = new HybridDecryptStreamReactor(this, ctx);
+  reactor->Start();
+  return reactor;
+}
+
+grpc::ServerBidiReactor<v1::KeyExchangeRequest, v1::KeyExchangeResponse>*
+CryptoServiceImpl::KeyExchange(grpc::CallbackServerContext* ctx) {
+  auto* reactor = new KeyExchangeReactor(this, ctx);
   reactor->Start();
   return reactor;
 }

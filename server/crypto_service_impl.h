@@ -135,6 +135,8 @@ class CryptoServiceImpl final : public v1::CryptoService::CallbackService {
       grpc::CallbackServerContext* ctx) override;
   grpc::ServerBidiReactor<v1::HybridDecryptStreamRequest, v1::HybridDecryptStreamResponse>* HybridDecryptStream(
       grpc::CallbackServerContext* ctx) override;
+  grpc::ServerBidiReactor<v1::KeyExchangeRequest, v1::KeyExchangeResponse>* KeyExchange(
+      grpc::CallbackServerContext* ctx) override;
 
   // Admit returns OK, or RESOURCE_EXHAUSTED above --max_inflight (or when `bytes` more
   // would pass --max_inflight_bytes), or DEADLINE_EXCEEDED when the client's deadline
