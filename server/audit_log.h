@@ -2,7 +2,8 @@
 //
 // smcryptd writes an audit record for every request that uses a private or secret key
 // on the server's behalf — Sign (each SignBatch item), PublicKeyDecrypt, HybridDecrypt,
-// HybridDecryptStream and Hmac — and for every request the access policy denies. A line
+// HybridDecryptStream, KeyExchange and Hmac — and for every request the access policy
+// denies. A line
 // looks like (one line, keys in this order):
 //
 //   {"time":"2026-11-30T02:00:00.123Z","type":"audit","client":"payments.example.com",
