@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/logging.h"
 #include "smcrypt/registry.h"
+#include "smcrypt/sm2_key_exchange.h"
 #include "smcrypt/sm3.h"
 
 namespace smcrypt::server {
@@ -239,6 +240,44 @@ absl::Status Sm2EncryptionPct() {
   return EncryptionPct(Algorithm::kSm2, Hex(kSm2D), Hex(kSm2P));
 }
 
+// Sm2KeyExchangePct runs one exchange (GB/T 32918.3 §6, with confirmation, klen 48)
+// between the GB/T 32918.5 key as A and a fresh key as B, each party checking the
+// other's confirmation value, and compares K_A with K_B.
+absl::Status Sm2KeyExchangePct() {
+  absl::StatusOr<Sm2PrivateKey> a = Sm2PrivateKey::FromScalar(Hex(kSm2D));
+  if (!a.ok()) return a.status();
+  absl::StatusOr<Sm2PrivateKey> b = Sm2PrivateKey::Generate();
+  if (!b.ok()) return b.status();
+  Sm2KeyExchangeParams pa;
+  pa.role = Sm2KeyExchangeRole::kInitiator;
+  pa.own_id = "ALICE123@YAHOO.COM";
+  pa.peer_id = "BILL456@YAHOO.COM";
+  pa.key_size = 48;
+  pa.confirmation = true;
+  Sm2KeyExchangeParams pb = pa;
+  pb.role = Sm2KeyExchangeRole::kResponder;
+  std::swap(pb.own_id, pb.peer_id);
+  absl::StatusOr<Sm2KeyExchange> ka = Sm2KeyExchange::New(*a, b->public_key(), pa);
+  if (!ka.ok()) return ka.status();
+  absl::StatusOr<Sm2KeyExchange> kb = Sm2KeyExchange::New(*b, a->public_key(), pb);
+  if (!kb.ok()) return kb.status();
+  absl::StatusOr<std::string> r_a = ka->Start();
+  if (!r_a.ok()) return r_a.status();
+  absl::StatusOr<std::string> r_b = kb->Start();
+  if (!r_b.ok()) return r_b.status();
+  absl::StatusOr<Sm2KeyExchangeOutput> out_b = kb->ComputeKey(*r_a);
+  if (!out_b.ok()) return out_b.status();
+  absl::StatusOr<Sm2KeyExchangeOutput> out_a = ka->ComputeKey(*r_b, out_b->confirmation);
+  if (!out_a.ok()) return out_a.status();
+  absl::StatusOr<SecretData> key_b = kb->ConfirmPeer(out_a->confirmation);
+  if (!key_b.ok()) return key_b.status();
+  if (out_a->key.size() != 48 ||
+      SecretDataAsStringView(out_a->key) != SecretDataAsStringView(*key_b)) {
+    return absl::InternalError("SM2 key exchange: K_A differs from K_B");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status EcdsaP256Kat() {
   // RFC 6979 A.2.5: P-256, SHA-256, message "sample".
   const std::string pub = Hex(
@@ -463,6 +502,7 @@ const TestCase kTests[] = {
      }},
     {"SM2 GB/T 32918.5 key, signature; sign/verify", Sm2Kat},
     {"SM2 encryption pairwise consistency", Sm2EncryptionPct},
+    {"SM2 key exchange pairwise consistency (both roles, confirmation)", Sm2KeyExchangePct},
     {"ECDSA-P256 RFC 6979 A.2.5; sign/verify", EcdsaP256Kat},
     {"ECDSA-SECP256K1 sign/verify", [] { return GeneratedKeyPct(Algorithm::kEcdsaSecp256k1); }},
     {"RSA-2048 PSS and OAEP pairwise consistency",
