@@ -315,6 +315,17 @@ def rpc_seeds(d, pub, sm4_key, sig, sm2_ct):
                                 key=pb.KeyRef(key_id="p256"), plaintext=b"r"),
         pb.HybridEncryptRequest(algorithm=A.Value("HPKE_P256_SHA256_AES128GCM"),
                                 key=pb.KeyRef(key_id="sm4"), plaintext=b"s")]))
+    kex = dict(algorithm=A.Value("SM2"), key=pb.KeyRef(key_id="sm2"),
+               peer_key=pb.KeyRef(key_id="sm2pub"), key_length=16)
+    stream(24, [pb.KeyExchangeRequest(params=pb.KeyExchangeParams(
+        role=pb.KEY_EXCHANGE_ROLE_INITIATOR, confirmation=True, **kex)),
+        pb.KeyExchangeRequest(peer_ephemeral_point=pub, peer_confirmation=b"\0" * 32)])
+    stream(24, [pb.KeyExchangeRequest(params=pb.KeyExchangeParams(
+        role=pb.KEY_EXCHANGE_ROLE_RESPONDER, confirmation=True, **kex),
+        peer_ephemeral_point=pub), pb.KeyExchangeRequest(peer_confirmation=b"\1" * 32)])
+    stream(24, [pb.KeyExchangeRequest(params=pb.KeyExchangeParams(
+        role=pb.KEY_EXCHANGE_ROLE_RESPONDER, user_id=b"alice", peer_user_id=b"", **kex),
+        peer_ephemeral_point=pub)])
     shutil.rmtree(tmp)
     return seeds
 
