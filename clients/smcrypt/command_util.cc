@@ -63,6 +63,11 @@ absl::Status UsageError(absl::string_view message) {
 
 int ExitCodeFor(const absl::Status& status) {
   if (ErrorReason(status) == kReasonDecryptionFailed) return kExitInvalid;
+  // kex: the peer's confirmation value did not match (KeyExchange's UNAUTHENTICATED).
+  if (status.code() == absl::StatusCode::kUnauthenticated &&
+      absl::StrContains(status.message(), "key confirmation failed")) {
+    return kExitInvalid;
+  }
   if (IsInProcessError(status)) return kExitUsage;
   return IsRpcError(status) ? kExitRpc : kExitUsage;
 }
