@@ -1,7 +1,8 @@
 // SM2 key exchange (GB/T 32918.3-2016 §6, smcrypt/sm2_key_exchange.h): round trips on
 // random keys and IDs with and without confirmation, a reference computation of K, S_B
 // and S_A from OpenSSL's EC arithmetic and SM3 with fixed ephemeral scalars, wrong
-// confirmation values, invalid received points, parameter checks and call order.
+// confirmation values, invalid received points, parameter checks and call order; the
+// reference comparison again with each SM2 back end this CPU supports forced.
 // (BouncyCastle's SM2KeyExchange is checked in tests/interop/sm2_key_exchange_bc.)
 #include "smcrypt/sm2_key_exchange.h"
 
@@ -13,7 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "crypto/cpu/backends.h"
+#include "crypto/sm2/sm2_field.h"
 #include "crypto/sm2/sm2_testing.h"
+#include "smcrypt/cpu.h"
 #include "gtest/gtest.h"
 #include "smcrypt/sm2.h"
 #include "tests/crypto/sm2/sm2_openssl_util.h"
@@ -476,6 +480,61 @@ TEST_F(Sm2KeyExchangeTest, CallsOutOfOrderFail) {
     EXPECT_EQ(Str(ao->key), Str(bo->key));
   }
 }
+
+// Every back end: both roles, fixed ephemerals, against the reference.
+class Sm2KeyExchangeBackendsTest : public ::testing::TestWithParam<const internal::Sm2Kernels*> {
+ protected:
+  void SetUp() override {
+    const internal::Sm2Kernels& k = *GetParam();
+    if (!internal::HasFeatures(GetCpuFeatures(), k.required_features)) {
+      GTEST_SKIP() << "back end " << k.name << " needs CPU features "
+                   << FormatCpuFeatureList(k.required_features & ~GetCpuFeatures());
+    }
+    std::cout << "SMCRYPT_TEST_SEED=" << TestSeed() << " back end " << k.name << "\n";
+    rng_.seed(TestSeed());
+    internal::Sm2SetKernelsForTesting(&k);
+  }
+  void TearDown() override { internal::Sm2SetKernelsForTesting(nullptr); }
+  std::mt19937_64 rng_;
+};
+
+std::vector<const internal::Sm2Kernels*> AllKernels() {
+  size_t n = 0;
+  const internal::Sm2Kernels* const* all = internal::Sm2AllKernelsForTesting(&n);
+  return std::vector<const internal::Sm2Kernels*>(all, all + n);
+}
+
+TEST_P(Sm2KeyExchangeBackendsTest, BothRolesMatchTheReference) {
+  auto scalar = [&] {
+    for (;;) {
+      std::string s = RandomBytes(rng_, 32);
+      if (Sm2PrivateKey::FromScalar(s).ok()) return s;
+    }
+  };
+  for (int i = 0; i < 8; ++i) {
+    const std::string d_a = scalar(), d_b = scalar(), r_a = scalar(), r_b = scalar();
+    ASSERT_OK_AND_ASSIGN(Sm2PrivateKey ka, Sm2PrivateKey::FromScalar(d_a));
+    ASSERT_OK_AND_ASSIGN(Sm2PrivateKey kb, Sm2PrivateKey::FromScalar(d_b));
+    const std::string id_a = RandomBytes(rng_, i), id_b = RandomBytes(rng_, 2 * i);
+    const size_t klen = 1 + rng_() % 80;
+    const RefResult ref = RefExchange(d_a, d_b, r_a, r_b, id_a, id_b, klen);
+    Sm2KeyExchangeParams pa{Role::kInitiator, id_a, id_b, klen, true};
+    Sm2KeyExchangeParams pb{Role::kResponder, id_b, id_a, klen, true};
+    ASSERT_OK_AND_ASSIGN(Sm2KeyExchange a, Sm2KeyExchange::New(ka, kb.public_key(), pa));
+    ASSERT_OK_AND_ASSIGN(Sm2KeyExchange b, Sm2KeyExchange::New(kb, ka.public_key(), pb));
+    Exchanged ex;
+    RunExchange(a, b, true, &ex, r_a, r_b);
+    EXPECT_EQ(BytesToHex(ex.key_a), BytesToHex(ref.key)) << GetParam()->name << " case " << i;
+    EXPECT_EQ(BytesToHex(ex.key_b), BytesToHex(ref.key)) << GetParam()->name << " case " << i;
+    EXPECT_EQ(BytesToHex(ex.s_b), BytesToHex(ref.s_b)) << GetParam()->name << " case " << i;
+    EXPECT_EQ(BytesToHex(ex.s_a), BytesToHex(ref.s_a)) << GetParam()->name << " case " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, Sm2KeyExchangeBackendsTest, ::testing::ValuesIn(AllKernels()),
+                         [](const ::testing::TestParamInfo<const internal::Sm2Kernels*>& info) {
+                           return std::string(info.param->name);
+                         });
 
 }  // namespace
 }  // namespace smcrypt::testing
