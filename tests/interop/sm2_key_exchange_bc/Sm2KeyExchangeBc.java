@@ -79,7 +79,8 @@ public final class Sm2KeyExchangeBc {
   }
 
   public static void main(String[] args) throws Exception {
-    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.US_ASCII));
+    BufferedReader in =
+        new BufferedReader(new InputStreamReader(System.in, StandardCharsets.US_ASCII));
     PrintStream out = new PrintStream(System.out, false, "US-ASCII");
     String line;
     int n = 0;
@@ -132,7 +133,8 @@ public final class Sm2KeyExchangeBc {
       n++;
     }
     out.flush();
-    System.err.println(new org.bouncycastle.jce.provider.BouncyCastleProvider().getInfo() + ": " + (n - failures) + " of " + n
+    String bc = new org.bouncycastle.jce.provider.BouncyCastleProvider().getInfo();
+    System.err.println(bc + ": " + (n - failures) + " of " + n
         + " cases agree with smcrypt");
     System.exit(failures == 0 && n > 0 ? 0 : 1);
   }
