@@ -396,11 +396,14 @@ TEST_F(Sm2KeyExchangeTest, ParametersAreChecked) {
   p.key_size = 16;
   p.own_id = std::string(kSm2MaxUserIdSize + 1, 'a');
   EXPECT_THAT(Sm2KeyExchange::New(ka, kb.public_key(), p),
-              StatusIs(Code::kInvalidArgument, HasSubstr("at most 8191 bytes, got 8192")));
+              StatusIs(Code::kInvalidArgument,
+                       "SM2 key exchange: own ID: SM2 user ID: at most 8191 bytes, got 8192"));
   p.own_id = "";
   p.peer_id = std::string(kSm2MaxUserIdSize + 1, 'b');
   EXPECT_THAT(Sm2KeyExchange::New(ka, kb.public_key(), p),
-              StatusIs(Code::kInvalidArgument, HasSubstr("got 8192")));
+              StatusIs(Code::kInvalidArgument, HasSubstr("peer ID: SM2 user ID: at most 8191")));
+  p.peer_id = std::string(kSm2MaxUserIdSize, 'b');
+  EXPECT_OK(Sm2KeyExchange::New(ka, kb.public_key(), p));
 
   // The largest key: both sides agree and it is the reference's.
   const std::string r_a = RandomScalar(), r_b = RandomScalar();
