@@ -1,6 +1,7 @@
 // SM2 key exchange (GB/T 32918.3-2016 §6, smcrypt/sm2_key_exchange.h): round trips on
 // random keys and IDs with and without confirmation, a reference computation of K, S_B
-// and S_A from OpenSSL's EC arithmetic and SM3 with fixed ephemeral scalars, wrong
+// and S_A from OpenSSL's EC arithmetic and SM3 with fixed ephemeral scalars (the
+// reference itself checked against GB/T 32918.3 Annex A on its test curve), wrong
 // confirmation values, invalid received points, parameter checks and call order; the
 // reference comparison again with each SM2 back end this CPU supports forced.
 // (BouncyCastle's SM2KeyExchange is checked in tests/interop/sm2_key_exchange_bc.)
@@ -58,17 +59,27 @@ BnPtr Bn(const std::string& be) {
   return BnPtr(BN_bin2bn(reinterpret_cast<const uint8_t*>(be.data()), be.size(), nullptr));
 }
 
-std::string RefZ(const std::string& id, const RefPoint& p) {
-  const std::string params = HexToBytes(
-      "FFFFFFFEFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF00000000FFFFFFFFFFFFFFFC"
-      "28E9FA9E9D9F5E344D5A9E4BCF6509A7F39789F515AB8F92DDBCBD414D940E93"
-      "32C4AE2C1F1981195F9904466A39C9948FE30BBFF2660BE1715A4589334C74C7"
-      "BC3736A2F4F6779C59BDCEE36B692153D0A9877CC62A474002DF32E52139F0A0");
+// RefCurve is a short Weierstrass curve over GF(p) for the reference: OpenSSL's group and
+// the 32-byte a, b, xG, yG that Z hashes.
+struct RefCurve {
+  GroupPtr group;
+  std::string a, b, gx, gy;
+};
+
+RefCurve Sm2RefCurve() {
+  return {Sm2Group(),
+          HexToBytes("FFFFFFFEFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF00000000FFFFFFFFFFFFFFFC"),
+          HexToBytes("28E9FA9E9D9F5E344D5A9E4BCF6509A7F39789F515AB8F92DDBCBD414D940E93"),
+          HexToBytes("32C4AE2C1F1981195F9904466A39C9948FE30BBFF2660BE1715A4589334C74C7"),
+          HexToBytes("BC3736A2F4F6779C59BDCEE36B692153D0A9877CC62A474002DF32E52139F0A0")};
+}
+
+std::string RefZ(const RefCurve& c, const std::string& id, const RefPoint& p) {
   const size_t bits = id.size() * 8;
   std::string m;
   m.push_back(static_cast<char>(bits >> 8));
   m.push_back(static_cast<char>(bits));
-  return OsslSm3(m + id + params + p.x + p.y);
+  return OsslSm3(m + id + c.a + c.b + c.gx + c.gy + p.x + p.y);
 }
 
 std::string RefKdf(const std::string& z, size_t len) {
@@ -88,10 +99,11 @@ struct RefResult {
 
 // RefExchange computes, from A's view, U = [t_A](P_B + [x̄_2]R_B) with OpenSSL; K, S_B and
 // S_A follow from U.
-RefResult RefExchange(const std::string& d_a, const std::string& d_b, const std::string& r_a,
-                      const std::string& r_b, const std::string& id_a,
-                      const std::string& id_b, size_t klen) {
-  GroupPtr g = Sm2Group();
+// The curve's n must have 256 bits (w = 127) and h = 1.
+RefResult RefExchangeOn(const RefCurve& curve, const std::string& d_a, const std::string& d_b,
+                        const std::string& r_a, const std::string& r_b,
+                        const std::string& id_a, const std::string& id_b, size_t klen) {
+  const GroupPtr& g = curve.group;
   BnCtxPtr ctx(BN_CTX_new());
   const BIGNUM* n = EC_GROUP_get0_order(g.get());
   auto mul_g = [&](const std::string& k) {
@@ -119,7 +131,7 @@ RefResult RefExchange(const std::string& d_a, const std::string& d_b, const std:
   EXPECT_EQ(EC_POINT_add(g.get(), q.get(), q.get(), pb.get(), ctx.get()), 1);
   EXPECT_EQ(EC_POINT_mul(g.get(), u.get(), nullptr, q.get(), t.get(), ctx.get()), 1);
   const RefPoint u_ref = ToRef(g.get(), u.get(), ctx.get());
-  const std::string za = RefZ(id_a, pa_ref), zb = RefZ(id_b, pb_ref);
+  const std::string za = RefZ(curve, id_a, pa_ref), zb = RefZ(curve, id_b, pb_ref);
   RefResult res;
   res.r_a = "\x04" + ra_ref.x + ra_ref.y;
   res.r_b = "\x04" + rb_ref.x + rb_ref.y;
@@ -129,6 +141,51 @@ RefResult RefExchange(const std::string& d_a, const std::string& d_b, const std:
   res.s_b = OsslSm3("\x02" + u_ref.y + inner);
   res.s_a = OsslSm3("\x03" + u_ref.y + inner);
   return res;
+}
+
+RefResult RefExchange(const std::string& d_a, const std::string& d_b, const std::string& r_a,
+                      const std::string& r_b, const std::string& id_a,
+                      const std::string& id_b, size_t klen) {
+  return RefExchangeOn(Sm2RefCurve(), d_a, d_b, r_a, r_b, id_a, id_b, klen);
+}
+
+// The reference itself against the example of GB/T 32918.3-2016 Annex A (GM/T 0003.3
+// Annex A), on that annex's 256-bit test curve over GF(p) (a ≠ −3, so smcrypt's
+// sm2p256v1 code cannot run it): the numbers the standard prints for d_A, r_A, d_B, r_B,
+// the IDs, klen = 128 bits, K, S_B and S_A. This pins the reference's reading of the
+// standard (x̄, the order of Z_A and Z_B, the points in H, the tags 0x02/0x03) to the
+// standard's own numbers; the tests below then hold smcrypt to the reference.
+TEST(Sm2KeyExchangeReferenceTest, MatchesGbt32918Part3AnnexA) {
+  BnCtxPtr ctx(BN_CTX_new());
+  const std::string p = HexToBytes(
+      "8542D69E4C044F18E8B92435BF6FF7DE457283915C45517D722EDB8B08F1DFC3");
+  RefCurve c;
+  c.a = HexToBytes("787968B4FA32C3FD2417842E73BBFEFF2F3C848B6831D7E0EC65228B3937E498");
+  c.b = HexToBytes("63E4C6D3B23B0C849CF84241484BFE48F61D59A5B16BA06E6E12D1DA27C5249A");
+  c.gx = HexToBytes("421DEBD61B62EAB6746434EBC3CC315E32220B3BADD50BDC4C4E6C147FEDD43D");
+  c.gy = HexToBytes("0680512BCBB42C07D47349D2153B70C4E5D7FDFCBFA36EA1A85841B9E46E09A2");
+  const std::string n = HexToBytes(
+      "8542D69E4C044F18E8B92435BF6FF7DD297720630485628D5AE74EE7C32E79B7");
+  c.group.reset(EC_GROUP_new_curve_GFp(Bn(p).get(), Bn(c.a).get(), Bn(c.b).get(), ctx.get()));
+  ASSERT_NE(c.group, nullptr);
+  PointPtr g(EC_POINT_new(c.group.get()));
+  ASSERT_EQ(EC_POINT_set_affine_coordinates(c.group.get(), g.get(), Bn(c.gx).get(),
+                                            Bn(c.gy).get(), ctx.get()),
+            1);
+  BnPtr one(BN_new());
+  BN_one(one.get());
+  ASSERT_EQ(EC_GROUP_set_generator(c.group.get(), g.get(), Bn(n).get(), one.get()), 1);
+  const RefResult ref = RefExchangeOn(
+      c, HexToBytes("6FCBA2EF9AE0AB902BC3BDE3FF915D44BA4CC78F88E2F8E7F8996D3B8CCEEDEE"),
+      HexToBytes("5E35D7D3F3C54DBAC72E61819E730B019A84208CA3A35E4C2E353DFCCB2A3B53"),
+      HexToBytes("83A2C9C8B96E5AF70BD480B472409A9A327257F1EBB73F5B073354B248668563"),
+      HexToBytes("33FE21940342161C55619C4A0C060293D543C80AF19748CE176D83477DE71C80"),
+      "ALICE123@YAHOO.COM", "BILL456@YAHOO.COM", 16);
+  EXPECT_EQ(BytesToHex(ref.key), "55b0ac62a6b927ba23703832c853ded4");
+  EXPECT_EQ(BytesToHex(ref.s_b),
+            "284c8f198f141b502e81250f1581c7e9eeb4ca6990f9e02df388b45471f5bc5c");
+  EXPECT_EQ(BytesToHex(ref.s_a),
+            "23444daf8ed7534366cb901c84b3bdbb63504f4065c1116c91a4c00697e6cf7a");
 }
 
 // ---- Fixture ----------------------------------------------------------------------------
