@@ -438,6 +438,51 @@ TEST_F(Sm2KeyExchangeTest, InvalidPeerPointsAreRejected) {
   }
 }
 
+TEST_F(Sm2KeyExchangeTest, EveryBitFlipAndTruncationOfPeerRFails) {
+  // A's view of B's R_B: every bit flip and every truncation must fail (InvalidArgument for
+  // an invalid point; a flip that were still a valid point would have to give
+  // Unauthenticated with confirmation and a different K without).
+  const Sm2PrivateKey ka = RandomKey(), kb = RandomKey();
+  const std::string r_a = RandomScalar(), r_b = RandomScalar();
+  const RefResult ref = RefExchange(Str(ka.ToScalar()), Str(kb.ToScalar()), r_a, r_b, "a",
+                                    "b", 16);
+  int invalid = 0, unauthenticated = 0, other_key = 0;
+  auto run = [&](const std::string& peer_r, bool confirmation) -> absl::Status {
+    Sm2KeyExchange a = Make(ka, kb.public_key(), Role::kInitiator, "a", "b", 16, confirmation);
+    EXPECT_OK(Sm2KeyExchangeStartWithRForTesting(a, r_a));
+    auto out = a.ComputeKey(peer_r, confirmation ? ref.s_b : "");
+    if (out.ok() && Str(out->key) == ref.key) {
+      return absl::InternalError("same key from a changed R_B");
+    }
+    if (out.ok()) ++other_key;
+    return out.status();
+  };
+  for (size_t bit = 0; bit < 8 * kSm2PointSize; ++bit) {
+    std::string r = ref.r_b;
+    r[bit / 8] ^= static_cast<char>(1 << (bit % 8));
+    for (bool confirmation : {false, true}) {
+      const absl::Status st = run(r, confirmation);
+      if (st.code() == Code::kInvalidArgument) {
+        ++invalid;
+      } else if (st.code() == Code::kUnauthenticated) {
+        ++unauthenticated;
+        EXPECT_TRUE(confirmation);
+      } else {
+        EXPECT_TRUE(st.ok() && !confirmation) << "bit " << bit << ": " << st;
+      }
+    }
+  }
+  for (size_t len = 0; len < kSm2PointSize; ++len) {
+    EXPECT_THAT(run(ref.r_b.substr(0, len), true), StatusIs(Code::kInvalidArgument))
+        << "length " << len;
+  }
+  // Every flip is an invalid point: a flipped prefix bit gives a bad prefix, a flipped
+  // coordinate bit leaves (x, y) off the curve (on it with probability about 2^-256).
+  EXPECT_EQ(invalid, 2 * 8 * static_cast<int>(kSm2PointSize));
+  EXPECT_EQ(unauthenticated, 0);
+  EXPECT_EQ(other_key, 0);
+}
+
 TEST_F(Sm2KeyExchangeTest, ParametersAreChecked) {
   const Sm2PrivateKey ka = RandomKey(), kb = RandomKey();
   Sm2KeyExchangeParams p;
