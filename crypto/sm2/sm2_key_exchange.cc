@@ -106,13 +106,21 @@ absl::StatusOr<Sm2KeyExchange> Sm2KeyExchange::New(const Sm2PrivateKey& own_key,
                                                    kSm2KeyExchangeMaxKeySize, " bytes, got ",
                                                    params.key_size));
   }
-  using Digest = std::array<uint8_t, 32>;
-  SMCRYPT_ASSIGN_OR_RETURN(Digest z_own, Sm2ComputeZ(own_key.public_key(), params.own_id));
-  SMCRYPT_ASSIGN_OR_RETURN(Digest z_peer, Sm2ComputeZ(peer_key, params.peer_id));
+  absl::StatusOr<std::array<uint8_t, 32>> z_own =
+      Sm2ComputeZ(own_key.public_key(), params.own_id);
+  if (!z_own.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kPrefix, "own ID: ", z_own.status().message()));
+  }
+  absl::StatusOr<std::array<uint8_t, 32>> z_peer = Sm2ComputeZ(peer_key, params.peer_id);
+  if (!z_peer.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kPrefix, "peer ID: ", z_peer.status().message()));
+  }
   Sm2KeyExchange kx(own_key, peer_key, params);
   const bool initiator = params.role == Sm2KeyExchangeRole::kInitiator;
-  std::memcpy(kx.z_a_, (initiator ? z_own : z_peer).data(), 32);
-  std::memcpy(kx.z_b_, (initiator ? z_peer : z_own).data(), 32);
+  std::memcpy(kx.z_a_, (initiator ? *z_own : *z_peer).data(), 32);
+  std::memcpy(kx.z_b_, (initiator ? *z_peer : *z_own).data(), 32);
   kx.state_ = State::kNew;
   return kx;
 }

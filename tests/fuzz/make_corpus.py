@@ -180,6 +180,17 @@ def main():
         b"\x02\x02" + der + b"\x3d",  # trailing byte: OpenSSL decrypts it, smcrypt refuses
     ])
 
+    # ---- SM2 key exchange: valid points (P_A and C1 of the examples) as the peer's R ----
+    pa = b"\x04" + hexb(v["sign.xA"]) + hexb(v["sign.yA"])
+    write("sm2_key_exchange", [
+        b"\x00\x00" + u16(16) + field(pa) + field(b""),  # initiator, no confirmation
+        b"\x00\x02" + u16(32) + field(c1) + field(bytes(32)),  # initiator, wrong S_B
+        b"\x01\x01" + u16(1) + field(pa) + field(b""),  # responder, no confirmation
+        b"\x01\x03" + u16(100) + field(c1) + field(b"") + bytes(32),  # responder, wrong S_A
+        b"\x02\x00" + u16(16) + field(b"\x03" + hexb(v["sign.xA"])) + field(b""),  # compressed
+        b"\x00\x00" + u16(16) + field(b"\x00") + field(b""),  # the point at infinity
+    ])
+
     # ---- HPKE (RFC 9180 A.3.1 and the SM suite's vectors) ----
     seeds = []
     for suite, name, ids in [(1, "hpke_rfc9180_p256.txt", b"\x00\x10\x00\x01\x00\x01"),

@@ -33,13 +33,17 @@
 // Usage: one Sm2KeyExchange per exchange and per party. Each party calls Start() and
 // sends R; on receiving the peer's R (and, for the initiator with confirmation, S_B) it
 // calls ComputeKey(); the responder with confirmation then calls ConfirmPeer(S_A), which
-// releases the key. The object holds everything between the messages, so the party that
-// runs it (a bidirectional stream, say) keeps nothing else; it is movable, not copyable,
-// and not thread-safe (one caller at a time). A failed call ends the exchange: the secrets
-// are wiped and every later call returns FailedPrecondition.
+// releases the key. The object holds everything between the messages (its own copy of d,
+// so the caller's key may be dropped or reloaded), so the party that runs it (one
+// bidirectional stream, say) keeps nothing else; it is movable (the moved-from object is
+// ended), not copyable, and not thread-safe (one caller at a time). A call that fails with
+// InvalidArgument or Unauthenticated ends the exchange: the secrets are wiped and every
+// later call returns FailedPrecondition. A call out of order (FailedPrecondition) changes
+// nothing.
 //
 // Errors (absl::Status codes):
-//   InvalidArgument   bad parameters to New (key size out of range, ID over 8191 bytes);
+//   InvalidArgument   bad parameters to New (key size out of range, an ID over 8191
+//                     bytes);
 //                     a received R that is not a valid point ("SM2 key exchange: peer R:
 //                     point not on the curve", "... point at infinity", "... expected 65
 //                     (uncompressed) or 33 (compressed) bytes, got N"); a confirmation
@@ -115,8 +119,8 @@ class Sm2KeyExchange {
  public:
   // New checks the parameters and computes Z_A and Z_B. `own_key` is d with its public
   // key P = dG (copied; the caller's object may die). Errors: InvalidArgument "SM2 key
-  // exchange: key size must be 1 to 65536 bytes, got N", "SM2 user ID: at most 8191
-  // bytes, got N".
+  // exchange: key size must be 1 to 65536 bytes, got N", "SM2 key exchange: own ID: SM2
+  // user ID: at most 8191 bytes, got N" (or "peer ID: ...").
   static absl::StatusOr<Sm2KeyExchange> New(const Sm2PrivateKey& own_key,
                                             const Sm2PublicKey& peer_key,
                                             const Sm2KeyExchangeParams& params);

@@ -1,7 +1,9 @@
 // SM2 key exchange (GB/T 32918.3-2016 §6, smcrypt/sm2_key_exchange.h): round trips on
 // random keys and IDs with and without confirmation, a reference computation of K, S_B
-// and S_A from OpenSSL's EC arithmetic and SM3 with fixed ephemeral scalars, wrong
-// confirmation values, invalid received points, parameter checks and call order.
+// and S_A from OpenSSL's EC arithmetic and SM3 with fixed ephemeral scalars (the
+// reference itself checked against GB/T 32918.3 Annex A on its test curve), wrong
+// confirmation values, invalid received points, parameter checks and call order; the
+// reference comparison again with each SM2 back end this CPU supports forced.
 // (BouncyCastle's SM2KeyExchange is checked in tests/interop/sm2_key_exchange_bc.)
 #include "smcrypt/sm2_key_exchange.h"
 
@@ -13,7 +15,10 @@
 #include <string>
 #include <vector>
 
+#include "crypto/cpu/backends.h"
+#include "crypto/sm2/sm2_field.h"
 #include "crypto/sm2/sm2_testing.h"
+#include "smcrypt/cpu.h"
 #include "gtest/gtest.h"
 #include "smcrypt/sm2.h"
 #include "tests/crypto/sm2/sm2_openssl_util.h"
@@ -54,17 +59,27 @@ BnPtr Bn(const std::string& be) {
   return BnPtr(BN_bin2bn(reinterpret_cast<const uint8_t*>(be.data()), be.size(), nullptr));
 }
 
-std::string RefZ(const std::string& id, const RefPoint& p) {
-  const std::string params = HexToBytes(
-      "FFFFFFFEFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF00000000FFFFFFFFFFFFFFFC"
-      "28E9FA9E9D9F5E344D5A9E4BCF6509A7F39789F515AB8F92DDBCBD414D940E93"
-      "32C4AE2C1F1981195F9904466A39C9948FE30BBFF2660BE1715A4589334C74C7"
-      "BC3736A2F4F6779C59BDCEE36B692153D0A9877CC62A474002DF32E52139F0A0");
+// RefCurve is a short Weierstrass curve over GF(p) for the reference: OpenSSL's group and
+// the 32-byte a, b, xG, yG that Z hashes.
+struct RefCurve {
+  GroupPtr group;
+  std::string a, b, gx, gy;
+};
+
+RefCurve Sm2RefCurve() {
+  return {Sm2Group(),
+          HexToBytes("FFFFFFFEFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF00000000FFFFFFFFFFFFFFFC"),
+          HexToBytes("28E9FA9E9D9F5E344D5A9E4BCF6509A7F39789F515AB8F92DDBCBD414D940E93"),
+          HexToBytes("32C4AE2C1F1981195F9904466A39C9948FE30BBFF2660BE1715A4589334C74C7"),
+          HexToBytes("BC3736A2F4F6779C59BDCEE36B692153D0A9877CC62A474002DF32E52139F0A0")};
+}
+
+std::string RefZ(const RefCurve& c, const std::string& id, const RefPoint& p) {
   const size_t bits = id.size() * 8;
   std::string m;
   m.push_back(static_cast<char>(bits >> 8));
   m.push_back(static_cast<char>(bits));
-  return OsslSm3(m + id + params + p.x + p.y);
+  return OsslSm3(m + id + c.a + c.b + c.gx + c.gy + p.x + p.y);
 }
 
 std::string RefKdf(const std::string& z, size_t len) {
@@ -84,10 +99,11 @@ struct RefResult {
 
 // RefExchange computes, from A's view, U = [t_A](P_B + [x̄_2]R_B) with OpenSSL; K, S_B and
 // S_A follow from U.
-RefResult RefExchange(const std::string& d_a, const std::string& d_b, const std::string& r_a,
-                      const std::string& r_b, const std::string& id_a,
-                      const std::string& id_b, size_t klen) {
-  GroupPtr g = Sm2Group();
+// The curve's n must have 256 bits (w = 127) and h = 1.
+RefResult RefExchangeOn(const RefCurve& curve, const std::string& d_a, const std::string& d_b,
+                        const std::string& r_a, const std::string& r_b,
+                        const std::string& id_a, const std::string& id_b, size_t klen) {
+  const GroupPtr& g = curve.group;
   BnCtxPtr ctx(BN_CTX_new());
   const BIGNUM* n = EC_GROUP_get0_order(g.get());
   auto mul_g = [&](const std::string& k) {
@@ -115,7 +131,7 @@ RefResult RefExchange(const std::string& d_a, const std::string& d_b, const std:
   EXPECT_EQ(EC_POINT_add(g.get(), q.get(), q.get(), pb.get(), ctx.get()), 1);
   EXPECT_EQ(EC_POINT_mul(g.get(), u.get(), nullptr, q.get(), t.get(), ctx.get()), 1);
   const RefPoint u_ref = ToRef(g.get(), u.get(), ctx.get());
-  const std::string za = RefZ(id_a, pa_ref), zb = RefZ(id_b, pb_ref);
+  const std::string za = RefZ(curve, id_a, pa_ref), zb = RefZ(curve, id_b, pb_ref);
   RefResult res;
   res.r_a = "\x04" + ra_ref.x + ra_ref.y;
   res.r_b = "\x04" + rb_ref.x + rb_ref.y;
@@ -125,6 +141,51 @@ RefResult RefExchange(const std::string& d_a, const std::string& d_b, const std:
   res.s_b = OsslSm3("\x02" + u_ref.y + inner);
   res.s_a = OsslSm3("\x03" + u_ref.y + inner);
   return res;
+}
+
+RefResult RefExchange(const std::string& d_a, const std::string& d_b, const std::string& r_a,
+                      const std::string& r_b, const std::string& id_a,
+                      const std::string& id_b, size_t klen) {
+  return RefExchangeOn(Sm2RefCurve(), d_a, d_b, r_a, r_b, id_a, id_b, klen);
+}
+
+// The reference itself against the example of GB/T 32918.3-2016 Annex A (GM/T 0003.3
+// Annex A), on that annex's 256-bit test curve over GF(p) (a ≠ −3, so smcrypt's
+// sm2p256v1 code cannot run it): the numbers the standard prints for d_A, r_A, d_B, r_B,
+// the IDs, klen = 128 bits, K, S_B and S_A. This pins the reference's reading of the
+// standard (x̄, the order of Z_A and Z_B, the points in H, the tags 0x02/0x03) to the
+// standard's own numbers; the tests below then hold smcrypt to the reference.
+TEST(Sm2KeyExchangeReferenceTest, MatchesGbt32918Part3AnnexA) {
+  BnCtxPtr ctx(BN_CTX_new());
+  const std::string p = HexToBytes(
+      "8542D69E4C044F18E8B92435BF6FF7DE457283915C45517D722EDB8B08F1DFC3");
+  RefCurve c;
+  c.a = HexToBytes("787968B4FA32C3FD2417842E73BBFEFF2F3C848B6831D7E0EC65228B3937E498");
+  c.b = HexToBytes("63E4C6D3B23B0C849CF84241484BFE48F61D59A5B16BA06E6E12D1DA27C5249A");
+  c.gx = HexToBytes("421DEBD61B62EAB6746434EBC3CC315E32220B3BADD50BDC4C4E6C147FEDD43D");
+  c.gy = HexToBytes("0680512BCBB42C07D47349D2153B70C4E5D7FDFCBFA36EA1A85841B9E46E09A2");
+  const std::string n = HexToBytes(
+      "8542D69E4C044F18E8B92435BF6FF7DD297720630485628D5AE74EE7C32E79B7");
+  c.group.reset(EC_GROUP_new_curve_GFp(Bn(p).get(), Bn(c.a).get(), Bn(c.b).get(), ctx.get()));
+  ASSERT_NE(c.group, nullptr);
+  PointPtr g(EC_POINT_new(c.group.get()));
+  ASSERT_EQ(EC_POINT_set_affine_coordinates(c.group.get(), g.get(), Bn(c.gx).get(),
+                                            Bn(c.gy).get(), ctx.get()),
+            1);
+  BnPtr one(BN_new());
+  BN_one(one.get());
+  ASSERT_EQ(EC_GROUP_set_generator(c.group.get(), g.get(), Bn(n).get(), one.get()), 1);
+  const RefResult ref = RefExchangeOn(
+      c, HexToBytes("6FCBA2EF9AE0AB902BC3BDE3FF915D44BA4CC78F88E2F8E7F8996D3B8CCEEDEE"),
+      HexToBytes("5E35D7D3F3C54DBAC72E61819E730B019A84208CA3A35E4C2E353DFCCB2A3B53"),
+      HexToBytes("83A2C9C8B96E5AF70BD480B472409A9A327257F1EBB73F5B073354B248668563"),
+      HexToBytes("33FE21940342161C55619C4A0C060293D543C80AF19748CE176D83477DE71C80"),
+      "ALICE123@YAHOO.COM", "BILL456@YAHOO.COM", 16);
+  EXPECT_EQ(BytesToHex(ref.key), "55b0ac62a6b927ba23703832c853ded4");
+  EXPECT_EQ(BytesToHex(ref.s_b),
+            "284c8f198f141b502e81250f1581c7e9eeb4ca6990f9e02df388b45471f5bc5c");
+  EXPECT_EQ(BytesToHex(ref.s_a),
+            "23444daf8ed7534366cb901c84b3bdbb63504f4065c1116c91a4c00697e6cf7a");
 }
 
 // ---- Fixture ----------------------------------------------------------------------------
@@ -377,6 +438,51 @@ TEST_F(Sm2KeyExchangeTest, InvalidPeerPointsAreRejected) {
   }
 }
 
+TEST_F(Sm2KeyExchangeTest, EveryBitFlipAndTruncationOfPeerRFails) {
+  // A's view of B's R_B: every bit flip and every truncation must fail (InvalidArgument for
+  // an invalid point; a flip that were still a valid point would have to give
+  // Unauthenticated with confirmation and a different K without).
+  const Sm2PrivateKey ka = RandomKey(), kb = RandomKey();
+  const std::string r_a = RandomScalar(), r_b = RandomScalar();
+  const RefResult ref = RefExchange(Str(ka.ToScalar()), Str(kb.ToScalar()), r_a, r_b, "a",
+                                    "b", 16);
+  int invalid = 0, unauthenticated = 0, other_key = 0;
+  auto run = [&](const std::string& peer_r, bool confirmation) -> absl::Status {
+    Sm2KeyExchange a = Make(ka, kb.public_key(), Role::kInitiator, "a", "b", 16, confirmation);
+    EXPECT_OK(Sm2KeyExchangeStartWithRForTesting(a, r_a));
+    auto out = a.ComputeKey(peer_r, confirmation ? ref.s_b : "");
+    if (out.ok() && Str(out->key) == ref.key) {
+      return absl::InternalError("same key from a changed R_B");
+    }
+    if (out.ok()) ++other_key;
+    return out.status();
+  };
+  for (size_t bit = 0; bit < 8 * kSm2PointSize; ++bit) {
+    std::string r = ref.r_b;
+    r[bit / 8] ^= static_cast<char>(1 << (bit % 8));
+    for (bool confirmation : {false, true}) {
+      const absl::Status st = run(r, confirmation);
+      if (st.code() == Code::kInvalidArgument) {
+        ++invalid;
+      } else if (st.code() == Code::kUnauthenticated) {
+        ++unauthenticated;
+        EXPECT_TRUE(confirmation);
+      } else {
+        EXPECT_TRUE(st.ok() && !confirmation) << "bit " << bit << ": " << st;
+      }
+    }
+  }
+  for (size_t len = 0; len < kSm2PointSize; ++len) {
+    EXPECT_THAT(run(ref.r_b.substr(0, len), true), StatusIs(Code::kInvalidArgument))
+        << "length " << len;
+  }
+  // Every flip is an invalid point: a flipped prefix bit gives a bad prefix, a flipped
+  // coordinate bit leaves (x, y) off the curve (on it with probability about 2^-256).
+  EXPECT_EQ(invalid, 2 * 8 * static_cast<int>(kSm2PointSize));
+  EXPECT_EQ(unauthenticated, 0);
+  EXPECT_EQ(other_key, 0);
+}
+
 TEST_F(Sm2KeyExchangeTest, ParametersAreChecked) {
   const Sm2PrivateKey ka = RandomKey(), kb = RandomKey();
   Sm2KeyExchangeParams p;
@@ -392,11 +498,14 @@ TEST_F(Sm2KeyExchangeTest, ParametersAreChecked) {
   p.key_size = 16;
   p.own_id = std::string(kSm2MaxUserIdSize + 1, 'a');
   EXPECT_THAT(Sm2KeyExchange::New(ka, kb.public_key(), p),
-              StatusIs(Code::kInvalidArgument, HasSubstr("at most 8191 bytes, got 8192")));
+              StatusIs(Code::kInvalidArgument,
+                       "SM2 key exchange: own ID: SM2 user ID: at most 8191 bytes, got 8192"));
   p.own_id = "";
   p.peer_id = std::string(kSm2MaxUserIdSize + 1, 'b');
   EXPECT_THAT(Sm2KeyExchange::New(ka, kb.public_key(), p),
-              StatusIs(Code::kInvalidArgument, HasSubstr("got 8192")));
+              StatusIs(Code::kInvalidArgument, HasSubstr("peer ID: SM2 user ID: at most 8191")));
+  p.peer_id = std::string(kSm2MaxUserIdSize, 'b');
+  EXPECT_OK(Sm2KeyExchange::New(ka, kb.public_key(), p));
 
   // The largest key: both sides agree and it is the reference's.
   const std::string r_a = RandomScalar(), r_b = RandomScalar();
@@ -476,6 +585,61 @@ TEST_F(Sm2KeyExchangeTest, CallsOutOfOrderFail) {
     EXPECT_EQ(Str(ao->key), Str(bo->key));
   }
 }
+
+// Every back end: both roles, fixed ephemerals, against the reference.
+class Sm2KeyExchangeBackendsTest : public ::testing::TestWithParam<const internal::Sm2Kernels*> {
+ protected:
+  void SetUp() override {
+    const internal::Sm2Kernels& k = *GetParam();
+    if (!internal::HasFeatures(GetCpuFeatures(), k.required_features)) {
+      GTEST_SKIP() << "back end " << k.name << " needs CPU features "
+                   << FormatCpuFeatureList(k.required_features & ~GetCpuFeatures());
+    }
+    std::cout << "SMCRYPT_TEST_SEED=" << TestSeed() << " back end " << k.name << "\n";
+    rng_.seed(TestSeed());
+    internal::Sm2SetKernelsForTesting(&k);
+  }
+  void TearDown() override { internal::Sm2SetKernelsForTesting(nullptr); }
+  std::mt19937_64 rng_;
+};
+
+std::vector<const internal::Sm2Kernels*> AllKernels() {
+  size_t n = 0;
+  const internal::Sm2Kernels* const* all = internal::Sm2AllKernelsForTesting(&n);
+  return std::vector<const internal::Sm2Kernels*>(all, all + n);
+}
+
+TEST_P(Sm2KeyExchangeBackendsTest, BothRolesMatchTheReference) {
+  auto scalar = [&] {
+    for (;;) {
+      std::string s = RandomBytes(rng_, 32);
+      if (Sm2PrivateKey::FromScalar(s).ok()) return s;
+    }
+  };
+  for (int i = 0; i < 8; ++i) {
+    const std::string d_a = scalar(), d_b = scalar(), r_a = scalar(), r_b = scalar();
+    ASSERT_OK_AND_ASSIGN(Sm2PrivateKey ka, Sm2PrivateKey::FromScalar(d_a));
+    ASSERT_OK_AND_ASSIGN(Sm2PrivateKey kb, Sm2PrivateKey::FromScalar(d_b));
+    const std::string id_a = RandomBytes(rng_, i), id_b = RandomBytes(rng_, 2 * i);
+    const size_t klen = 1 + rng_() % 80;
+    const RefResult ref = RefExchange(d_a, d_b, r_a, r_b, id_a, id_b, klen);
+    Sm2KeyExchangeParams pa{Role::kInitiator, id_a, id_b, klen, true};
+    Sm2KeyExchangeParams pb{Role::kResponder, id_b, id_a, klen, true};
+    ASSERT_OK_AND_ASSIGN(Sm2KeyExchange a, Sm2KeyExchange::New(ka, kb.public_key(), pa));
+    ASSERT_OK_AND_ASSIGN(Sm2KeyExchange b, Sm2KeyExchange::New(kb, ka.public_key(), pb));
+    Exchanged ex;
+    RunExchange(a, b, true, &ex, r_a, r_b);
+    EXPECT_EQ(BytesToHex(ex.key_a), BytesToHex(ref.key)) << GetParam()->name << " case " << i;
+    EXPECT_EQ(BytesToHex(ex.key_b), BytesToHex(ref.key)) << GetParam()->name << " case " << i;
+    EXPECT_EQ(BytesToHex(ex.s_b), BytesToHex(ref.s_b)) << GetParam()->name << " case " << i;
+    EXPECT_EQ(BytesToHex(ex.s_a), BytesToHex(ref.s_a)) << GetParam()->name << " case " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, Sm2KeyExchangeBackendsTest, ::testing::ValuesIn(AllKernels()),
+                         [](const ::testing::TestParamInfo<const internal::Sm2Kernels*>& info) {
+                           return std::string(info.param->name);
+                         });
 
 }  // namespace
 }  // namespace smcrypt::testing
