@@ -22,6 +22,13 @@
 //                           (SM2_CIPHERTEXT_FORMAT_C1C2C3), and DER SM2Cipher built with BC's ASN.1
 //   HPKE-P256-SHA256-AES128GCM  Rfc9180Hpke (RFC 9180 from BC primitives, BC 1.72 having no HPKE
 //                           class), first checked against RFC 9180 A.3.1; one-shot, batch, streams
+//   SM2 key exchange        SM2KeyExchange (GB/T 32918.3 §6, ParametersWithID) as the peer of the
+//                           KeyExchange stream (async stub, one message at a time): smcryptd initiator
+//                           + BC responder and smcryptd responder + BC initiator, with and without
+//                           confirmation, klen 16 and 48, custom and default user IDs, BC's key pairs
+//                           (smcryptd's own as PKCS#8, the peer's as a raw point or SPKI); K equal,
+//                           S_A / S_B accepted by BC; a flipped S_B / S_A byte is UNAUTHENTICATED with
+//                           no K, and another user ID fails confirmation (or gives another K)
 //   errors                  google.rpc.ErrorInfo from StatusProto.fromThrowable: DECRYPTION_FAILED on
 //                           every failed tag / C3 / HPKE open, KEY_NOT_FOUND, WRONG_KEY_FAMILY,
 //                           INVALID_KEY, and in a batch item's Status.details
@@ -59,7 +66,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import org.bouncycastle.asn1.ASN1EncodableVector;
@@ -76,6 +85,7 @@ import org.bouncycastle.crypto.BlockCipher;
 import org.bouncycastle.crypto.BufferedBlockCipher;
 import org.bouncycastle.crypto.CipherParameters;
 import org.bouncycastle.crypto.InvalidCipherTextException;
+import org.bouncycastle.crypto.agreement.SM2KeyExchange;
 import org.bouncycastle.crypto.digests.SM3Digest;
 import org.bouncycastle.crypto.engines.SM2Engine;
 import org.bouncycastle.crypto.engines.SM4Engine;
@@ -95,6 +105,8 @@ import org.bouncycastle.crypto.params.KeyParameter;
 import org.bouncycastle.crypto.params.ParametersWithID;
 import org.bouncycastle.crypto.params.ParametersWithIV;
 import org.bouncycastle.crypto.params.ParametersWithRandom;
+import org.bouncycastle.crypto.params.SM2KeyExchangePrivateParameters;
+import org.bouncycastle.crypto.params.SM2KeyExchangePublicParameters;
 import org.bouncycastle.crypto.signers.DSAEncoding;
 import org.bouncycastle.crypto.signers.PlainDSAEncoding;
 import org.bouncycastle.crypto.signers.SM2Signer;
@@ -127,6 +139,10 @@ import smcrypt.v1.HybridEncryptRequest;
 import smcrypt.v1.HybridEncryptStreamRequest;
 import smcrypt.v1.HybridEncryptStreamResponse;
 import smcrypt.v1.HybridStreamParams;
+import smcrypt.v1.KeyExchangeParams;
+import smcrypt.v1.KeyExchangeRequest;
+import smcrypt.v1.KeyExchangeResponse;
+import smcrypt.v1.KeyExchangeRole;
 import smcrypt.v1.KeyRef;
 import smcrypt.v1.Padding;
 import smcrypt.v1.PublicKeyDecryptRequest;
@@ -296,6 +312,7 @@ public final class InteropTest {
       run("SM2 signatures", InteropTest::sm2SignatureChecks);
       run("SM2 encryption", InteropTest::sm2EncryptionChecks);
       run("HPKE-P256-SHA256-AES128GCM", InteropTest::hpkeChecks);
+      run("SM2 key exchange (KeyExchange)", InteropTest::keyExchangeChecks);
       run("keyring keys", InteropTest::keyringChecks);
       run("errors", InteropTest::errorChecks);
       run("TLS and mTLS", InteropTest::tlsChecks);
@@ -992,6 +1009,288 @@ public final class InteropTest {
     check(Arrays.equals(plain.toByteArray(), concat(chunks)) && !opened.isEmpty()
         && opened.get(opened.size() - 1).getLast(),
         "HPKE stream: smcryptd's HybridDecryptStream opens Java's chunks (sent in 7777-byte pieces)");
+  }
+
+  // ---- SM2 key exchange (KeyExchange stream) against BouncyCastle's SM2KeyExchange ---------
+
+  /**
+   * One KeyExchange stream on the async stub. Requests are sent one at a time and each
+   * response (or the stream's end) is taken from a queue, so the test can relay each message
+   * between smcryptd and BouncyCastle as a real caller would (the blocking stub has no bidi).
+   */
+  static final class KexStream implements AutoCloseable {
+    private static final Object END = new Object();
+    private final BlockingQueue<Object> events = new LinkedBlockingQueue<>();
+    private final StreamObserver<KeyExchangeRequest> up;
+    private boolean ended;
+
+    KexStream() {
+      up = async.withDeadlineAfter(20, TimeUnit.SECONDS).keyExchange(new StreamObserver<>() {
+        public void onNext(KeyExchangeResponse r) { events.add(r); }
+        public void onError(Throwable t) { events.add(t); }
+        public void onCompleted() { events.add(END); }
+      });
+    }
+
+    void send(KeyExchangeRequest r) { up.onNext(r); }
+
+    private Object take() throws InterruptedException {
+      Object e = events.poll(25, TimeUnit.SECONDS);
+      if (e == null) throw new IllegalStateException("KeyExchange: nothing from smcryptd within 25 s");
+      if (!(e instanceof KeyExchangeResponse)) ended = true;
+      return e;
+    }
+
+    /** The next response; throws (with the status) when the stream ended instead. */
+    KeyExchangeResponse next() throws InterruptedException {
+      Object e = take();
+      if (e instanceof KeyExchangeResponse r) return r;
+      if (e instanceof Throwable t) throw Status.fromThrowable(t).asRuntimeException();
+      throw new IllegalStateException("KeyExchange: the stream ended OK before the next response");
+    }
+
+    /** Half-closes and returns how the stream ended (a further response is UNKNOWN here). */
+    Status finish() throws InterruptedException {
+      up.onCompleted();
+      return end();
+    }
+
+    /** How the stream ends without a half-close: the status of a call that must fail now. */
+    Status end() throws InterruptedException {
+      Object e = take();
+      if (e == END) return Status.OK;
+      if (e instanceof Throwable t) return Status.fromThrowable(t);
+      ended = true;
+      return Status.UNKNOWN.withDescription("a response instead of the end: shared_key "
+          + ((KeyExchangeResponse) e).getSharedKey().size() + " B");
+    }
+
+    @Override public void close() {
+      if (!ended) up.onError(Status.CANCELLED.withDescription("test done").asException());
+    }
+  }
+
+  /** BouncyCastle's party: its long-term key, its ephemeral key and its user ID. */
+  static SM2KeyExchange bcKex(boolean initiator, ECPrivateKeyParameters d, ECPrivateKeyParameters r,
+      byte[] id) {
+    SM2KeyExchange kx = new SM2KeyExchange();
+    kx.init(new ParametersWithID(new SM2KeyExchangePrivateParameters(initiator, d, r), id));
+    return kx;
+  }
+
+  /** The other party as BouncyCastle sees it: long-term and ephemeral public keys, user ID. */
+  static CipherParameters bcKexPeer(ECPublicKeyParameters p, ECPublicKeyParameters r, byte[] id) {
+    return new ParametersWithID(new SM2KeyExchangePublicParameters(p, r), id);
+  }
+
+  /** smcryptd's ephemeral point (65 bytes, 04‖x‖y) as a BouncyCastle public key. */
+  static ECPublicKeyParameters sm2PointOf(ByteString b, String what) {
+    check(b.size() == 65 && b.byteAt(0) == 4, what + ": smcryptd's ephemeral point is 65 bytes 04‖x‖y (got "
+        + b.size() + " B)");
+    return new ECPublicKeyParameters(SM2_CURVE.getCurve().decodePoint(b.toByteArray()), SM2_DOMAIN);
+  }
+
+  static byte[] flipByte(byte[] b) {
+    byte[] out = b.clone();
+    out[randInt(0, out.length - 1)] ^= (byte) (1 << randInt(0, 7));
+    return out;
+  }
+
+  /**
+   * One exchange's inputs. serverId / peerId null: user_id / peer_user_id absent on the
+   * wire (smcryptd uses 1234567812345678) and BouncyCastle is given DEFAULT_USER_ID.
+   * bcPeerId: the ID BouncyCastle uses for smcryptd's side (normally serverId).
+   * tamper: flip a byte of the confirmation value relayed to smcryptd.
+   */
+  record Kex(boolean serverInitiator, boolean confirmation, int klen, byte[] serverId, byte[] peerId,
+      boolean spkiPeerKey, byte[] bcPeerId, boolean tamper) {
+    String name() {
+      return "KeyExchange smcryptd " + (serverInitiator ? "initiator, BC responder" : "responder, BC initiator")
+          + (confirmation ? ", confirmation" : ", no confirmation") + ", klen " + klen
+          + (serverId == null ? ", default IDs" : ", IDs " + serverId.length + "/" + peerId.length + " B")
+          + (spkiPeerKey ? ", peer SPKI" : ", peer point")
+          + (tamper ? ", flipped " + (serverInitiator ? "S_B" : "S_A") : "")
+          + (bcPeerId != serverId ? ", BC has another ID for smcryptd" : "");
+    }
+  }
+
+  static KeyExchangeParams kexParams(Kex c, ECPrivateKeyParameters serverKey, ECPublicKeyParameters peerKey)
+      throws Exception {
+    byte[] pkcs8 = PrivateKeyInfoFactory.createPrivateKeyInfo(
+        new ECPrivateKeyParameters(serverKey.getD(), SM2_DOMAIN)).getEncoded("DER");
+    byte[] peer = c.spkiPeerKey()
+        ? SubjectPublicKeyInfoFactory.createSubjectPublicKeyInfo(peerKey).getEncoded("DER")
+        : point(peerKey, false);
+    KeyExchangeParams.Builder p = KeyExchangeParams.newBuilder().setAlgorithm(Algorithm.SM2)
+        .setKey(inline(pkcs8)).setPeerKey(inline(peer)).setKeyLength(c.klen())
+        .setConfirmation(c.confirmation())
+        .setRole(c.serverInitiator() ? KeyExchangeRole.KEY_EXCHANGE_ROLE_INITIATOR
+                                     : KeyExchangeRole.KEY_EXCHANGE_ROLE_RESPONDER);
+    if (c.serverId() != null) p.setUserId(bs(c.serverId())).setPeerUserId(bs(c.peerId()));
+    return p.build();
+  }
+
+  /** Runs one exchange between smcryptd and BouncyCastle; checks K (and S_A / S_B) agree. */
+  static void kexCase(Kex c) throws Exception {
+    String what = c.name();
+    int kbits = c.klen() * 8;
+    byte[] serverId = c.serverId() == null ? DEFAULT_USER_ID : c.serverId();
+    byte[] peerId = c.peerId() == null ? DEFAULT_USER_ID : c.peerId();
+    byte[] bcPeerId = c.bcPeerId() == null ? DEFAULT_USER_ID : c.bcPeerId();
+    boolean mustFail = c.tamper() || !Arrays.equals(bcPeerId, serverId);
+    // Both long-term key pairs made by BouncyCastle; smcryptd gets its own as PKCS#8 DER.
+    AsymmetricCipherKeyPair server = sm2KeyPair(), bc = sm2KeyPair(), eph = sm2KeyPair();
+    ECPrivateKeyParameters serverD = (ECPrivateKeyParameters) server.getPrivate();
+    ECPublicKeyParameters serverP = (ECPublicKeyParameters) server.getPublic();
+    ECPrivateKeyParameters bcD = (ECPrivateKeyParameters) bc.getPrivate();
+    ECPublicKeyParameters bcP = (ECPublicKeyParameters) bc.getPublic();
+    ECPrivateKeyParameters bcR = (ECPrivateKeyParameters) eph.getPrivate();
+    ECPublicKeyParameters bcRPub = (ECPublicKeyParameters) eph.getPublic();
+    KeyExchangeParams params = kexParams(c, serverD, bcP);
+
+    try (KexStream s = new KexStream()) {
+      if (c.serverInitiator()) {
+        // 1. params → R_A.
+        s.send(KeyExchangeRequest.newBuilder().setParams(params).build());
+        KeyExchangeResponse first = s.next();
+        check(first.getSharedKey().isEmpty() && first.getConfirmation().isEmpty(),
+            what + ": the first response carries R_A only");
+        ECPublicKeyParameters ra = sm2PointOf(first.getEphemeralPoint(), what);
+        // BouncyCastle's responder B: K (and S_B, and the S_A it expects from A).
+        SM2KeyExchange b = bcKex(false, bcD, bcR, peerId);
+        CipherParameters a = bcKexPeer(serverP, ra, bcPeerId);
+        byte[] k, sb = null, expectedSa = null;
+        if (c.confirmation()) {
+          byte[][] r = b.calculateKeyWithConfirmation(kbits, null, a);
+          k = r[0];
+          sb = c.tamper() ? flipByte(r[1]) : r[1];
+          expectedSa = r[2];
+        } else {
+          k = b.calculateKey(kbits, a);
+        }
+        // 2. R_B (+ S_B) → K (+ S_A).
+        KeyExchangeRequest.Builder second = KeyExchangeRequest.newBuilder()
+            .setPeerEphemeralPoint(bs(point(bcRPub, false)));
+        if (sb != null) second.setPeerConfirmation(bs(sb));
+        s.send(second.build());
+        if (mustFail && c.confirmation()) {
+          Status st = s.end();
+          check(st.getCode() == Status.Code.UNAUTHENTICATED && st.getDescription() != null
+              && st.getDescription().contains("S_B does not match"),
+              what + ": smcryptd refuses BouncyCastle's S_B with UNAUTHENTICATED \"S_B does not match\""
+              + " and releases no K (got " + describe(st) + ")");
+          return;
+        }
+        KeyExchangeResponse last = s.next();
+        byte[] got = last.getSharedKey().toByteArray();
+        if (mustFail) {  // another ID without confirmation: both sides go on with different keys
+          check(got.length == c.klen() && !Arrays.equals(got, k),
+              what + ": without confirmation the K differ (" + hex(got) + " vs " + hex(k) + ")");
+        } else {
+          check(got.length == c.klen() && Arrays.equals(got, k),
+              what + ": smcryptd's K equals BouncyCastle responder's (" + hex(got) + " vs " + hex(k) + ")");
+        }
+        if (c.confirmation()) {
+          check(Arrays.equals(last.getConfirmation().toByteArray(), expectedSa),
+              what + ": smcryptd's S_A is the one BouncyCastle's responder expects");
+        } else {
+          check(last.getConfirmation().isEmpty(), what + ": no S_A without confirmation");
+        }
+      } else {
+        // 1. params, R_A → R_B (+ K without confirmation, + S_B with it).
+        s.send(KeyExchangeRequest.newBuilder().setParams(params)
+            .setPeerEphemeralPoint(bs(point(bcRPub, false))).build());
+        KeyExchangeResponse first = s.next();
+        ECPublicKeyParameters rb = sm2PointOf(first.getEphemeralPoint(), what);
+        SM2KeyExchange a = bcKex(true, bcD, bcR, peerId);
+        CipherParameters b = bcKexPeer(serverP, rb, bcPeerId);
+        if (!c.confirmation()) {
+          byte[] k = a.calculateKey(kbits, b);
+          byte[] got = first.getSharedKey().toByteArray();
+          check(first.getConfirmation().isEmpty(), what + ": no S_B without confirmation");
+          if (mustFail) {
+            check(got.length == c.klen() && !Arrays.equals(got, k),
+                what + ": without confirmation the K differ (" + hex(got) + " vs " + hex(k) + ")");
+          } else {
+            check(got.length == c.klen() && Arrays.equals(got, k),
+                what + ": smcryptd's K equals BouncyCastle initiator's (" + hex(got) + " vs " + hex(k) + ")");
+          }
+        } else {
+          byte[] sb = first.getConfirmation().toByteArray();
+          check(first.getSharedKey().isEmpty() && sb.length == 32,
+              what + ": with confirmation smcryptd answers R_B and a 32-byte S_B, no K yet");
+          // BouncyCastle's initiator checks smcryptd's S_B itself; a flipped byte must fail there.
+          boolean refused = false;
+          try {
+            bcKex(true, bcD, bcR, peerId).calculateKeyWithConfirmation(kbits, flipByte(sb), b);
+          } catch (IllegalStateException e) {
+            refused = true;
+          }
+          check(refused, what + ": BouncyCastle's initiator refuses a flipped byte of smcryptd's S_B");
+          byte[][] r;
+          try {
+            r = a.calculateKeyWithConfirmation(kbits, sb, b);
+          } catch (IllegalStateException e) {
+            check(mustFail && !c.tamper(),
+                what + ": BouncyCastle's initiator accepts smcryptd's S_B (" + e.getMessage() + ")");
+            return;
+          }
+          check(!mustFail || c.tamper(), what + ": BouncyCastle's initiator accepted S_B computed for another ID");
+          s.send(KeyExchangeRequest.newBuilder()
+              .setPeerConfirmation(bs(c.tamper() ? flipByte(r[1]) : r[1])).build());
+          if (c.tamper()) {
+            Status st = s.end();
+            check(st.getCode() == Status.Code.UNAUTHENTICATED && st.getDescription() != null
+                && st.getDescription().contains("S_A does not match"),
+                what + ": smcryptd refuses BouncyCastle's S_A with UNAUTHENTICATED \"S_A does not match\""
+                + " and releases no K (got " + describe(st) + ")");
+            return;
+          }
+          byte[] got = s.next().getSharedKey().toByteArray();
+          check(got.length == c.klen() && Arrays.equals(got, r[0]),
+              what + ": after S_A, smcryptd's K equals BouncyCastle initiator's (" + hex(got) + " vs "
+              + hex(r[0]) + ")");
+        }
+      }
+      Status st = s.finish();
+      check(st.isOk(), what + ": the stream ends OK after K (got " + describe(st) + ")");
+    }
+  }
+
+  /** kexCase, an exception (a failed call where none was due, a BC error) failing this case only. */
+  static void kexCaseChecked(Kex c) {
+    try {
+      kexCase(c);
+    } catch (Exception e) {
+      check(false, c.name() + ": " + e);
+    }
+  }
+
+  static void keyExchangeChecks() throws Exception {
+    // Both roles × with / without confirmation × klen 16 and 48 bytes, custom binary user IDs
+    // (1–64 random bytes, different for each side), the peer key inline as a raw point or SPKI.
+    int i = 0;
+    for (boolean serverInitiator : new boolean[] {true, false}) {
+      for (boolean confirmation : new boolean[] {false, true}) {
+        for (int klen : new int[] {16, 48}) {
+          byte[] serverId = rand(randInt(1, 64)), peerId = rand(randInt(1, 64));
+          kexCaseChecked(new Kex(serverInitiator, confirmation, klen, serverId, peerId, i++ % 2 == 1, serverId,
+              false));
+        }
+      }
+    }
+    for (boolean serverInitiator : new boolean[] {true, false}) {
+      // user_id / peer_user_id absent: smcryptd's default 1234567812345678 on both sides.
+      kexCaseChecked(new Kex(serverInitiator, true, 16, null, null, false, null, false));
+      // A flipped byte of the confirmation value smcryptd receives: UNAUTHENTICATED, no K.
+      byte[] serverId = rand(randInt(1, 64)), peerId = rand(randInt(1, 64));
+      kexCaseChecked(new Kex(serverInitiator, true, 16, serverId, peerId, true, serverId, true));
+      // BouncyCastle given another ID for smcryptd's side: with confirmation the exchange
+      // fails (smcryptd refuses S_B; BC refuses smcryptd's S_B); without it the K differ.
+      byte[] otherId = concat(serverId, new byte[] {'x'});
+      kexCaseChecked(new Kex(serverInitiator, true, 16, serverId, peerId, false, otherId, false));
+      kexCaseChecked(new Kex(serverInitiator, false, 16, serverId, peerId, false, otherId, false));
+    }
   }
 
   // ---- The keyring written by smcryptd_launch.sh: the same keys read by BouncyCastle --------
