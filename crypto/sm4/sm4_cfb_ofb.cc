@@ -74,11 +74,11 @@ void Sm4CfbDecrypt(const Sm4Kernels& k, const uint32_t rk[32], uint8_t iv[16],
     const size_t bytes = len - off < n * kSm4BlockSize ? len - off : n * kSm4BlockSize;
     std::memcpy(ks, fb, kSm4BlockSize);
     if (n > 1) std::memcpy(ks + kSm4BlockSize, in + off, (n - 1) * kSm4BlockSize);
-    // The next chunk's feedback block, read before `out` may overwrite it. A partial
-    // final segment is never fed back (the message ends there).
-    if (bytes == n * kSm4BlockSize) {
-      std::memcpy(fb, in + off + (n - 1) * kSm4BlockSize, kSm4BlockSize);
-    }
+    // The chunk's last whole ciphertext block (the next chunk's feedback), read before
+    // `out` may overwrite it. A partial final segment is never fed back (the message
+    // ends there).
+    const size_t whole = bytes / kSm4BlockSize;
+    if (whole > 0) std::memcpy(fb, in + off + (whole - 1) * kSm4BlockSize, kSm4BlockSize);
     k.encrypt_blocks(rk, ks, ks, n);
     XorBytes(in + off, ks, out + off, bytes);
   }

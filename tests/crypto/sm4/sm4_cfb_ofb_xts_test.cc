@@ -482,6 +482,21 @@ TEST_P(Sm4FeedbackKernelTest, MatchesGenericMisalignedInPlaceAndInPieces) {
       std::memcpy(want_iv, iv0.data(), 16);
       RunOp(op, Generic(), k1, k2, want_iv, U8(input), reinterpret_cast<uint8_t*>(want.data()),
             len);
+      // The chain left in iv: CFB's last whole ciphertext block, OFB's last whole
+      // keystream block (P ⊕ C), or the IV itself when there is no whole block.
+      if (!IsXts(op)) {
+        const size_t whole = len / 16;
+        std::string chain = iv0;
+        if (whole > 0) {
+          const std::string& ct = op == Op::kCfbDec ? input : want;
+          chain = ct.substr(16 * (whole - 1), 16);
+          if (op == Op::kOfb) {
+            for (int i = 0; i < 16; ++i) chain[i] ^= input[16 * (whole - 1) + i];
+          }
+        }
+        EXPECT_EQ(BytesToHex(std::string(reinterpret_cast<char*>(want_iv), 16)),
+                  BytesToHex(chain));
+      }
       // This back end, misaligned in and out.
       const size_t in_off = rng() % 16, out_off = rng() % 16;
       std::vector<uint8_t> a(len + 32), b(len + 32);
