@@ -103,8 +103,9 @@ inline constexpr size_t kSm4XtsMaxBlocks = size_t{1} << 20;
 // bytes K1 ‖ K2; the IV (iv_size() = 16) is the tweak i, and T_0 = E(K2, i),
 // T_j = T_{j−1}·α. One Encrypt/Decrypt call is one data unit of 16 bytes to 2^20
 // blocks (2^24 bytes); the output is as long as the input. A length that is not a
-// multiple of 16 uses ciphertext stealing (IEEE Std 1619-2018 §5.3.2/§5.4.2, the
-// same in GB/T 17964-2021): the last full block borrows the tail of the partial one.
+// multiple of 16 uses ciphertext stealing (IEEE Std 1619-2018 §5.3.2/§5.4.2; GB/T
+// 17964-2021's example, whose last block is stolen, agrees): the last full block
+// borrows the tail of the partial one, and the two swap places.
 // Blocks go through the back end's widest ECB path 64 at a time, each XORed with its
 // tweak before and after. Errors: InvalidArgument for a key that is not 32 bytes or
 // whose halves are equal (IEEE Std 1619-2018 §5.1 requires K1 ≠ K2, as FIPS 140-3 IG
