@@ -125,8 +125,9 @@ bool Runs(Coverage& cov, const char* name, uint32_t required) {
 // ---- SM4 and GHASH --------------------------------------------------------------------
 
 // Sm4Outputs runs every SM4 entry point on the active back end with a secret key and
-// plaintext: ECB, CBC (both ways, PKCS#7), CTR, GCM and CCM (seal and open, and open of a
-// forged tag), the multi-buffer CBC batch. Returns the public outputs, concatenated.
+// plaintext: ECB, CBC (both ways, PKCS#7), CTR, CFB, OFB, XTS (both tweak orders, with a
+// stolen final block), GCM and CCM (seal and open, and open of a forged tag), the
+// multi-buffer CBC batch. Returns the public outputs, concatenated.
 std::string Sm4Outputs() {
   std::string out;
   std::string key = Bytes(1, 16), msg = Bytes(2, 16 * 19 + 5);  // odd tail for padding
@@ -139,9 +140,20 @@ std::string Sm4Outputs() {
   auto ecb = NewSm4Ecb(key);
   auto cbc = NewSm4Cbc(key);
   auto ctr = NewSm4Ctr(key);
-  CT_CHECK(ecb.ok() && cbc.ok() && ctr.ok());
-  if (!ecb.ok() || !cbc.ok() || !ctr.ok()) return out;
-  for (Cipher* c : {ecb->get(), cbc->get(), ctr->get()}) {
+  auto cfb = NewSm4Cfb(key);
+  auto ofb = NewSm4Ofb(key);
+  std::string xts_key = Bytes(6, 32);
+  Secret(xts_key);
+  auto xts_ieee = NewSm4Xts(xts_key, Sm4XtsVariant::kIeee1619);
+  auto xts_gb = NewSm4Xts(xts_key, Sm4XtsVariant::kGbT17964);
+  CT_CHECK(ecb.ok() && cbc.ok() && ctr.ok() && cfb.ok() && ofb.ok() && xts_ieee.ok() &&
+           xts_gb.ok());
+  if (!ecb.ok() || !cbc.ok() || !ctr.ok() || !cfb.ok() || !ofb.ok() || !xts_ieee.ok() ||
+      !xts_gb.ok()) {
+    return out;
+  }
+  for (Cipher* c : {ecb->get(), cbc->get(), ctr->get(), cfb->get(), ofb->get(),
+                    xts_ieee->get(), xts_gb->get()}) {
     const absl::string_view c_iv = absl::string_view(iv).substr(0, c->iv_size());
     auto ct = c->Encrypt(c_iv, msg);
     CT_CHECK(ct.ok());

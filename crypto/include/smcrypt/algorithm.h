@@ -44,9 +44,11 @@ enum class Algorithm {
 // Kind groups algorithms by the primitive that serves them.
 enum class AlgorithmKind { kHash, kMac, kCipher, kAead, kSignature, kPublicKeyEncryption, kHybrid };
 
-// CipherMode is the mode of a cipher (kCipher) or AEAD (kAead) algorithm: ECB, CBC, CTR
-// (NIST SP 800-38A), GCM (SP 800-38D) or CCM (SP 800-38C); kNone for every other kind.
-enum class CipherMode { kNone, kEcb, kCbc, kCtr, kGcm, kCcm };
+// CipherMode is the mode of a cipher (kCipher) or AEAD (kAead) algorithm: ECB, CBC, CTR,
+// CFB (128-bit feedback) or OFB (NIST SP 800-38A), GCM (SP 800-38D) or CCM (SP 800-38C);
+// kNone for every other kind. No Algorithm has kCfb or kOfb yet: they name the modes of
+// the block-mode streams (smcrypt/streaming.h) over NewSm4Cfb / NewSm4Ofb.
+enum class CipherMode { kNone, kEcb, kCbc, kCtr, kGcm, kCcm, kCfb, kOfb };
 
 // AlgorithmName returns the canonical name ("SM4-GCM", "ECDSA-P256", ...).
 absl::string_view AlgorithmName(Algorithm alg);
