@@ -12,9 +12,10 @@
 //
 // A keyring key's line has "key_version":n after key_id when the request named a version
 // or the key is versioned (a `<key_id>.v<n>.pem` file; crypto.proto, KeyRef "Key
-// versions"): the version used, or the one named when the request failed before a
-// version was fixed. A key of one plain `<key_id>.pem` used without a version gets no
-// key_version, as before key versions existed.
+// versions"): the version used. A request that failed before its version was fixed (a
+// policy denial, an unknown key or version) has the version it named, if any. A key of
+// one plain `<key_id>.pem` used without a version gets no key_version, as before key
+// versions existed.
 //
 // key_source is "keyring" (with key_id), "inline" (the key came in the request; its
 // bytes are never written) or "none". status is the canonical code name

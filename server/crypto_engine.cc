@@ -308,10 +308,11 @@ void CryptoEngine::RecordVerified(Algorithm alg, size_t bytes, bool valid) const
 // ---- Keys --------------------------------------------------------------------------
 
 // KeyName names a keyring key in messages: "key 'id'", with " version n" when the key
-// is versioned (KeyStore) or the request named the version.
+// is versioned (KeyStore) or its version is reported (KeyInput::report_version), so the
+// messages of callers of unversioned keys are what they were before versions existed.
 namespace {
 std::string KeyName(const StoredKey& entry, const KeyInput& key) {
-  if (!entry.versioned && key.version == 0) return absl::StrCat("key '", entry.key_id, "'");
+  if (!entry.versioned && !key.report_version) return absl::StrCat("key '", entry.key_id, "'");
   return absl::StrCat("key '", entry.key_id, "' version ", entry.version);
 }
 }  // namespace

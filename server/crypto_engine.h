@@ -72,7 +72,8 @@ struct KeyInput {
   absl::string_view value;
   uint32_t version = 0;  // kKeyId only (KeyStore::Find)
   // report_version: the service reports `version` in its response (crypto.proto, KeyRef
-  // "Key versions"); set by the service when it fixes the version, unused by the engine.
+  // "Key versions"); set by the service when it fixes the version. The engine's error
+  // messages name the version of a key that is versioned or whose version is reported.
   bool report_version = false;
 
   static KeyInput Id(absl::string_view id, uint32_t version = 0) {

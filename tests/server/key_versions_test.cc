@@ -10,6 +10,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/audit_log.h"
 #include "server/crypto_engine.h"
 #include "server/error_reason.h"
 #include "server/key_store.h"
@@ -309,6 +310,25 @@ TEST(KeyVersionsTest, DiffNamesVersionsAndMinVersion) {
   d = DiffKeyrings(**added, **retired);
   EXPECT_THAT(d.changed, ElementsAre("k.min_version"));
   EXPECT_TRUE(d.added.empty());
+}
+
+// ---- Audit lines -------------------------------------------------------------------------
+
+TEST(KeyVersionsAuditTest, LineCarriesTheVersionWhenSet) {
+  AuditRecord r;
+  r.method = "Sign";
+  r.algorithm = "SM2";
+  r.key = AccessKey::Id("pay");
+  r.key_version = 3;
+  EXPECT_THAT(AuditLog::FormatLine(r),
+              HasSubstr("\"key_id\":\"pay\",\"key_version\":3,\"status\":\"OK\"}"));
+  r.key_version = 0;
+  EXPECT_THAT(AuditLog::FormatLine(r), HasSubstr("\"key_id\":\"pay\",\"status\":\"OK\"}"));
+  EXPECT_THAT(AuditLog::FormatLine(r), ::testing::Not(HasSubstr("key_version")));
+  // An inline key has no key_id, so no version either.
+  r.key = AccessKey::Inline();
+  r.key_version = 2;
+  EXPECT_THAT(AuditLog::FormatLine(r), ::testing::Not(HasSubstr("key_version")));
 }
 
 // ---- Engine -------------------------------------------------------------------------------

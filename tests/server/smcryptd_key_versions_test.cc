@@ -188,6 +188,12 @@ TEST_F(SmcryptdKeyVersionsTest, CallersWithoutVersionsGetTheSameBytes) {
   old_sig.set_signature(sig.signature());
   EXPECT_EQ(sig.SerializeAsString(), old_sig.SerializeAsString());
 
+  // Error messages do not name a version either.
+  v1::SignResponse wrong_family;
+  grpc::Status s = Sign(stub_.get(), "k", 0, &wrong_family);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(s.error_message(), "key 'k' is an SM4 key; SM2 needs an SM2 key");
+
   // Naming the version of a plain key reports it.
   v1::EncryptResponse named;
   ASSERT_TRUE(Encrypt(stub_.get(), "k", 1, &named).ok());
