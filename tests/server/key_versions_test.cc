@@ -365,6 +365,37 @@ TEST(KeyVersionsEngineTest, EncryptsWithTheNamedOrNewestVersion) {
                                                        HasSubstr("no version 3")));
 }
 
+// Rotation through the reloader the periodic check (--reload_interval) runs: a new
+// version file and a min_version file change the directory's fingerprint.
+TEST(KeyVersionsEngineTest, ReloadIfChangedPicksUpNewVersionsAndMinVersion) {
+  TempDir dir;
+  dir.Write("k.pem", Sm4Pem('1'));
+  absl::StatusOr<std::unique_ptr<KeyStore>> store = Load(dir);
+  ASSERT_THAT(store, IsOk());
+  CryptoEngine engine(std::shared_ptr<const KeyStore>(*std::move(store)), EngineOptions{},
+                      nullptr);
+  KeyringReloader reloader(dir.path(), KeyStoreOptions{}, &engine, nullptr);
+  auto newest_version = [&] { return (*engine.key_store()->Find("k"))->version; };
+  EXPECT_EQ(newest_version(), 1u);
+  dir.Write("k.v2.pem", Sm4Pem('2'));
+  EXPECT_TRUE(reloader.ReloadIfChanged());
+  EXPECT_EQ(newest_version(), 2u);
+  SymmetricParams p;
+  p.algorithm = Algorithm::kSm4Gcm;
+  p.key = KeyInput::Id("k", 1);
+  p.nonce = absl::string_view("nnnnnnnnnnnn");
+  EXPECT_THAT(engine.Encrypt(p, "x"), IsOk());
+  dir.Write("k.min_version", "2");
+  EXPECT_TRUE(reloader.ReloadIfChanged());
+  EXPECT_THAT(engine.Encrypt(p, "x"), StatusIs(absl::StatusCode::kFailedPrecondition,
+                                               HasSubstr("below its minimum version 2")));
+  // A minimum above the newest fails the reload and keeps the keyring.
+  dir.Write("k.min_version", "5\n");  // another size: the fingerprint sees it
+  EXPECT_TRUE(reloader.ReloadIfChanged());
+  EXPECT_EQ(engine.key_store()->MinVersion("k"), 2u);
+  EXPECT_FALSE(reloader.ReloadIfChanged());  // retried only once the directory changes
+}
+
 TEST(KeyVersionsEngineTest, PublicKeyVersionsListsUsableVersions) {
   TempDir dir;
   std::string pub1, pub2, pub3;
