@@ -9,10 +9,11 @@
 //   HMAC KEY     1 or more raw bytes     HMAC-SM3, HMAC-SHA-256
 // The family of a PRIVATE/PUBLIC KEY is found by parsing it. Entries whose name starts
 // with a dot are skipped (a mounted Kubernetes Secret has ..data and ..<timestamp>
-// entries), symlinks are followed, names not ending in ".pem" are skipped with a
-// warning, and a symlink into `..data/` whose target is gone is skipped (a Secret update
-// that drops a key swaps `..data` before it removes the key's link). Any other defect,
-// a broken symlink elsewhere included, fails loading with a message naming the file.
+// entries), symlinks are followed, names ending in neither ".pem" nor ".min_version"
+// are skipped with a warning, and a symlink into `..data/` whose target is gone is
+// skipped (a Secret update that drops a key swaps `..data` before it removes the key's
+// link). Any other defect, a broken symlink elsewhere included, fails loading with a
+// message naming the file.
 //
 // Versions. A key may have several versions, each a flat file (a Kubernetes Secret
 // volume holds flat names only): `<key_id>.v<n>.pem` is version n of key_id, n a decimal
@@ -30,7 +31,10 @@
 // version (the newest version is always usable). The file is checked like a PUBLIC KEY
 // file (not writable by "other"). Rotation: add `<key_id>.v<n+1>.pem` (requests naming no
 // version use it from the next reload on); retire old versions by writing
-// `<key_id>.min_version`; remove a file to drop a version.
+// `<key_id>.min_version`; remove a file to drop a version. The minimum is a file of its
+// own, not part of a name or a PEM header, because a Secret volume holds flat names
+// only, the minimum changes apart from any key file (and without rewriting secrets),
+// and a name not ending in ".pem" can never be taken for a key.
 //
 // Permissions (checked unless KeyStoreOptions::allow_insecure_permissions, the flag
 // --allow_insecure_key_permissions): a file holding a secret (PRIVATE KEY, SM4/AES/HMAC
