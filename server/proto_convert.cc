@@ -25,7 +25,7 @@ absl::StatusOr<Algorithm> ToAlgorithm(v1::Algorithm alg) {
 KeyInput ToKey(const v1::KeyRef& key) {
   switch (key.ref_case()) {
     case v1::KeyRef::kKeyId:
-      return KeyInput::Id(key.key_id());
+      return KeyInput::Id(key.key_id(), key.key_version());
     case v1::KeyRef::kInlineKey:
       return KeyInput::Inline(key.inline_key());
     default:

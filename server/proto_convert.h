@@ -30,8 +30,8 @@ namespace v1 = ::smcrypt::v1;
 // value this build does not know.
 absl::StatusOr<Algorithm> ToAlgorithm(v1::Algorithm alg);
 
-// ToKey is the engine's view of a KeyRef: a key_id, inline key bytes (a view into
-// `key`), or no key when neither is set.
+// ToKey is the engine's view of a KeyRef: a key_id with its key_version, inline key
+// bytes (a view into `key`), or no key when neither is set.
 KeyInput ToKey(const v1::KeyRef& key);
 
 // ToSignatureOptions converts SignatureOptions; `*user_id_set` says whether the request
