@@ -79,7 +79,8 @@ absl::Status CheckSignatureOptions(Algorithm alg, const SignatureOptions& option
 
 absl::Status CheckSymmetricParams(const SymmetricParams& p) {
   if (!IsSymmetricAlgorithm(p.algorithm)) {
-    return WrongAlgorithm(p.algorithm, "an SM4 or AES mode (ECB, CBC, CTR, GCM, CCM)");
+    return WrongAlgorithm(p.algorithm,
+                          "an SM4 or AES mode (ECB, CBC, CTR, CFB, OFB, XTS, GCM, CCM)");
   }
   const bool aead = IsAeadAlgorithm(p.algorithm);
   if (!aead) {
@@ -95,8 +96,10 @@ absl::Status CheckSymmetricParams(const SymmetricParams& p) {
       return absl::InvalidArgumentError(
           absl::StrCat("ECB takes no nonce/IV, got ", p.nonce->size(), " bytes"));
     }
-    if (CipherModeOf(p.algorithm) == CipherMode::kCtr && p.padding.has_value()) {
-      return absl::InvalidArgumentError("padding is for ECB and CBC only, not CTR");
+    const CipherMode mode = CipherModeOf(p.algorithm);
+    if (mode != CipherMode::kEcb && mode != CipherMode::kCbc && p.padding.has_value()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("padding is for ECB and CBC only, not ", AlgorithmName(p.algorithm)));
     }
   } else if (p.padding.has_value()) {
     return absl::InvalidArgumentError(

@@ -153,6 +153,12 @@ absl::StatusOr<std::unique_ptr<StreamEncryptor>> CryptoEngine::NewStreamEncrypto
   const std::shared_ptr<const Ring> ring = this->ring();
   absl::Status s = CheckSymmetricParams(p);
   if (!s.ok()) return s;
+  if (CipherModeOf(p.algorithm) == CipherMode::kXts) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        AlgorithmName(p.algorithm),
+        " has no stream: one message is one data unit (at most 2^20 blocks); use Encrypt and "
+        "Decrypt per data unit"));
+  }
   absl::StatusOr<absl::string_view> key = SymmetricKey(*ring, p.algorithm, p.key);
   if (!key.ok()) return key.status();
   absl::StatusOr<std::unique_ptr<StreamEncryptor>> enc;
@@ -186,6 +192,12 @@ absl::StatusOr<std::unique_ptr<StreamDecryptor>> CryptoEngine::NewStreamDecrypto
   const std::shared_ptr<const Ring> ring = this->ring();
   absl::Status s = CheckSymmetricParams(p);
   if (!s.ok()) return s;
+  if (CipherModeOf(p.algorithm) == CipherMode::kXts) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        AlgorithmName(p.algorithm),
+        " has no stream: one message is one data unit (at most 2^20 blocks); use Encrypt and "
+        "Decrypt per data unit"));
+  }
   absl::StatusOr<absl::string_view> key = SymmetricKey(*ring, p.algorithm, p.key);
   if (!key.ok()) return key.status();
   const absl::string_view nonce = p.nonce.value_or("");

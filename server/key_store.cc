@@ -102,6 +102,7 @@ absl::string_view KeyFamilyName(KeyFamily family) {
     case KeyFamily::kAes128: return "AES-128";
     case KeyFamily::kAes256: return "AES-256";
     case KeyFamily::kHmac: return "HMAC";
+    case KeyFamily::kSm4Xts: return "SM4-XTS";
   }
   return "unknown";
 }
@@ -127,7 +128,12 @@ KeyFamily KeyFamilyForAlgorithm(Algorithm alg) {
     case Algorithm::kSm4Ctr:
     case Algorithm::kSm4Gcm:
     case Algorithm::kSm4Ccm:
+    case Algorithm::kSm4Cfb:
+    case Algorithm::kSm4Ofb:
       return KeyFamily::kSm4;
+    case Algorithm::kSm4Xts:
+    case Algorithm::kSm4XtsGb:
+      return KeyFamily::kSm4Xts;
     case Algorithm::kAes128Ecb:
     case Algorithm::kAes128Cbc:
     case Algorithm::kAes128Ctr:
@@ -246,11 +252,11 @@ absl::StatusOr<StoredKey> KeyStore::ParseEntry(absl::string_view key_id, absl::s
   if (block.label == "SM4 KEY" || block.label == "AES KEY" || block.label == "HMAC KEY") {
     key.is_symmetric = true;
     if (block.label == "SM4 KEY") {
-      if (der.size() != 16) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("SM4 KEY must be 16 bytes, got ", der.size()));
+      if (der.size() != 16 && der.size() != 32) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "SM4 KEY must be 16 bytes (or 32 for SM4-XTS: K1 ‖ K2), got ", der.size()));
       }
-      key.family = KeyFamily::kSm4;
+      key.family = der.size() == 16 ? KeyFamily::kSm4 : KeyFamily::kSm4Xts;
     } else if (block.label == "AES KEY") {
       if (der.size() != 16 && der.size() != 32) {
         return absl::InvalidArgumentError(

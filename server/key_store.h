@@ -4,7 +4,8 @@
 // holds exactly one PEM block, and the block's type binds the key to an algorithm family:
 //   PRIVATE KEY  PKCS#8 PrivateKeyInfo   SM2, ECDSA P-256/secp256k1, RSA-2048/3072
 //   PUBLIC KEY   SubjectPublicKeyInfo    the same families
-//   SM4 KEY      16 raw bytes            SM4-*
+//   SM4 KEY      16 raw bytes            SM4-* (ECB, CBC, CTR, CFB, OFB, GCM, CCM)
+//                32 raw bytes (K1‖K2)    SM4-XTS, SM4-XTS-GB
 //   AES KEY      16 or 32 raw bytes      AES-128-* or AES-256-*
 //   HMAC KEY     1 or more raw bytes     HMAC-SM3, HMAC-SHA-256
 // The family of a PRIVATE/PUBLIC KEY is found by parsing it. Entries whose name starts
@@ -68,10 +69,11 @@ enum class KeyFamily {
   kEcSecp256k1,   // ECDSA-SECP256K1
   kRsa2048,       // RSA-2048-PSS, RSA-2048-OAEP
   kRsa3072,       // RSA-3072-PSS, RSA-3072-OAEP
-  kSm4,           // SM4-*
+  kSm4,           // SM4-* except XTS
   kAes128,        // AES-128-*
   kAes256,        // AES-256-*
   kHmac,          // HMAC-SM3, HMAC-SHA-256
+  kSm4Xts,        // SM4-XTS, SM4-XTS-GB (a 32-byte SM4 KEY: K1 ‖ K2)
 };
 
 // KeyFamilyName is a short human name ("SM2", "AES-256", ...) for messages.

@@ -420,6 +420,40 @@ const TestCase kTests[] = {
                         "0123456789abcdeffedcba9876543210", "00000000000000000000000000000000",
                         "681edf34d206965e86b3e94f536e4246");
      }},
+    {"SM4-CFB draft-ribose-cfrg-sm4 (OpenSSL evpciph_sm4)",
+     [] {
+       return CipherKat(Algorithm::kSm4Cfb, "0123456789abcdeffedcba9876543210",
+                        "0123456789abcdeffedcba9876543210",
+                        "0123456789abcdeffedcba98765432100123456789abcdeffedcba9876543210",
+                        "693d9a535bad5bb1786f53d7253a70569ed258a85a0467cc92aab393dd978995");
+     }},
+    {"SM4-OFB draft-ribose-cfrg-sm4 (OpenSSL evpciph_sm4)",
+     [] {
+       return CipherKat(Algorithm::kSm4Ofb, "0123456789abcdeffedcba9876543210",
+                        "0123456789abcdeffedcba9876543210",
+                        "0123456789abcdeffedcba98765432100123456789abcdeffedcba9876543210",
+                        "693d9a535bad5bb1786f53d7253a7056f2075d28b5235f58d50027e4177d2bce");
+     }},
+    {"SM4-XTS-GB GB/T 17964-2021 example (OpenSSL evpciph_sm4), ciphertext stealing",
+     [] {
+       return CipherKat(Algorithm::kSm4XtsGb,
+                        "2b7e151628aed2a6abf7158809cf4f3c000102030405060708090a0b0c0d0e0f",
+                        "f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff",
+                        "6bc1bee22e409f96e93d7e117393172aae2d8a571e03ac9c9eb76fac45af8e5130c81c46"
+                        "a35ce411e5fbc1191a0a52eff69f2445df4f9b17",
+                        "e9538251c71d7b80bbe4483fef497bd12c5c581bd6242fc51e08964fb4f60fdb0ba42f63"
+                        "499279213d318d2c11f6886e903be7f93a1b3479");
+     }},
+    {"SM4-XTS (IEEE 1619) on the same input (OpenSSL evpciph_sm4)",
+     [] {
+       return CipherKat(Algorithm::kSm4Xts,
+                        "2b7e151628aed2a6abf7158809cf4f3c000102030405060708090a0b0c0d0e0f",
+                        "f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff",
+                        "6bc1bee22e409f96e93d7e117393172aae2d8a571e03ac9c9eb76fac45af8e5130c81c46"
+                        "a35ce411e5fbc1191a0a52eff69f2445df4f9b17",
+                        "e9538251c71d7b80bbe4483fef497bd1b3db1a3e60408c575d63ff7db39f83260869f9e2"
+                        "585fec9f0b863bf8fd784b8627d16c0db6d2cfc7");
+     }},
     {"SM4-GCM RFC 8998 A.1",
      [] {
        return AeadKat(Algorithm::kSm4Gcm, "0123456789abcdeffedcba9876543210",

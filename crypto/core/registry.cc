@@ -109,6 +109,14 @@ absl::StatusOr<std::unique_ptr<Cipher>> NewCipher(Algorithm alg, absl::string_vi
       return NewSm4Cbc(key, padding);
     case Algorithm::kSm4Ctr:
       return NewSm4Ctr(key);
+    case Algorithm::kSm4Cfb:
+      return NewSm4Cfb(key);
+    case Algorithm::kSm4Ofb:
+      return NewSm4Ofb(key);
+    case Algorithm::kSm4Xts:
+      return NewSm4Xts(key, Sm4XtsVariant::kIeee1619);
+    case Algorithm::kSm4XtsGb:
+      return NewSm4Xts(key, Sm4XtsVariant::kGbT17964);
     case Algorithm::kAes128Ecb:
     case Algorithm::kAes128Cbc:
     case Algorithm::kAes128Ctr:

@@ -14,7 +14,7 @@ namespace {
 
 using ::smcrypt::testing::StatusIs;
 
-constexpr int kNumAlgorithms = static_cast<int>(Algorithm::kHpkeP256Sha256Aes128Gcm) + 1;
+constexpr int kNumAlgorithms = static_cast<int>(Algorithm::kSm4XtsGb) + 1;
 
 TEST(AlgorithmTest, EveryValueRoundTripsThroughItsName) {
   std::set<std::string> names;
