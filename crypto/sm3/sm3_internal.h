@@ -40,7 +40,7 @@ struct Sm3Job {
 // There are two kinds, kept in two priority-ordered tables in sm3_dispatch.cc:
 //  - single-stream back ends ("avx_bmi2", "ce", "generic"): compress_blocks only; batch and
 //    hash_jobs are null and lanes is 0;
-//  - multi-buffer back ends ("mb16_avx512", "mb8_avx2"): lanes > 0, hash_jobs and batch
+//  - multi-buffer back ends ("mb16_avx512", "mb8_avx2", "mb4_neon"): lanes > 0, hash_jobs and batch
 //    set; their compress_blocks forwards to the dispatched single-stream back end
 //    (Sm3DispatchedCompressBlocks), so a lone message never runs in a mostly empty
 //    vector.
@@ -48,7 +48,7 @@ struct Sm3Job {
 // named "<single>+<multi>" (e.g. "avx_bmi2+mb16_avx512"), or just "<single>" when no
 // multi-buffer back end fits this CPU. That name is what Sm3ActiveKernelName() reports.
 struct Sm3Kernels {
-  // name is the back-end name: "generic", "avx_bmi2", "ce", "mb8_avx2", "mb16_avx512", or the
+  // name is the back-end name: "generic", "avx_bmi2", "ce", "mb4_neon", "mb8_avx2", "mb16_avx512", or the
   // combined "single+multi" name of the active back end.
   const char* name;
   // required_features is the set of CpuFeature bits the back end needs.
@@ -83,8 +83,9 @@ extern const Sm3Kernels kSm3AvxBmi2;     // sm3_avx_bmi2.cc
 extern const Sm3Kernels kSm3Mb16Avx512;  // sm3_mb16_avx512.cc
 extern const Sm3Kernels kSm3Mb8Avx2;     // sm3_mb8_avx2.cc
 
-// The arm64 back-end entry (aarch64 builds only).
-extern const Sm3Kernels kSm3Ce;  // sm3_ce.cc
+// The arm64 back-end entries (aarch64 builds only).
+extern const Sm3Kernels kSm3Ce;        // sm3_ce.cc
+extern const Sm3Kernels kSm3Mb4Neon;  // sm3_mb4_neon.cc
 
 // Sm3SingleTable and Sm3MultiTable return this architecture's single-stream back ends
 // (strongest first, generic last) and multi-buffer back ends (widest first; empty where

@@ -31,7 +31,7 @@ import urllib.request
 ARGS = None
 # Back-end names of arm64 builds (DESIGN.md, "Names used everywhere"), SM3 possibly as
 # "<single>+<multi>"; the x86 names must never appear.
-ARM64_KERNELS = {"generic", "neon", "ce", "pmull"}
+ARM64_KERNELS = {"generic", "neon", "ce", "pmull", "mb4_neon"}
 ARM64_FEATURES = {"asimd", "pmull", "sha2", "sm3", "sm4", "sve"}
 
 

@@ -5,6 +5,8 @@
 //   kernel_insns sm4 <neon|ce|generic> <ecb|ctr32|cbc_dec|cbc_enc> <blocks>
 //   kernel_insns ghash <pmull|generic> update <blocks>
 //   kernel_insns sm3 <ce|generic> compress <blocks>
+//   kernel_insns sm3 mb4_neon batch <blocks>  (one message per lane, <blocks>/lanes blocks
+//                                             each, plus one padding block each)
 //   kernel_insns sm2 <generic> <sign|verify> <operations>
 //   kernel_insns text-range         (prints the program's own code range, for qemu -dfilter)
 //
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/string_view.h"
 #include "crypto/sm3/sm3_internal.h"
 #include "crypto/sm4/ghash.h"
 #include "crypto/sm4/sm4_internal.h"
@@ -86,10 +89,22 @@ int Run(const std::string& alg, const std::string& kernel, const std::string& op
     k->update(y, key, in.data(), n);
   } else if (alg == "sm3") {
     const Sm3Kernels* k = Find(Sm3AllKernelsForTesting(), kernel);
-    if (k == nullptr || op != "compress") return Usage();
+    if (k == nullptr) return Usage();
     if (Lacks(k->name, k->required_features)) return 3;
-    uint32_t state[8] = {1, 2, 3, 4, 5, 6, 7, 8};
-    k->compress_blocks(state, in.data(), n);
+    if (op == "compress") {
+      uint32_t state[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+      k->compress_blocks(state, in.data(), n);
+    } else if (op == "batch" && k->lanes > 0 && n % k->lanes == 0) {
+      const size_t len = 64 * (n / k->lanes);
+      std::vector<absl::string_view> messages;
+      for (size_t i = 0; i < k->lanes; ++i) {
+        messages.emplace_back(reinterpret_cast<const char*>(in.data()), len);
+      }
+      out.resize(32 * k->lanes);
+      k->batch(messages.data(), messages.size(), out.data());
+    } else {
+      return Usage();
+    }
   } else if (alg == "sm2") {
     if (kernel != "generic") return Usage();
     // The digest-level operations (GB/T 32918.2 §6.1 A3–A7, §7.1 B3–B7): the SM2 field

@@ -455,6 +455,9 @@ TEST(Sm3DispatchTest, FeatureMasksOfEachBackEnd) {
     } else if (name == "mb8_avx2") {
       EXPECT_EQ(k->required_features, uint32_t{kCpuAvx2});
       EXPECT_EQ(k->lanes, 8u);
+    } else if (name == "mb4_neon") {
+      EXPECT_EQ(k->required_features, uint32_t{kCpuAsimd});
+      EXPECT_EQ(k->lanes, 4u);
     } else if (name == "ce") {
       EXPECT_EQ(k->required_features, uint32_t{kCpuSm3 | kCpuAsimd});
       EXPECT_EQ(k->lanes, 0u);
