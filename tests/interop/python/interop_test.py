@@ -261,7 +261,7 @@ class SmcryptdInteropTest(unittest.TestCase):
         (svc,) = [s for s in fdp.service if s.name == "CryptoService"]
         want = [m.name for m in pb.DESCRIPTOR.services_by_name["CryptoService"].methods]
         self.assertEqual([m.name for m in svc.method], want)
-        self.assertEqual(len(want), 24)
+        self.assertEqual(len(want), 25)
 
     # ---- Hashing -----------------------------------------------------------------------------
 
