@@ -5,9 +5,8 @@ grpc_python_plugin, starts smcryptd with a keyring (sm2, p256, sm4, hmac) and se
 SMCRYPT_TARGET and SMCRYPT_KEYS_DIR. Interpreter: Debian's /usr/bin/python3 (python3-grpcio,
 python3-protobuf, python3-cryptography).
 
-Every CryptoService RPC but KeyExchange (covered by the Node and Java suites) is called;
-results are checked by python3-cryptography (OpenSSL 3.0
-underneath), never by smcrypt itself:
+Every CryptoService RPC but KeyExchange (covered by the Node and Java suites) is called; results
+are checked by python3-cryptography (OpenSSL 3.0 underneath), never by smcrypt itself:
   Hash / HashStream / HashBatch   SM3 and SHA-256 digests
   Hmac                             HMAC-SM3 and HMAC-SHA-256 (inline and keyring keys)
   Encrypt / Decrypt / EncryptBatch SM4-ECB/CBC/CTR (cryptography's SM4), SM4-GCM (python3-
