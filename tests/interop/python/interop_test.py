@@ -1,7 +1,7 @@
 """Python client interop test: a real smcryptd checked by python3-cryptography.
 
 Run by tests/interop/run_python_client.sh, which generates the stubs from proto/ with protoc and
-grpc_python_plugin, starts smcryptd with a keyring (sm2, p256, sm4, hmac) and sets
+grpc_python_plugin, starts smcryptd with a keyring (sm2, p256, sm4, sm4xts, hmac) and sets
 SMCRYPT_TARGET and SMCRYPT_KEYS_DIR. Interpreter: Debian's /usr/bin/python3 (python3-grpcio,
 python3-protobuf, python3-cryptography).
 
@@ -294,7 +294,7 @@ class SmcryptdInteropTest(unittest.TestCase):
         self.assertTrue(info.self_tests_passed)
         self.assertTrue(info.self_tests)
         self.assertTrue(all(t.passed for t in info.self_tests))
-        self.assertEqual(info.keyring_size, 4)
+        self.assertEqual(info.keyring_size, 5)
         for name in ("SM3", "SHA-256", "SM4-GCM", "SM2", "ECDSA-P256", "HPKE-P256-SHA256-AES128GCM"):
             self.assertIn(name, info.algorithms)
         self.assertEqual({k.algorithm for k in info.kernels}, {"SM2", "SM3", "SM4"})
@@ -726,6 +726,27 @@ class SmcryptdInteropTest(unittest.TestCase):
                 self.assertEqual(self.stub.Decrypt(pb.DecryptRequest(
                     algorithm=alg, key=inline(key), nonce=drawn.nonce,
                     ciphertext=drawn.ciphertext)).plaintext, pt, what)
+
+    def test_sm4_xts_keyring_key(self):
+        # sm4xts.pem: a 32-byte SM4 KEY block, K1 || K2 of SM4-XTS.
+        key = read_pem_block(os.path.join(KEYS_DIR, "sm4xts.pem"))
+        self.assertEqual(len(key), 32)
+        for alg in (pb.SM4_XTS, pb.SM4_XTS_GB):
+            what = pb.Algorithm.Name(alg)
+            xts = ComposedXts(algorithms.SM4, key, gb=(alg == pb.SM4_XTS_GB))
+            iv, pt = rand(16), rand(RNG.randrange(16, 2000))
+            resp = self.stub.Encrypt(pb.EncryptRequest(algorithm=alg, key=key_id("sm4xts"),
+                                                       plaintext=pt, nonce=iv))
+            self.assertEqual(resp.ciphertext, xts.encrypt(iv, pt), what)
+            back = self.stub.Decrypt(pb.DecryptRequest(algorithm=alg, key=key_id("sm4xts"),
+                                                       nonce=iv, ciphertext=xts.encrypt(iv, pt)))
+            self.assertEqual(back.plaintext, pt, what)
+        # The 32-byte XTS key is of another family than the 16-byte SM4 modes' key.
+        for alg in (pb.SM4_CFB, pb.SM4_CTR):
+            err = self.assertRpcError(grpc.StatusCode.FAILED_PRECONDITION, self.stub.Encrypt,
+                                      pb.EncryptRequest(algorithm=alg, key=key_id("sm4xts"),
+                                                        plaintext=b"x", nonce=rand(16)))
+            self.assertEqual(rpc_status.error_info(err).reason, "WRONG_KEY_FAMILY")
 
     def test_sm4_xts_rejects_streams_and_bad_inputs(self):
         key, iv = rand(32), rand(16)
