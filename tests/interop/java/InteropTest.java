@@ -12,6 +12,10 @@
 //   SM3 (and HashStream)    SM3Digest; GB/T 32905 A.1 SM3("abc")
 //   HMAC-SM3                HMac(SM3Digest), keys of 0 to 100 bytes, truncated tags, the keyring key
 //   SM4-CBC/ECB/CTR         SM4Engine in CBCBlockCipher / SICBlockCipher, PKCS#7 or no padding
+//   SM4-CFB/OFB             CFBBlockCipher(SM4Engine, 128) / OFBBlockCipher(SM4Engine, 128), the
+//                           JCE "SM4/CFB/NoPadding" / "SM4/OFB/NoPadding" (BC provider) agreeing;
+//                           0 to 70,000 bytes, server-drawn IVs, EncryptStream / DecryptStream
+//                           with odd chunk sizes equal to the one-shot ciphertext
 //   SM4-GCM                 GCMBlockCipher(SM4Engine): 12-byte and other nonces, tags 12–16 bytes,
 //                           aad; a tampered tag is INVALID_ARGUMENT "decryption failed"
 //   SM2 signatures          SM2Signer, DER (StandardDSAEncoding) and raw r‖s (PlainDSAEncoding),
@@ -92,7 +96,9 @@ import org.bouncycastle.crypto.engines.SM4Engine;
 import org.bouncycastle.crypto.generators.ECKeyPairGenerator;
 import org.bouncycastle.crypto.macs.HMac;
 import org.bouncycastle.crypto.modes.CBCBlockCipher;
+import org.bouncycastle.crypto.modes.CFBBlockCipher;
 import org.bouncycastle.crypto.modes.GCMBlockCipher;
+import org.bouncycastle.crypto.modes.OFBBlockCipher;
 import org.bouncycastle.crypto.modes.SICBlockCipher;
 import org.bouncycastle.crypto.paddings.PKCS7Padding;
 import org.bouncycastle.crypto.paddings.PaddedBufferedBlockCipher;
@@ -121,6 +127,12 @@ import smcrypt.v1.CryptoServiceGrpc;
 import smcrypt.v1.DecryptRequest;
 import smcrypt.v1.EncryptRequest;
 import smcrypt.v1.EncryptResponse;
+import smcrypt.v1.DecryptStreamParams;
+import smcrypt.v1.DecryptStreamRequest;
+import smcrypt.v1.DecryptStreamResponse;
+import smcrypt.v1.EncryptStreamParams;
+import smcrypt.v1.EncryptStreamRequest;
+import smcrypt.v1.EncryptStreamResponse;
 import smcrypt.v1.GenerateKeyPairRequest;
 import smcrypt.v1.GenerateKeyPairResponse;
 import smcrypt.v1.GetPublicKeyRequest;
@@ -309,6 +321,7 @@ public final class InteropTest {
       run("HMAC-SM3", InteropTest::hmacChecks);
       run("SM4-CBC, SM4-ECB, SM4-CTR", InteropTest::sm4BlockModeChecks);
       run("SM4-GCM", InteropTest::sm4GcmChecks);
+      run("SM4-CFB, SM4-OFB (unary and streams)", InteropTest::sm4CfbOfbChecks);
       run("SM2 signatures", InteropTest::sm2SignatureChecks);
       run("SM2 encryption", InteropTest::sm2EncryptionChecks);
       run("HPKE-P256-SHA256-AES128GCM", InteropTest::hpkeChecks);
@@ -367,13 +380,15 @@ public final class InteropTest {
     return out;
   }
 
-  /** SM4 in ECB, CBC or CTR with BouncyCastle; pkcs7 pads (ECB/CBC). */
+  /** SM4 in ECB, CBC, CTR, CFB-128 or OFB with BouncyCastle; pkcs7 pads (ECB/CBC). */
   static byte[] sm4(boolean encrypt, Algorithm alg, boolean pkcs7, byte[] key, byte[] iv, byte[] in)
       throws InvalidCipherTextException {
     BlockCipher mode = switch (alg) {
       case SM4_ECB -> new SM4Engine();
       case SM4_CBC -> new CBCBlockCipher(new SM4Engine());
       case SM4_CTR -> new SICBlockCipher(new SM4Engine());
+      case SM4_CFB -> new CFBBlockCipher(new SM4Engine(), 128);
+      case SM4_OFB -> new OFBBlockCipher(new SM4Engine(), 128);
       default -> throw new IllegalArgumentException(alg.toString());
     };
     BufferedBlockCipher c = pkcs7 ? new PaddedBufferedBlockCipher(mode, new PKCS7Padding())
@@ -683,6 +698,86 @@ public final class InteropTest {
     check(drawn.getNonce().size() == 12 && Arrays.equals(sm4Gcm(false, key, drawn.getNonce().toByteArray(),
         aad, 16, concat(drawn.getCiphertext().toByteArray(), drawn.getTag().toByteArray())), pt),
         "SM4-GCM, nonce drawn by smcryptd: BouncyCastle opens it with the returned 12-byte nonce");
+  }
+
+  /** SM4 in CFB or OFB through BouncyCastle's JCE provider ("SM4/CFB/NoPadding", "SM4/OFB/NoPadding"). */
+  static byte[] sm4Jce(boolean encrypt, Algorithm alg, byte[] key, byte[] iv, byte[] in) throws Exception {
+    javax.crypto.Cipher c = javax.crypto.Cipher.getInstance(
+        alg == Algorithm.SM4_CFB ? "SM4/CFB/NoPadding" : "SM4/OFB/NoPadding",
+        new org.bouncycastle.jce.provider.BouncyCastleProvider());
+    c.init(encrypt ? javax.crypto.Cipher.ENCRYPT_MODE : javax.crypto.Cipher.DECRYPT_MODE,
+        new javax.crypto.spec.SecretKeySpec(key, "SM4"), new javax.crypto.spec.IvParameterSpec(iv));
+    return c.doFinal(in);
+  }
+
+  static void sm4CfbOfbChecks() throws Exception {
+    int[] sizes = {0, 1, 15, 16, 17, 100, 1000, randInt(0, 5000), randInt(0, 5000), randInt(0, 70000)};
+    for (Algorithm alg : new Algorithm[] {Algorithm.SM4_CFB, Algorithm.SM4_OFB}) {
+      for (int n : sizes) {
+        byte[] key = rand(16), iv = rand(16), pt = rand(n);
+        String what = alg + " " + n + " B";
+        byte[] theirs = sm4(true, alg, false, key, iv, pt);
+        check(theirs.length == n && Arrays.equals(sm4Jce(true, alg, key, iv, pt), theirs),
+            what + ": BouncyCastle's CFBBlockCipher/OFBBlockCipher and its JCE cipher agree");
+        EncryptResponse ours = rpc().encrypt(EncryptRequest.newBuilder().setAlgorithm(alg)
+            .setKey(inline(key)).setNonce(bs(iv)).setPlaintext(bs(pt)).build());
+        check(Arrays.equals(ours.getCiphertext().toByteArray(), theirs) && ours.getTag().isEmpty()
+            && Arrays.equals(ours.getNonce().toByteArray(), iv),
+            what + ": smcryptd's ciphertext equals BouncyCastle's");
+        check(Arrays.equals(sm4(false, alg, false, key, iv, ours.getCiphertext().toByteArray()), pt),
+            what + ": BouncyCastle decrypts smcryptd's ciphertext");
+        check(Arrays.equals(rpc().decrypt(DecryptRequest.newBuilder().setAlgorithm(alg)
+            .setKey(inline(key)).setNonce(bs(iv)).setCiphertext(bs(theirs)).build())
+            .getPlaintext().toByteArray(), pt),
+            what + ": smcryptd decrypts BouncyCastle's ciphertext");
+      }
+      // The IV drawn by smcryptd: the JCE cipher decrypts with the one returned.
+      byte[] key = rand(16), pt = rand(333);
+      EncryptResponse drawn = rpc().encrypt(EncryptRequest.newBuilder().setAlgorithm(alg)
+          .setKey(inline(key)).setPlaintext(bs(pt)).build());
+      check(drawn.getNonce().size() == 16 && Arrays.equals(sm4Jce(false, alg, key,
+          drawn.getNonce().toByteArray(), drawn.getCiphertext().toByteArray()), pt),
+          alg + ", IV drawn by smcryptd: BouncyCastle's JCE cipher decrypts with the returned IV");
+
+      // EncryptStream with odd chunk sizes equals BouncyCastle's one-shot ciphertext, and
+      // DecryptStream takes BouncyCastle's ciphertext cut at other odd points.
+      for (int round = 0; round < 3; round++) {
+        byte[] sKey = rand(16), sIv = rand(16);
+        byte[][] chunks = new byte[randInt(2, 8)][];
+        for (int i = 0; i < chunks.length; i++) chunks[i] = rand(randInt(0, 2000) | (round == 0 ? 1 : 0));
+        String what = alg + " stream of " + chunks.length + " chunks";
+        List<EncryptStreamRequest> up = new ArrayList<>();
+        up.add(EncryptStreamRequest.newBuilder().setParams(EncryptStreamParams.newBuilder()
+            .setAlgorithm(alg).setKey(inline(sKey)).setNonce(bs(sIv))).setPlaintext(bs(chunks[0])).build());
+        for (int i = 1; i < chunks.length; i++) {
+          up.add(EncryptStreamRequest.newBuilder().setPlaintext(bs(chunks[i])).build());
+        }
+        List<EncryptStreamResponse> down = bidi(
+            o -> async.withDeadlineAfter(20, TimeUnit.SECONDS).encryptStream(o), up);
+        ByteArrayOutputStream all = new ByteArrayOutputStream();
+        for (EncryptStreamResponse r : down) all.write(r.getCiphertext().toByteArray());
+        byte[] whole = concat(chunks);
+        byte[] theirs = sm4(true, alg, false, sKey, sIv, whole);
+        check(!down.isEmpty() && Arrays.equals(down.get(0).getNonce().toByteArray(), sIv)
+            && down.get(down.size() - 1).getLast() && Arrays.equals(all.toByteArray(), theirs),
+            what + ": EncryptStream's ciphertext equals BouncyCastle's one-shot ciphertext");
+        List<DecryptStreamRequest> pieces = new ArrayList<>();
+        pieces.add(DecryptStreamRequest.newBuilder().setParams(DecryptStreamParams.newBuilder()
+            .setAlgorithm(alg).setKey(inline(sKey)).setNonce(bs(sIv))).build());
+        for (int off = 0, step; off < theirs.length; off += step) {
+          step = Math.min(randInt(1, 700), theirs.length - off);
+          pieces.add(DecryptStreamRequest.newBuilder()
+              .setCiphertext(ByteString.copyFrom(theirs, off, step)).build());
+        }
+        List<DecryptStreamResponse> opened = bidi(
+            o -> async.withDeadlineAfter(20, TimeUnit.SECONDS).decryptStream(o), pieces);
+        ByteArrayOutputStream plain = new ByteArrayOutputStream();
+        for (DecryptStreamResponse r : opened) plain.write(r.getPlaintext().toByteArray());
+        check(Arrays.equals(plain.toByteArray(), whole),
+            what + ": DecryptStream of BouncyCastle's ciphertext in " + (pieces.size() - 1)
+                + " odd pieces gives the plaintext");
+      }
+    }
   }
 
   // ---- SM2 signatures -------------------------------------------------------------------------
