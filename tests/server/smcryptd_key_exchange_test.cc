@@ -30,6 +30,8 @@ using ::smcrypt::Sm2KeyExchangeParams;
 using ::smcrypt::Sm2KeyExchangeRole;
 using ::smcrypt::Sm2PrivateKey;
 using ::smcrypt::testing::Smcryptd;
+constexpr auto KeyId = ::smcrypt::testing::KeyIdRef;
+constexpr auto Inline = ::smcrypt::testing::InlineKeyRef;
 using ::testing::HasSubstr;
 using StatusCode = ::grpc::StatusCode;
 using Stream = grpc::ClientReaderWriter<v1::KeyExchangeRequest, v1::KeyExchangeResponse>;
@@ -38,16 +40,6 @@ std::string KeyString(const smcrypt::SecretData& d) {
   return std::string(smcrypt::SecretDataAsStringView(d));
 }
 
-v1::KeyRef KeyId(const std::string& id) {
-  v1::KeyRef k;
-  k.set_key_id(id);
-  return k;
-}
-v1::KeyRef Inline(const std::string& bytes) {
-  v1::KeyRef k;
-  k.set_inline_key(bytes);
-  return k;
-}
 
 // Call is one KeyExchange stream.
 struct Call {

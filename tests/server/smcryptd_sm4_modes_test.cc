@@ -28,6 +28,8 @@ namespace {
 namespace fs = std::filesystem;
 namespace v1 = ::smcrypt::v1;
 using ::smcrypt::testing::Smcryptd;
+constexpr auto KeyId = ::smcrypt::testing::KeyIdRef;
+constexpr auto Inline = ::smcrypt::testing::InlineKeyRef;
 using ::testing::HasSubstr;
 using StatusCode = ::grpc::StatusCode;
 
@@ -48,16 +50,6 @@ std::string OpenSslCrypt(const EVP_CIPHER* cipher, bool encrypt, const std::stri
   return out;
 }
 
-v1::KeyRef Inline(const std::string& bytes) {
-  v1::KeyRef k;
-  k.set_inline_key(bytes);
-  return k;
-}
-v1::KeyRef KeyId(const std::string& id) {
-  v1::KeyRef k;
-  k.set_key_id(id);
-  return k;
-}
 
 class Sm4ModesTest : public ::testing::Test {
  protected:
