@@ -143,7 +143,9 @@ def main():
     seeds = []
     for sel, mode, data in [(0, 0, pt), (1, 1, pt), (2, 2, pt * 3 + b"abc"), (3, 3, pt * 4),
                             (4, 4, pt * 9 + b"x"), (5, 2, sm4_cbc(key, iv, pt * 2 + b"tail")),
-                            (6, 2, sm4_cbc(key, iv, b"")), (7, 0, b"")]:
+                            (6, 2, sm4_cbc(key, iv, b"")), (7, 0, b""), (0, 5, pt * 2 + b"cfb"),
+                            (1, 6, pt + b"ofb"), (2, 7, pt * 3 + b"xts"), (3, 8, pt * 2),
+                            (4, 7, b"short")]:
         seeds.append(bytes([sel, mode]) + key + iv + data)
     write("sm4_modes_differential", seeds)
 
