@@ -17,7 +17,7 @@ namespace {
 
 constexpr absl::string_view kOperationNames[kNumAccessOperations] = {
     "hash", "mac", "sign", "verify", "encrypt", "decrypt", "public_key", "keygen",
-    "random", "info"};
+    "random", "info", "key_exchange"};
 
 constexpr size_t kMaxPatternSize = 256;
 
@@ -137,7 +137,7 @@ absl::StatusOr<std::unique_ptr<AccessPolicy>> AccessPolicy::Parse(absl::string_v
       if (!found) {
         return error(absl::StrCat(
             "unknown operation '", op,
-            "' (hash, mac, sign, verify, encrypt, decrypt, public_key, keygen, random, info, *)"));
+            "' (hash, mac, sign, verify, encrypt, decrypt, public_key, keygen, random, info, key_exchange, *)"));
       }
     }
     for (absl::string_view key : absl::StrSplit(head[2], ',')) {

@@ -5,7 +5,7 @@
 //   allow <operations> <keys> <identity>
 //
 //   operations  comma list of hash, mac, sign, verify, encrypt, decrypt, public_key,
-//               keygen, random, info — or * for all of them
+//               keygen, random, info, key_exchange — or * for all of them
 //   keys        comma list of key_id patterns (`*` matches any run of characters, so
 //               `payments-*` or `*`), and @inline for keys carried in the request.
 //               `*` alone matches every key_id and @inline as well. Operations that
@@ -60,8 +60,9 @@ enum class AccessOperation : uint8_t {
   kKeygen,     // GenerateKeyPair
   kRandom,     // GenerateRandom
   kInfo,       // GetServerInfo
+  kKeyExchange,  // KeyExchange (the caller's SM2 private key)
 };
-inline constexpr int kNumAccessOperations = 10;
+inline constexpr int kNumAccessOperations = 11;
 
 // AccessOperationName: "hash", "mac", "sign", ... (the policy file's spelling).
 absl::string_view AccessOperationName(AccessOperation op);

@@ -59,7 +59,10 @@ std::string AuditLog::FormatLine(const AuditRecord& r) {
   j["operation"] = std::string(AccessOperationName(r.operation));
   j["algorithm"] = Cut(r.algorithm);
   j["key_source"] = std::string(source);
-  if (r.key.kind == AccessKey::Kind::kKeyId) j["key_id"] = Cut(r.key.key_id);
+  if (r.key.kind == AccessKey::Kind::kKeyId) {
+    j["key_id"] = Cut(r.key.key_id);
+    if (r.key_version != 0) j["key_version"] = r.key_version;
+  }
   j["status"] = absl::StatusCodeToString(r.code);
   // ASCII only: control characters and every non-ASCII character escaped (\uXXXX), bytes
   // that are not UTF-8 replaced by U+FFFD, so a line is one line and a log reader cannot

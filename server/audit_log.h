@@ -2,13 +2,21 @@
 //
 // smcryptd writes an audit record for every request that uses a private or secret key
 // on the server's behalf — Sign (each SignBatch item), PublicKeyDecrypt, HybridDecrypt,
-// HybridDecryptStream and Hmac — and for every request the access policy denies. A line
+// HybridDecryptStream, KeyExchange and Hmac — and for every request the access policy
+// denies. A line
 // looks like (one line, keys in this order):
 //
 //   {"time":"2026-11-30T02:00:00.123Z","type":"audit","client":"payments.example.com",
 //    "authenticated":true,"peer":"ipv4:10.0.0.7:51234","method":"Sign",
 //    "operation":"sign","algorithm":"SM2","key_source":"keyring","key_id":"signing",
 //    "status":"OK"}
+//
+// A keyring key's line has "key_version":n after key_id when the request named a version
+// or the key is versioned (a `<key_id>.v<n>.pem` file; crypto.proto, KeyRef "Key
+// versions"): the version used. A request that failed before its version was fixed (a
+// policy denial, an unknown key or version) has the version it named, if any. A key of
+// one plain `<key_id>.pem` used without a version gets no key_version, as before key
+// versions existed.
 //
 // key_source is "keyring" (with key_id), "inline" (the key came in the request; its
 // bytes are never written) or "none". status is the canonical code name
@@ -21,6 +29,7 @@
 #ifndef SMCRYPT_SERVER_AUDIT_LOG_H_
 #define SMCRYPT_SERVER_AUDIT_LOG_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -38,6 +47,7 @@ struct AuditRecord {
   AccessOperation operation = AccessOperation::kSign;
   absl::string_view algorithm;  // "SM2", ... (empty when the request named none)
   AccessKey key;
+  uint32_t key_version = 0;  // 0: not written
   absl::StatusCode code = absl::StatusCode::kOk;
 };
 

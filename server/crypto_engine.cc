@@ -79,7 +79,8 @@ absl::Status CheckSignatureOptions(Algorithm alg, const SignatureOptions& option
 
 absl::Status CheckSymmetricParams(const SymmetricParams& p) {
   if (!IsSymmetricAlgorithm(p.algorithm)) {
-    return WrongAlgorithm(p.algorithm, "an SM4 or AES mode (ECB, CBC, CTR, GCM, CCM)");
+    return WrongAlgorithm(p.algorithm,
+                          "an SM4 or AES mode (ECB, CBC, CTR, CFB, OFB, XTS, GCM, CCM)");
   }
   const bool aead = IsAeadAlgorithm(p.algorithm);
   if (!aead) {
@@ -95,8 +96,10 @@ absl::Status CheckSymmetricParams(const SymmetricParams& p) {
       return absl::InvalidArgumentError(
           absl::StrCat("ECB takes no nonce/IV, got ", p.nonce->size(), " bytes"));
     }
-    if (CipherModeOf(p.algorithm) == CipherMode::kCtr && p.padding.has_value()) {
-      return absl::InvalidArgumentError("padding is for ECB and CBC only, not CTR");
+    const CipherMode mode = CipherModeOf(p.algorithm);
+    if (mode != CipherMode::kEcb && mode != CipherMode::kCbc && p.padding.has_value()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("padding is for ECB and CBC only, not ", AlgorithmName(p.algorithm)));
     }
   } else if (p.padding.has_value()) {
     return absl::InvalidArgumentError(
@@ -114,8 +117,8 @@ absl::Status CheckHybridAlgorithm(Algorithm alg) {
 }
 
 std::string KeyringPrimitiveKey(Algorithm alg, absl::string_view variant,
-                                absl::string_view key_id) {
-  return absl::StrCat(AlgorithmName(alg), "|", variant, "|", key_id);
+                                absl::string_view key_id, uint32_t version) {
+  return absl::StrCat(AlgorithmName(alg), "|", variant, "|", key_id, "|", version);
 }
 
 // PublicCacheKey is the LRU key of a primitive parsed from public key bytes: algorithm,
@@ -156,11 +159,14 @@ using engine_internal::CachedPublic;
 
 namespace {
 
+// Put files one primitive under each of `names` (a version, and 0 for the newest).
 template <typename T>
-void Put(absl::flat_hash_map<std::string, std::shared_ptr<const T>>* map, std::string key,
-         absl::StatusOr<std::unique_ptr<T>> p) {
+void Put(absl::flat_hash_map<std::string, std::shared_ptr<const T>>* map,
+         const std::vector<std::string>& names, absl::StatusOr<std::unique_ptr<T>> p) {
   // A key a factory refuses is left out; requests using it get the factory's error.
-  if (p.ok()) map->emplace(std::move(key), *std::move(p));
+  if (!p.ok()) return;
+  std::shared_ptr<const T> shared = *std::move(p);
+  for (const std::string& name : names) map->emplace(name, shared);
 }
 
 
@@ -220,20 +226,28 @@ std::shared_ptr<const CryptoEngine::Ring> CryptoEngine::Ring::Build(
   for (const StoredKey* e : ring->keys->entries()) {
     const absl::string_view secret = SecretDataAsStringView(e->material);
     const absl::string_view id = e->key_id;
+    // A version's primitives are filed under its number, the newest's under 0 as well
+    // (a request naming no version).
+    const bool newest = ring->keys->Versions(id).back() == e;
+    auto names = [&](Algorithm alg, absl::string_view variant) {
+      std::vector<std::string> out = {KeyringPrimitiveKey(alg, variant, id, e->version)};
+      if (newest) out.push_back(KeyringPrimitiveKey(alg, variant, id, 0));
+      return out;
+    };
     for (Algorithm alg : AllAlgorithms()) {
       if (!FamilyServes(e->family, alg)) continue;
       if (e->is_symmetric) {
-        if (IsMacAlgorithm(alg)) Put(&ring->macs, KeyringPrimitiveKey(alg, "", id), NewMac(alg, secret));
+        if (IsMacAlgorithm(alg)) Put(&ring->macs, names(alg, ""), NewMac(alg, secret));
         if (IsAeadAlgorithm(alg)) {
-          Put(&ring->aeads, KeyringPrimitiveKey(alg, "", id), NewAead(alg, secret, 16));
+          Put(&ring->aeads, names(alg, ""), NewAead(alg, secret, 16));
         }
         continue;
       }
       if (IsSignatureAlgorithm(alg)) {
-        Put(&ring->verifiers, KeyringPrimitiveKey(alg, "", id),
+        Put(&ring->verifiers, names(alg, ""),
             NewPublicKeyVerify(alg, e->public_key_der));
         if (e->is_private) {
-          Put(&ring->signers, KeyringPrimitiveKey(alg, "", id), NewPublicKeySign(alg, secret));
+          Put(&ring->signers, names(alg, ""), NewPublicKeySign(alg, secret));
         }
       }
       if (IsPublicKeyEncryptionAlgorithm(alg)) {
@@ -245,19 +259,19 @@ std::shared_ptr<const CryptoEngine::Ring> CryptoEngine::Ring::Build(
         for (Sm2CiphertextFormat f : formats) {
           PublicKeyEncryptionOptions o;
           o.sm2_format = f;
-          Put(&ring->encrypters, KeyringPrimitiveKey(alg, FormatVariant(f), id),
+          Put(&ring->encrypters, names(alg, FormatVariant(f)),
               NewPublicKeyEncrypt(alg, e->public_key_der, o));
           if (e->is_private) {
-            Put(&ring->decrypters, KeyringPrimitiveKey(alg, FormatVariant(f), id),
+            Put(&ring->decrypters, names(alg, FormatVariant(f)),
                 NewPublicKeyDecrypt(alg, secret, o));
           }
         }
       }
       if (IsHybridAlgorithm(alg)) {
-        Put(&ring->hybrid_encrypters, KeyringPrimitiveKey(alg, "", id),
+        Put(&ring->hybrid_encrypters, names(alg, ""),
             NewHybridEncrypt(alg, e->public_key_der));
         if (e->is_private) {
-          Put(&ring->hybrid_decrypters, KeyringPrimitiveKey(alg, "", id),
+          Put(&ring->hybrid_decrypters, names(alg, ""),
               NewHybridDecrypt(alg, secret));
         }
       }
@@ -296,19 +310,29 @@ void CryptoEngine::RecordVerified(Algorithm alg, size_t bytes, bool valid) const
 
 // ---- Keys --------------------------------------------------------------------------
 
+// KeyName names a keyring key in messages: "key 'id'", with " version n" when the key
+// is versioned (KeyStore) or its version is reported (KeyInput::report_version), so the
+// messages of callers of unversioned keys are what they were before versions existed.
+namespace {
+std::string KeyName(const StoredKey& entry, const KeyInput& key) {
+  if (!entry.versioned && !key.report_version) return absl::StrCat("key '", entry.key_id, "'");
+  return absl::StrCat("key '", entry.key_id, "' version ", entry.version);
+}
+}  // namespace
+
 absl::StatusOr<const StoredKey*> CryptoEngine::KeyringEntry(const Ring& ring, Algorithm alg,
-                                                            absl::string_view key_id) const {
-  absl::StatusOr<const StoredKey*> entry = ring.keys->Find(key_id);
+                                                            const KeyInput& key) const {
+  absl::StatusOr<const StoredKey*> entry = ring.keys->Find(key.value, key.version);
   if (!entry.ok()) return entry.status();
   if (!FamilyServes((*entry)->family, alg)) {
     return WithReason(
         absl::FailedPreconditionError(absl::StrCat(
             // Every family name (SM2, SM4, EC ..., RSA-..., AES-..., HMAC) takes "an".
-            "key '", key_id, "' is an ", KeyFamilyName((*entry)->family), " key; ",
+            KeyName(**entry, key), " is an ", KeyFamilyName((*entry)->family), " key; ",
             AlgorithmName(alg), " needs an ", KeyFamilyName(KeyFamilyForAlgorithm(alg)),
             " key")),
         reason::kWrongKeyFamily,
-        {{"key_id", key_id},
+        {{"key_id", key.value},
          {"key_family", KeyFamilyName((*entry)->family)},
          {"algorithm", AlgorithmName(alg)}});
   }
@@ -333,7 +357,7 @@ absl::StatusOr<absl::string_view> CryptoEngine::SymmetricKey(const Ring& ring, A
       return key.value;
     }
     case KeyInput::Kind::kKeyId: {
-      absl::StatusOr<const StoredKey*> entry = KeyringEntry(ring, alg, key.value);
+      absl::StatusOr<const StoredKey*> entry = KeyringEntry(ring, alg, key);
       if (!entry.ok()) return entry.status();
       return SecretDataAsStringView((*entry)->material);
     }
@@ -355,12 +379,12 @@ absl::StatusOr<absl::string_view> CryptoEngine::PrivateKey(const Ring& ring, Alg
       }
       return key.value;
     case KeyInput::Kind::kKeyId: {
-      absl::StatusOr<const StoredKey*> entry = KeyringEntry(ring, alg, key.value);
+      absl::StatusOr<const StoredKey*> entry = KeyringEntry(ring, alg, key);
       if (!entry.ok()) return entry.status();
       if (!(*entry)->is_private) {
         return WithReason(absl::FailedPreconditionError(absl::StrCat(
-                              "key '", key.value,
-                              "' is a public key; this operation needs a private key")),
+                              KeyName(**entry, key),
+                              " is a public key; this operation needs a private key")),
                           reason::kPrivateKeyRequired, {{"key_id", key.value}});
       }
       return SecretDataAsStringView((*entry)->material);
@@ -377,7 +401,7 @@ absl::StatusOr<absl::string_view> CryptoEngine::PublicKey(const Ring& ring, Algo
     case KeyInput::Kind::kInline:
       return key.value;
     case KeyInput::Kind::kKeyId: {
-      absl::StatusOr<const StoredKey*> entry = KeyringEntry(ring, alg, key.value);
+      absl::StatusOr<const StoredKey*> entry = KeyringEntry(ring, alg, key);
       if (!entry.ok()) return entry.status();
       return absl::string_view((*entry)->public_key_der);
     }
@@ -403,7 +427,7 @@ absl::StatusOr<std::string> CryptoEngine::Hmac(Algorithm alg, const KeyInput& ke
   absl::StatusOr<absl::string_view> k = SymmetricKey(*ring, alg, key);
   if (!k.ok()) return k.status();
   std::shared_ptr<const Mac> cached;
-  if (key.kind == KeyInput::Kind::kKeyId) cached = FindPrimitive(ring->macs, alg, "", key.value);
+  if (key.kind == KeyInput::Kind::kKeyId) cached = FindPrimitive(ring->macs, alg, "", key);
   absl::StatusOr<std::shared_ptr<const Mac>> mac =
       cached != nullptr ? cached : Shared(NewMac(alg, *k));
   if (!mac.ok()) return mac.status();
@@ -420,7 +444,7 @@ absl::StatusOr<bool> CryptoEngine::VerifyHmac(Algorithm alg, const KeyInput& key
   absl::StatusOr<absl::string_view> k = SymmetricKey(*ring, alg, key);
   if (!k.ok()) return k.status();
   std::shared_ptr<const Mac> cached;
-  if (key.kind == KeyInput::Kind::kKeyId) cached = FindPrimitive(ring->macs, alg, "", key.value);
+  if (key.kind == KeyInput::Kind::kKeyId) cached = FindPrimitive(ring->macs, alg, "", key);
   absl::StatusOr<std::shared_ptr<const Mac>> mac =
       cached != nullptr ? cached : Shared(NewMac(alg, *k));
   if (!mac.ok()) return mac.status();
@@ -441,7 +465,7 @@ absl::StatusOr<std::shared_ptr<const PublicKeySign>> CryptoEngine::SignerFor(
   if (!k.ok()) return k.status();
   std::shared_ptr<const PublicKeySign> cached;
   if (key.kind == KeyInput::Kind::kKeyId && IsDefaultSignatureOptions(options)) {
-    cached = FindPrimitive(ring.signers, alg, "", key.value);
+    cached = FindPrimitive(ring.signers, alg, "", key);
   }
   // An inline private key is parsed for this request only and never cached.
   if (cached != nullptr) return cached;
@@ -460,7 +484,7 @@ absl::StatusOr<std::shared_ptr<const PublicKeyVerify>> CryptoEngine::VerifierFor
   if (!k.ok()) return k.status();
   std::shared_ptr<const PublicKeyVerify> cached;
   if (key.kind == KeyInput::Kind::kKeyId && IsDefaultSignatureOptions(options)) {
-    cached = FindPrimitive(ring.verifiers, alg, "", key.value);
+    cached = FindPrimitive(ring.verifiers, alg, "", key);
   }
   if (cached != nullptr) return cached;
   absl::StatusOr<std::shared_ptr<const PublicKeyVerify>> verifier =
@@ -516,7 +540,7 @@ absl::StatusOr<SymmetricCiphertext> CryptoEngine::EncryptWith(const Ring& ring,
   if (IsAeadAlgorithm(p.algorithm)) {
     std::shared_ptr<const Aead> cached;
     if (p.key.kind == KeyInput::Kind::kKeyId && (p.tag_length == 0 || p.tag_length == 16)) {
-      cached = FindPrimitive(ring.aeads, p.algorithm, "", p.key.value);
+      cached = FindPrimitive(ring.aeads, p.algorithm, "", p.key);
     }
     absl::StatusOr<std::shared_ptr<const Aead>> aead =
         cached != nullptr ? cached : Shared(NewAead(p.algorithm, *key, p.tag_length));
@@ -570,7 +594,7 @@ absl::StatusOr<std::string> CryptoEngine::Decrypt(const SymmetricParams& p,
     }
     std::shared_ptr<const Aead> cached;
     if (p.key.kind == KeyInput::Kind::kKeyId && tag.size() == 16) {
-      cached = FindPrimitive(ring->aeads, p.algorithm, "", p.key.value);
+      cached = FindPrimitive(ring->aeads, p.algorithm, "", p.key);
     }
     absl::StatusOr<std::shared_ptr<const Aead>> aead =
         cached != nullptr ? cached : Shared(NewAead(p.algorithm, *key, tag.size()));
@@ -604,7 +628,7 @@ absl::StatusOr<std::shared_ptr<const smcrypt::PublicKeyEncrypt>> CryptoEngine::E
   options.sm2_format = format;
   if (key.kind == KeyInput::Kind::kKeyId) {
     std::shared_ptr<const smcrypt::PublicKeyEncrypt> cached =
-        FindPrimitive(ring.encrypters, alg, FormatVariant(format), key.value);
+        FindPrimitive(ring.encrypters, alg, FormatVariant(format), key);
     if (cached != nullptr) return cached;
   }
   absl::StatusOr<std::shared_ptr<const smcrypt::PublicKeyEncrypt>> enc =
@@ -639,7 +663,7 @@ absl::StatusOr<std::string> CryptoEngine::PublicKeyDecrypt(Algorithm alg, const 
   options.sm2_format = format;
   std::shared_ptr<const smcrypt::PublicKeyDecrypt> cached;
   if (key.kind == KeyInput::Kind::kKeyId) {
-    cached = FindPrimitive(ring->decrypters, alg, FormatVariant(format), key.value);
+    cached = FindPrimitive(ring->decrypters, alg, FormatVariant(format), key);
   }
   // An inline private key is parsed for this request only and never cached.
   absl::StatusOr<std::shared_ptr<const smcrypt::PublicKeyDecrypt>> dec =
@@ -661,7 +685,7 @@ absl::StatusOr<std::shared_ptr<const smcrypt::HybridEncrypt>> CryptoEngine::Hybr
   if (!k.ok()) return k.status();
   std::shared_ptr<const smcrypt::HybridEncrypt> cached;
   if (key.kind == KeyInput::Kind::kKeyId) {
-    cached = FindPrimitive(ring.hybrid_encrypters, alg, "", key.value);
+    cached = FindPrimitive(ring.hybrid_encrypters, alg, "", key);
   }
   if (cached != nullptr) return cached;
   absl::StatusOr<std::shared_ptr<const smcrypt::HybridEncrypt>> enc =
@@ -692,7 +716,7 @@ absl::StatusOr<std::string> CryptoEngine::HybridDecrypt(Algorithm alg, const Key
   if (!k.ok()) return k.status();
   std::shared_ptr<const smcrypt::HybridDecrypt> cached;
   if (key.kind == KeyInput::Kind::kKeyId) {
-    cached = FindPrimitive(ring->hybrid_decrypters, alg, "", key.value);
+    cached = FindPrimitive(ring->hybrid_decrypters, alg, "", key);
   }
   // An inline private key is parsed for this request only and never cached.
   absl::StatusOr<std::shared_ptr<const smcrypt::HybridDecrypt>> dec =
@@ -731,7 +755,7 @@ absl::StatusOr<std::string> CryptoEngine::GetPublicKey(Algorithm alg, const KeyI
     return WrongAlgorithm(alg, "a public-key algorithm (SM2, ECDSA-*, RSA-*, HPKE-*)");
   }
   if (key.kind == KeyInput::Kind::kKeyId) {
-    absl::StatusOr<const StoredKey*> entry = KeyringEntry(*ring, alg, key.value);
+    absl::StatusOr<const StoredKey*> entry = KeyringEntry(*ring, alg, key);
     if (!entry.ok()) return entry.status();
     return (*entry)->public_key_der;
   }
@@ -740,6 +764,24 @@ absl::StatusOr<std::string> CryptoEngine::GetPublicKey(Algorithm alg, const KeyI
   absl::StatusOr<std::string> pub = PublicKeyFromPrivate(alg, *k);
   if (!pub.ok()) return NameInlineKey(ExplainPrivateKeyError(pub.status(), alg, key), key);
   return pub;
+}
+
+absl::StatusOr<std::vector<std::pair<uint32_t, std::string>>> CryptoEngine::PublicKeyVersions(
+    Algorithm alg, const KeyInput& key) const {
+  const std::shared_ptr<const Ring> ring = this->ring();
+  std::vector<std::pair<uint32_t, std::string>> out;
+  if (key.kind != KeyInput::Kind::kKeyId) return out;
+  if (!IsSignatureAlgorithm(alg) && !IsPublicKeyEncryptionAlgorithm(alg) &&
+      !IsHybridAlgorithm(alg)) {
+    return WrongAlgorithm(alg, "a public-key algorithm (SM2, ECDSA-*, RSA-*, HPKE-*)");
+  }
+  // The newest version answers the family check (all versions are of one family).
+  absl::StatusOr<const StoredKey*> newest = KeyringEntry(*ring, alg, KeyInput::Id(key.value));
+  if (!newest.ok()) return newest.status();
+  for (const StoredKey* e : ring->keys->Versions(key.value)) {
+    out.emplace_back(e->version, e->public_key_der);
+  }
+  return out;
 }
 
 absl::StatusOr<std::string> CryptoEngine::GenerateRandom(size_t length) const {

@@ -23,6 +23,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -39,6 +40,7 @@
 #include "smcrypt/primitives/cipher.h"
 #include "smcrypt/registry.h"
 #include "smcrypt/secret_data.h"
+#include "smcrypt/sm2_key_exchange.h"
 #include "smcrypt/streaming.h"
 
 namespace smcrypt::server {
@@ -63,15 +65,22 @@ class EngineObserver {
   virtual void OnVerifyFailure(Algorithm alg) { (void)alg; }
 };
 
-// KeyInput is a request's KeyRef: nothing, a keyring key_id, or inline key bytes. The
-// views must outlive the call.
+// KeyInput is a request's KeyRef: nothing, a keyring key_id (with a version: 0 is the
+// key's newest), or inline key bytes. The views must outlive the call.
 struct KeyInput {
   enum class Kind { kNone, kKeyId, kInline };
   Kind kind = Kind::kNone;
   absl::string_view value;
+  uint32_t version = 0;  // kKeyId only (KeyStore::Find)
+  // report_version: the service reports `version` in its response (crypto.proto, KeyRef
+  // "Key versions"); set by the service when it fixes the version. The engine's error
+  // messages name the version of a key that is versioned or whose version is reported.
+  bool report_version = false;
 
-  static KeyInput Id(absl::string_view id) { return {Kind::kKeyId, id}; }
-  static KeyInput Inline(absl::string_view bytes) { return {Kind::kInline, bytes}; }
+  static KeyInput Id(absl::string_view id, uint32_t version = 0) {
+    return {Kind::kKeyId, id, version, false};
+  }
+  static KeyInput Inline(absl::string_view bytes) { return {Kind::kInline, bytes, 0, false}; }
 };
 
 struct EngineOptions {
@@ -162,6 +171,17 @@ class HybridStreamDecryptor {
   virtual ~HybridStreamDecryptor() = default;
   virtual absl::StatusOr<std::string> Update(absl::string_view data) = 0;
   virtual absl::Status Finish() = 0;
+};
+
+// ---- SM2 key exchange (GB/T 32918.3-2016 §6; smcrypt/sm2_key_exchange.h) -------------
+//
+// KeyExchangeInput: the caller's side of one exchange. `params` carries the role, both
+// IDs, klen and whether confirmation is used.
+struct KeyExchangeInput {
+  Algorithm algorithm = Algorithm::kSm2;
+  KeyInput key;       // own long-term SM2 private key
+  KeyInput peer_key;  // the peer's long-term SM2 public key
+  Sm2KeyExchangeParams params;
 };
 
 // HashItem is one HashBatch item.
@@ -325,12 +345,27 @@ class CryptoEngine {
                                             absl::string_view info) const;
   absl::StatusOr<std::unique_ptr<HybridStreamEncryptor>> NewHybridStreamEncryptor(
       const HybridStreamParams& params) const;
+  // NewKeyExchange resolves the own key (as Sign does: a keyring PRIVATE KEY of the SM2
+  // family, or an inline private key under --inline_private_keys) and the peer's public
+  // key (as Verify does: a keyring entry's public key or inline SPKI / point, validated)
+  // and returns the exchange, not yet started (Sm2KeyExchange::Start is the caller's).
+  // Errors: InvalidArgument for an algorithm other than SM2 and for malformed keys
+  // (naming key.inline_key or peer_key.inline_key), the keyring's NotFound /
+  // FailedPrecondition, PermissionDenied for a denied inline private key, and
+  // Sm2KeyExchange::New's.
+  absl::StatusOr<std::unique_ptr<Sm2KeyExchange>> NewKeyExchange(
+      const KeyExchangeInput& in) const;
   absl::StatusOr<std::unique_ptr<HybridStreamDecryptor>> NewHybridStreamDecryptor(
       const HybridStreamParams& params) const;
 
   absl::StatusOr<GeneratedKeyPair> GenerateKeyPair(Algorithm alg, bool omit_private_key) const;
   // GetPublicKey returns the SubjectPublicKeyInfo DER.
   absl::StatusOr<std::string> GetPublicKey(Algorithm alg, const KeyInput& key) const;
+  // PublicKeyVersions lists, for a keyring `key` (its version is ignored), each usable
+  // version (KeyStore::Versions: min_version and up, oldest first) with its
+  // SubjectPublicKeyInfo DER; errors as GetPublicKey. Empty for an inline key.
+  absl::StatusOr<std::vector<std::pair<uint32_t, std::string>>> PublicKeyVersions(
+      Algorithm alg, const KeyInput& key) const;
   absl::StatusOr<std::string> GenerateRandom(size_t length) const;
 
   bool allow_inline_private_keys() const { return options_.allow_inline_private_keys; }
@@ -339,7 +374,8 @@ class CryptoEngine {
   // public_key_cache_stats sums the LRUs of parsed public keys (size and capacity are
   // per-cache sums: three caches of public_key_cache_size entries each).
   CacheStats public_key_cache_stats() const;
-  // keyring_primitives is the number of primitives built from the current keyring.
+  // keyring_primitives is the number of primitive entries of the current keyring (the
+  // newest version of a key is filed twice: under its number and under 0).
   size_t keyring_primitives() const;
 
  private:
@@ -360,7 +396,7 @@ class CryptoEngine {
   absl::StatusOr<absl::string_view> PublicKey(const Ring& ring, Algorithm alg,
                                               const KeyInput& key) const;
   absl::StatusOr<const StoredKey*> KeyringEntry(const Ring& ring, Algorithm alg,
-                                                absl::string_view key_id) const;
+                                                const KeyInput& key) const;
   void Record(Algorithm alg, Operation op, size_t bytes) const;
   // RecordVerified records a verification that answered (bytes, and a false answer).
   void RecordVerified(Algorithm alg, size_t bytes, bool valid) const;

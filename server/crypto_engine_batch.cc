@@ -62,7 +62,7 @@ std::vector<std::vector<size_t>> GroupItems(absl::Span<const Item> items, KeyOf 
 
 template <typename Item>
 auto SignatureGroupKey(const Item& it) {
-  return std::make_tuple(it.algorithm, it.key.kind, it.key.value,
+  return std::make_tuple(it.algorithm, it.key.kind, it.key.value, it.key.version,
                          absl::string_view(it.options.user_id), it.options.encoding,
                          it.options.prehashed, it.user_id_set);
 }
@@ -210,7 +210,8 @@ std::vector<absl::StatusOr<std::string>> CryptoEngine::PublicKeyEncryptBatch(
   std::vector<absl::string_view> plaintexts;
   for (const std::vector<size_t>& group :
        GroupItems(items, [](const PublicKeyEncryptItem& it) {
-         return std::make_tuple(it.algorithm, it.key.kind, it.key.value, it.format);
+         return std::make_tuple(it.algorithm, it.key.kind, it.key.value, it.key.version,
+                                it.format);
        })) {
     const PublicKeyEncryptItem& first = items[group.front()];
     absl::StatusOr<std::shared_ptr<const smcrypt::PublicKeyEncrypt>> enc =
@@ -244,16 +245,17 @@ std::vector<absl::StatusOr<std::string>> CryptoEngine::HybridEncryptBatch(
   const std::shared_ptr<const Ring> ring = this->ring();
   std::vector<absl::StatusOr<std::string>> out(
       items.size(), absl::InternalError("HybridEncryptBatch item not run"));
-  // Groups of items with the same algorithm and key (kind and value: a key_id or the
-  // inline key bytes), in order of first appearance; the key is resolved once per group,
+  // Groups of items with the same algorithm and key (kind, value and version: a key_id
+  // and version, or the inline key bytes), in order of first appearance; the key is resolved once per group,
   // so its error (the same for every item of the group) is HybridEncrypt's.
-  using GroupKey = std::tuple<Algorithm, KeyInput::Kind, absl::string_view>;
+  using GroupKey = std::tuple<Algorithm, KeyInput::Kind, absl::string_view, uint32_t>;
   absl::flat_hash_map<GroupKey, size_t> group_of;
   std::vector<std::vector<size_t>> groups;
   for (size_t i = 0; i < items.size(); ++i) {
     const HybridEncryptItem& it = items[i];
     auto [pos, inserted] =
-        group_of.try_emplace(GroupKey(it.algorithm, it.key.kind, it.key.value), groups.size());
+        group_of.try_emplace(GroupKey(it.algorithm, it.key.kind, it.key.value, it.key.version),
+                             groups.size());
     if (inserted) groups.emplace_back();
     groups[pos->second].push_back(i);
   }

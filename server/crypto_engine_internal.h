@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
@@ -16,7 +17,8 @@
 namespace smcrypt::server {
 
 // CryptoEngine::Ring: the KeyStore and the primitives built from its keys, keyed by
-// KeyringPrimitiveKey(algorithm, variant, key_id). Immutable once built.
+// KeyringPrimitiveKey(algorithm, variant, key_id, version); each key's newest version
+// also under version 0. Immutable once built.
 struct CryptoEngine::Ring {
   // Build parses every key of `keys` into the primitives its algorithms use (a key a
   // factory refuses is left out; requests using it get the factory's error).
@@ -59,9 +61,9 @@ absl::Status CheckSymmetricParams(const SymmetricParams& p);
 absl::Status CheckHybridAlgorithm(Algorithm alg);
 
 // KeyringPrimitiveKey names a keyring primitive: algorithm, variant (the SM2 ciphertext
-// format, or empty) and key_id (key_ids hold no '|').
+// format, or empty), key_id (key_ids hold no '|') and version (0: the newest).
 std::string KeyringPrimitiveKey(Algorithm alg, absl::string_view variant,
-                                absl::string_view key_id);
+                                absl::string_view key_id, uint32_t version);
 // PublicCacheKey is the LRU key of a primitive parsed from public key bytes: algorithm,
 // the length-prefixed options that shape the primitive, then the exact key bytes.
 std::string PublicCacheKey(Algorithm alg, absl::string_view variant, absl::string_view key);
@@ -88,9 +90,9 @@ inline void RecordDecryptResult(EngineObserver* observer, Algorithm alg, const a
 template <typename T>
 std::shared_ptr<const T> FindPrimitive(
     const absl::flat_hash_map<std::string, std::shared_ptr<const T>>& map, Algorithm alg,
-    absl::string_view variant, absl::string_view key_id) {
+    absl::string_view variant, const KeyInput& key) {
   if (map.empty()) return nullptr;
-  auto it = map.find(KeyringPrimitiveKey(alg, variant, key_id));
+  auto it = map.find(KeyringPrimitiveKey(alg, variant, key.value, key.version));
   return it == map.end() ? nullptr : it->second;
 }
 

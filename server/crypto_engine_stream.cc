@@ -5,6 +5,8 @@
 #include "absl/strings/str_cat.h"
 #include "server/crypto_engine.h"
 #include "server/crypto_engine_internal.h"
+#include "server/error_reason.h"
+#include "smcrypt/registry.h"
 #include "smcrypt/random.h"
 
 namespace smcrypt::server {
@@ -151,6 +153,12 @@ absl::StatusOr<std::unique_ptr<StreamEncryptor>> CryptoEngine::NewStreamEncrypto
   const std::shared_ptr<const Ring> ring = this->ring();
   absl::Status s = CheckSymmetricParams(p);
   if (!s.ok()) return s;
+  if (CipherModeOf(p.algorithm) == CipherMode::kXts) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        AlgorithmName(p.algorithm),
+        " has no stream: one message is one data unit (at most 2^20 blocks); use Encrypt and "
+        "Decrypt per data unit"));
+  }
   absl::StatusOr<absl::string_view> key = SymmetricKey(*ring, p.algorithm, p.key);
   if (!key.ok()) return key.status();
   absl::StatusOr<std::unique_ptr<StreamEncryptor>> enc;
@@ -184,6 +192,12 @@ absl::StatusOr<std::unique_ptr<StreamDecryptor>> CryptoEngine::NewStreamDecrypto
   const std::shared_ptr<const Ring> ring = this->ring();
   absl::Status s = CheckSymmetricParams(p);
   if (!s.ok()) return s;
+  if (CipherModeOf(p.algorithm) == CipherMode::kXts) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        AlgorithmName(p.algorithm),
+        " has no stream: one message is one data unit (at most 2^20 blocks); use Encrypt and "
+        "Decrypt per data unit"));
+  }
   absl::StatusOr<absl::string_view> key = SymmetricKey(*ring, p.algorithm, p.key);
   if (!key.ok()) return key.status();
   const absl::string_view nonce = p.nonce.value_or("");
@@ -236,6 +250,39 @@ absl::StatusOr<std::unique_ptr<HybridStreamDecryptor>> CryptoEngine::NewHybridSt
   }
   return std::unique_ptr<HybridStreamDecryptor>(
       new CountingHybridStreamDecryptor(*std::move(dec), p.algorithm, observer_));
+}
+
+// ---- SM2 key exchange -------------------------------------------------------------
+
+absl::StatusOr<std::unique_ptr<Sm2KeyExchange>> CryptoEngine::NewKeyExchange(
+    const KeyExchangeInput& in) const {
+  if (in.algorithm != Algorithm::kSm2) return WrongAlgorithm(in.algorithm, "SM2");
+  const std::shared_ptr<const Ring> ring = this->ring();
+  absl::StatusOr<absl::string_view> own = PrivateKey(*ring, in.algorithm, in.key);
+  if (!own.ok()) return own.status();
+  absl::StatusOr<Sm2PrivateKey> own_key = ParseSm2PrivateKey(*own);
+  if (!own_key.ok()) {
+    return NameInlineKey(ExplainPrivateKeyError(own_key.status(), in.algorithm, in.key), in.key);
+  }
+  if (in.peer_key.kind == KeyInput::Kind::kNone) {
+    return absl::InvalidArgumentError("peer_key is required (key_id or inline_key)");
+  }
+  absl::StatusOr<absl::string_view> peer = PublicKey(*ring, in.algorithm, in.peer_key);
+  if (!peer.ok()) return peer.status();
+  absl::StatusOr<Sm2PublicKey> peer_key = ParseSm2PublicKey(*peer);
+  if (!peer_key.ok()) {
+    absl::Status st = peer_key.status();
+    if (in.peer_key.kind == KeyInput::Kind::kInline &&
+        st.code() == absl::StatusCode::kInvalidArgument) {
+      return WithReason(
+          absl::InvalidArgumentError(absl::StrCat("peer_key.inline_key: ", st.message())),
+          reason::kInvalidKey, {{"field", "peer_key.inline_key"}});
+    }
+    return st;
+  }
+  absl::StatusOr<Sm2KeyExchange> kex = Sm2KeyExchange::New(*own_key, *peer_key, in.params);
+  if (!kex.ok()) return kex.status();
+  return std::make_unique<Sm2KeyExchange>(*std::move(kex));
 }
 
 }  // namespace smcrypt::server

@@ -188,6 +188,44 @@ const v1::KeyRef* KeyOf(const Req& r) {
   }
 }
 
+// KeyInputOf: the key of an engine input (a request's parse result), or null when it has
+// none.
+template <typename T>
+concept HasKeyInput = requires(T t) { requires std::is_same_v<decltype(t.key), KeyInput>; };
+template <typename T>
+concept HasParamsKeyInput =
+    requires(T t) { requires std::is_same_v<decltype(t.params.key), KeyInput>; };
+
+template <typename In>
+auto KeyInputOf(In& in) {
+  using Ptr = std::conditional_t<std::is_const_v<In>, const KeyInput*, KeyInput*>;
+  if constexpr (HasKeyInput<std::remove_const_t<In>>) {
+    return Ptr(&in.key);
+  } else if constexpr (HasParamsKeyInput<std::remove_const_t<In>>) {
+    return Ptr(&in.params.key);
+  } else {
+    return Ptr(nullptr);
+  }
+}
+
+// ReportedVersion: the version a response and an audit line report for `in` (0: none).
+template <typename In>
+uint32_t ReportedVersion(const In& in) {
+  const KeyInput* key = KeyInputOf(in);
+  return key != nullptr && key->report_version ? key->version : 0;
+}
+
+// AuditVersion: the version the audit line of `req` reports: the one fixed in its parsed
+// input, else the one the request named.
+template <typename Req, typename In>
+uint32_t AuditVersion(const Req& req, const absl::StatusOr<In>& input) {
+  if (input.ok()) return ReportedVersion(*input);
+  if constexpr (requires { req.key().key_version(); }) {
+    if (req.key().ref_case() == v1::KeyRef::kKeyId) return req.key().key_version();
+  }
+  return 0;
+}
+
 // Checked is what the checks of one request (a unary call, a queued call, a batch item or
 // a stream's params) left: its engine input, or the status that answers it. `audit`: it
 // passed the policy check of an audited method, so its final status is to be audited.
@@ -203,7 +241,8 @@ template <typename Parse, typename Req>
 using InputOf = typename std::invoke_result_t<const Parse&, const Req&>::value_type;
 
 // Check parses `req` with `parse` and, when spec.scope is `level`, checks it against the
-// access policy before or after parsing as spec.order says. The order decides which
+// access policy before or after parsing as spec.order says. A parsed keyring key gets its
+// version fixed (CryptoServiceImpl::PinKeyVersion). The order decides which
 // status a request with both a bad field and a denied key gets, and whether a request
 // that does not parse is checked (and its denial audited) at all: it is the table's
 // (method_spec.h), never the handler's. A denial is audited by Authorize.
@@ -211,24 +250,51 @@ template <typename Req, typename Parse>
 Checked<InputOf<Parse, Req>> Check(const CryptoServiceImpl& svc, const MethodSpec& spec,
                                    grpc::CallbackServerContext* ctx, const Req& req,
                                    PolicyScope level, const Parse& parse) {
-  if (spec.scope != level) return {parse(req), false};
+  auto parse_and_pin = [&]() -> absl::StatusOr<InputOf<Parse, Req>> {
+    absl::StatusOr<InputOf<Parse, Req>> in = parse(req);
+    if (!in.ok()) return in;
+    KeyInput* key = KeyInputOf(*in);
+    const v1::KeyRef* ref = KeyOf(req);
+    if (key != nullptr && ref != nullptr) {
+      absl::Status pinned = svc.PinKeyVersion(*ref, key);
+      if (!pinned.ok()) return pinned;
+    }
+    return in;
+  };
+  if (spec.scope != level) return {parse_and_pin(), false};
   absl::StatusOr<InputOf<Parse, Req>> input;
   if (spec.order == CheckOrder::kParseFirst) {
-    input = parse(req);
+    input = parse_and_pin();
     if (!input.ok()) return {std::move(input), false};
   }
   absl::Status allowed = svc.Authorize(ctx, spec.method, spec.op, AlgorithmOf(req), KeyOf(req));
   if (!allowed.ok()) return {std::move(allowed), false};
-  if (spec.order == CheckOrder::kPolicyFirst) input = parse(req);
+  if (spec.order == CheckOrder::kPolicyFirst) input = parse_and_pin();
   return {std::move(input), spec.audited};
 }
 
 // AuditDone writes the audit line of a request that Check allowed for an audited method.
+// `key_version` is AuditVersion's.
 template <typename Req>
 void AuditDone(const CryptoServiceImpl& svc, const MethodSpec& spec,
-               grpc::CallbackServerContext* ctx, const Req& req, absl::StatusCode code) {
-  svc.Audit(ctx, spec.method, spec.op, AlgorithmOf(req), KeyOf(req), code);
+               grpc::CallbackServerContext* ctx, const Req& req, absl::StatusCode code,
+               uint32_t key_version) {
+  svc.Audit(ctx, spec.method, spec.op, AlgorithmOf(req), KeyOf(req), code, key_version);
 }
+
+// KeyedAlgorithm: the algorithm and key of a request whose other fields go to the
+// engine as they are (Hmac, PublicKeyDecrypt, HybridDecrypt, GetPublicKey), so that
+// Check fixes its key's version; `format` for PublicKeyDecrypt only.
+struct KeyedAlgorithm {
+  Algorithm algorithm;
+  KeyInput key;
+  Sm2CiphertextFormat format = Sm2CiphertextFormat::kC1C3C2;
+};
+constexpr auto kAlgorithmAndKey = [](const auto& r) -> absl::StatusOr<KeyedAlgorithm> {
+  absl::StatusOr<Algorithm> alg = ToAlgorithm(r.algorithm());
+  if (!alg.ok()) return alg.status();
+  return KeyedAlgorithm{*alg, ToKey(r.key())};
+};
 
 // Parse functions shared by several handlers. kAlgorithmOnly: the request's algorithm;
 // kNothingToParse: requests without fields to check before the work; kBatchSize: a batch
@@ -261,7 +327,9 @@ grpc::ServerUnaryReactor* Guarded(const CryptoServiceImpl* svc, const MethodSpec
         Checked<InputOf<Parse, Req>> c = Check(*svc, *spec, ctx, *request, PolicyScope::kCall,
                                                parse);
         absl::Status s = c.input.ok() ? work(*c.input) : c.input.status();
-        if (c.audit) AuditDone(*svc, *spec, ctx, *request, s.code());
+        if (c.audit) {
+          AuditDone(*svc, *spec, ctx, *request, s.code(), AuditVersion(*request, c.input));
+        }
         return s;
       },
       std::move(on_done));
@@ -399,6 +467,12 @@ class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
       Done(grpc::Status(grpc::StatusCode::CANCELLED, "the client went away"));
       return;
     }
+    // A response that carried a secret (KeyExchange's shared key) is wiped before its
+    // memory is freed.
+    if constexpr (requires { out_.front().mutable_shared_key(); }) {
+      std::string* secret = out_.front().mutable_shared_key();
+      SecureZero(secret->data(), secret->size());
+    }
     out_.pop_front();
     Pump();
   }
@@ -416,10 +490,12 @@ class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
   virtual absl::Status OnMessage(const Req& req, bool first, std::deque<Resp>* out) = 0;
   virtual absl::Status OnEnd(std::deque<Resp>* out) = 0;
   // AuditAs makes the stream write an audit line when it ends (private-key streams).
-  void AuditAs(const MethodSpec& spec, const v1::HybridStreamParams& p) {
+  template <typename Params>
+  void AuditAs(const MethodSpec& spec, const Params& p, uint32_t key_version) {
     audit_method_ = spec.method;
     audit_op_ = spec.op;
     audit_alg_ = p.algorithm();
+    audit_key_version_ = key_version;
     // Only the key's kind and key_id are kept, never inline bytes.
     if (p.key().ref_case() == v1::KeyRef::kKeyId) audit_key_.set_key_id(p.key().key_id());
     if (p.key().ref_case() == v1::KeyRef::kInlineKey) audit_key_.set_inline_key("");
@@ -429,7 +505,7 @@ class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
   void Done(const grpc::Status& status) {
     if (!audit_method_.empty()) {
       svc_->Audit(ctx_, audit_method_, audit_op_, audit_alg_, &audit_key_,
-                  static_cast<absl::StatusCode>(status.error_code()));
+                  static_cast<absl::StatusCode>(status.error_code()), audit_key_version_);
     }
     this->Finish(status);
   }
@@ -479,6 +555,7 @@ class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
   AccessOperation audit_op_ = AccessOperation::kDecrypt;
   v1::Algorithm audit_alg_ = v1::ALGORITHM_UNSPECIFIED;
   v1::KeyRef audit_key_;
+  uint32_t audit_key_version_ = 0;
 };
 
 class EncryptStreamReactor final
@@ -508,7 +585,9 @@ class EncryptStreamReactor final
       if (!enc.ok()) return enc.status();
       enc_ = *std::move(enc);
       algorithm_ = p->algorithm;
-      out->emplace_back().set_nonce(std::string(enc_->nonce()));
+      v1::EncryptStreamResponse& header = out->emplace_back();
+      header.set_nonce(std::string(enc_->nonce()));
+      header.set_key_version(ReportedVersion(*p));
     } else if (req.has_params()) {
       return absl::InvalidArgumentError("params may only be sent in the first message");
     }
@@ -611,7 +690,9 @@ class HybridEncryptStreamReactor final
           engine().NewHybridStreamEncryptor(*p);
       if (!enc.ok()) return enc.status();
       enc_ = *std::move(enc);
-      out->emplace_back().set_ciphertext(std::string(enc_->prefix()));
+      v1::HybridEncryptStreamResponse& header = out->emplace_back();
+      header.set_ciphertext(std::string(enc_->prefix()));
+      header.set_key_version(ReportedVersion(*p));
     } else if (req.has_params()) {
       return absl::InvalidArgumentError("params may only be sent in the first message");
     }
@@ -655,7 +736,9 @@ class HybridDecryptStreamReactor final
                                             req.params(), PolicyScope::kCall, HybridFrom);
       // Opening with the private key: audited with the stream's final status (parse
       // errors included).
-      if (p.audit) AuditAs(rpc::kHybridDecryptStream, req.params());
+      if (p.audit) {
+        AuditAs(rpc::kHybridDecryptStream, req.params(), AuditVersion(req.params(), p.input));
+      }
       if (!p.input.ok()) return p.input.status();
       absl::StatusOr<std::unique_ptr<HybridStreamDecryptor>> dec =
           engine().NewHybridStreamDecryptor(*p.input);
@@ -681,6 +764,148 @@ class HybridDecryptStreamReactor final
   }
 
   std::unique_ptr<HybridStreamDecryptor> dec_;
+};
+
+// KeyExchangeReactor runs one SM2 key exchange in the order crypto.proto gives above
+// KeyExchangeRequest. The Sm2KeyExchange holds the ephemeral scalar (and a responder's K
+// until S_A is checked) between messages; it dies, its secrets wiped, with the stream.
+class KeyExchangeReactor final
+    : public BidiStream<v1::KeyExchangeRequest, v1::KeyExchangeResponse> {
+ public:
+  using BidiStream::BidiStream;
+
+ private:
+  enum class Step { kAwaitingPeerPoint, kAwaitingPeerConfirmation, kDone };
+
+  absl::Status OnMessage(const v1::KeyExchangeRequest& req, bool first,
+                         std::deque<v1::KeyExchangeResponse>* out) override {
+    if (first) return OnParams(req, out);
+    if (req.has_params()) {
+      return absl::InvalidArgumentError("params may only be sent in the first message");
+    }
+    switch (step_) {
+      case Step::kAwaitingPeerPoint: {  // initiator, second message: R_B (and S_B)
+        if (req.peer_ephemeral_point().empty()) {
+          return absl::InvalidArgumentError(
+              "the initiator's second KeyExchange message must carry peer_ephemeral_point "
+              "(R_B)");
+        }
+        absl::Status s = CheckConfirmationPresence(req, "S_B");
+        if (!s.ok()) return s;
+        absl::StatusOr<Sm2KeyExchangeOutput> k =
+            kex_->ComputeKey(req.peer_ephemeral_point(), req.peer_confirmation());
+        if (!k.ok()) return k.status();
+        v1::KeyExchangeResponse& r = out->emplace_back();
+        r.set_shared_key(std::string(SecretDataAsStringView(k->key)));
+        r.set_confirmation(std::move(k->confirmation));
+        step_ = Step::kDone;
+        return absl::OkStatus();
+      }
+      case Step::kAwaitingPeerConfirmation: {  // responder, second message: S_A
+        if (!req.peer_ephemeral_point().empty()) {
+          return absl::InvalidArgumentError(
+              "peer_ephemeral_point (R_A) belongs in the responder's first message; the "
+              "second carries peer_confirmation (S_A) only");
+        }
+        if (req.peer_confirmation().empty()) {
+          return absl::InvalidArgumentError(
+              "the responder's second KeyExchange message must carry peer_confirmation (S_A)");
+        }
+        absl::StatusOr<SecretData> key = kex_->ConfirmPeer(req.peer_confirmation());
+        if (!key.ok()) return key.status();
+        out->emplace_back().set_shared_key(std::string(SecretDataAsStringView(*key)));
+        step_ = Step::kDone;
+        return absl::OkStatus();
+      }
+      case Step::kDone:
+        break;
+    }
+    return absl::InvalidArgumentError(
+        "the key exchange is complete (its last response carried shared_key); half-close "
+        "the stream");
+  }
+
+  absl::Status OnParams(const v1::KeyExchangeRequest& req,
+                        std::deque<v1::KeyExchangeResponse>* out) {
+    if (!req.has_params()) {
+      return absl::InvalidArgumentError("the first KeyExchange message must carry params");
+    }
+    Checked<KeyExchangeInput> p = Check(svc(), rpc::kKeyExchange, ctx(), req.params(),
+                                        PolicyScope::kCall, KeyExchangeFrom);
+    // The caller's private key is used: audited with the stream's final status.
+    if (p.audit) {
+      AuditAs(rpc::kKeyExchange, req.params(), AuditVersion(req.params(), p.input));
+    }
+    if (!p.input.ok()) return p.input.status();
+    const bool initiator = p.input->params.role == Sm2KeyExchangeRole::kInitiator;
+    if (initiator && (!req.peer_ephemeral_point().empty() || !req.peer_confirmation().empty())) {
+      return absl::InvalidArgumentError(
+          "an initiator's first KeyExchange message carries params only; send the peer's "
+          "R_B (and S_B) in the second");
+    }
+    if (!initiator && req.peer_ephemeral_point().empty()) {
+      return absl::InvalidArgumentError(
+          "a responder's first KeyExchange message must carry peer_ephemeral_point (R_A) "
+          "with its params");
+    }
+    if (!initiator && !req.peer_confirmation().empty()) {
+      return absl::InvalidArgumentError(
+          "peer_confirmation (S_A) belongs in the responder's second message, after R_B "
+          "and S_B");
+    }
+    absl::StatusOr<std::unique_ptr<Sm2KeyExchange>> kex = engine().NewKeyExchange(*p.input);
+    if (!kex.ok()) return kex.status();
+    kex_ = *std::move(kex);
+    absl::StatusOr<std::string> own_point = kex_->Start();
+    if (!own_point.ok()) return own_point.status();
+    v1::KeyExchangeResponse& r = out->emplace_back();
+    r.set_ephemeral_point(*std::move(own_point));
+    if (initiator) {
+      step_ = Step::kAwaitingPeerPoint;
+      return absl::OkStatus();
+    }
+    absl::StatusOr<Sm2KeyExchangeOutput> k = kex_->ComputeKey(req.peer_ephemeral_point());
+    if (!k.ok()) return k.status();
+    if (kex_->params().confirmation) {
+      r.set_confirmation(std::move(k->confirmation));
+      step_ = Step::kAwaitingPeerConfirmation;
+    } else {
+      r.set_shared_key(std::string(SecretDataAsStringView(k->key)));
+      step_ = Step::kDone;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckConfirmationPresence(const v1::KeyExchangeRequest& req,
+                                         absl::string_view name) const {
+    const bool confirmation = kex_->params().confirmation;
+    if (confirmation && req.peer_confirmation().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "confirmation is on: this message must carry peer_confirmation (", name, ")"));
+    }
+    if (!confirmation && !req.peer_confirmation().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "peer_confirmation (", name, ") was sent but params.confirmation is false"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status OnEnd(std::deque<v1::KeyExchangeResponse>* out) override {
+    (void)out;
+    if (kex_ == nullptr) {
+      return absl::InvalidArgumentError("KeyExchange ended before its params");
+    }
+    if (step_ != Step::kDone) {
+      return absl::InvalidArgumentError(
+          step_ == Step::kAwaitingPeerPoint
+              ? "KeyExchange ended before the peer's R_B: no shared key"
+              : "KeyExchange ended before the peer's S_A: no shared key");
+    }
+    return absl::OkStatus();
+  }
+
+  std::unique_ptr<Sm2KeyExchange> kex_;
+  Step step_ = Step::kAwaitingPeerPoint;
 };
 
 class HashStreamReactor final : public grpc::ServerReadReactor<v1::HashStreamRequest> {
@@ -881,6 +1106,7 @@ absl::Status CryptoServiceImpl::Authorize(grpc::CallbackServerContext* ctx,
     r.operation = op;
     r.algorithm = AlgorithmLabel(alg);
     r.key = access_key;
+    if (key != nullptr && key->ref_case() == v1::KeyRef::kKeyId) r.key_version = key->key_version();
     r.code = s.code();
     guards_.audit->Write(r);
   }
@@ -889,7 +1115,7 @@ absl::Status CryptoServiceImpl::Authorize(grpc::CallbackServerContext* ctx,
 
 void CryptoServiceImpl::Audit(grpc::CallbackServerContext* ctx, absl::string_view method,
                               AccessOperation op, v1::Algorithm alg, const v1::KeyRef* key,
-                              absl::StatusCode code) const {
+                              absl::StatusCode code, uint32_t key_version) const {
   if (guards_.audit == nullptr || !guards_.audit->enabled()) return;
   const ClientIdentity client = IdentityOf(*ctx);
   AuditRecord r;
@@ -898,8 +1124,24 @@ void CryptoServiceImpl::Audit(grpc::CallbackServerContext* ctx, absl::string_vie
   r.operation = op;
   r.algorithm = AlgorithmLabel(alg);
   r.key = ToAccessKey(key);
+  r.key_version = key_version;
   r.code = code;
   guards_.audit->Write(r);
+}
+
+absl::Status CryptoServiceImpl::PinKeyVersion(const v1::KeyRef& ref, KeyInput* key) const {
+  if (ref.key_version() != 0 && ref.ref_case() != v1::KeyRef::kKeyId) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "key.key_version (", ref.key_version(),
+        ") names a version of a keyring key; it must be 0 (unset) unless key.key_id is set"));
+  }
+  if (key->kind != KeyInput::Kind::kKeyId) return absl::OkStatus();
+  const std::shared_ptr<const KeyStore> keys = engine_->key_store();
+  absl::StatusOr<const StoredKey*> entry = keys->Find(key->value, key->version);
+  if (!entry.ok()) return absl::OkStatus();
+  key->version = (*entry)->version;
+  key->report_version = ref.key_version() != 0 || (*entry)->versioned;
+  return absl::OkStatus();
 }
 
 // ---- Batched operations ------------------------------------------------------------------
@@ -908,9 +1150,9 @@ namespace {
 
 // CheckAndRun is the body of every batched path (the batch queues' runs and the batch
 // RPCs' chunks): check(i) → Checked<In> for each i in [0, n), one engine(inputs) call for
-// the inputs that passed, then answer(i, result, audit) in order, where `result` is item
-// i's engine result or the status its check left. The inputs' views stay valid until the
-// items are answered.
+// the inputs that passed, then answer(i, result, audit, input) in order, where `result` is
+// item i's engine result or the status its check left and `input` its checked input (null
+// when the check failed). The inputs' views stay valid until the items are answered.
 template <typename In, typename CheckFn, typename Engine, typename Answer>
 void CheckAndRun(size_t n, const CheckFn& check, const Engine& engine, const Answer& answer) {
   constexpr size_t kNotRun = ~size_t{0};
@@ -930,15 +1172,16 @@ void CheckAndRun(size_t n, const CheckFn& check, const Engine& engine, const Ans
   for (size_t i = 0; i < n; ++i) {
     Result r = index[i] == kNotRun ? Result(checked[i].input.status())
                                    : std::move(results[index[i]]);
-    answer(i, std::move(r), checked[i].audit);
+    const In* input = index[i] == kNotRun ? nullptr : &inputs[index[i]];
+    answer(i, std::move(r), checked[i].audit, input);
   }
 }
 
 // RunQueued answers a run of queued calls as their unary handler would: each call still
 // wanted is checked with the handler's MethodSpec (Check: cancellation, access policy,
 // parsing, in that spec's order), the calls that pass go to the engine's batch operation
-// in one call, and each call is answered with its own status, write(response, value)
-// filling the response of a success; an audited method audits each allowed call.
+// in one call, and each call is answered with its own status, write(response, value,
+// input) filling the response of a success; an audited method audits each allowed call.
 template <typename Call, typename Parse, typename Engine, typename Write>
 void RunQueued(const CryptoServiceImpl& svc, const MethodSpec& spec, absl::Span<Call> calls,
                const Parse& parse, const Engine& engine, const Write& write) {
@@ -951,10 +1194,15 @@ void RunQueued(const CryptoServiceImpl& svc, const MethodSpec& spec, absl::Span<
         return Check(svc, spec, c.ctx, *c.request, PolicyScope::kCall, parse);
       },
       engine,
-      [&](size_t i, auto result, bool audit) {
+      [&](size_t i, auto result, bool audit, const In* input) {
         const Call& c = calls[i];
-        if (result.ok()) write(c.response, *std::move(result));
-        if (audit) AuditDone(svc, spec, c.ctx, *c.request, result.status().code());
+        if (result.ok()) write(c.response, *std::move(result), *input);
+        if (audit) {
+          const uint32_t v = input != nullptr ? ReportedVersion(*input)
+                                              : AuditVersion(*c.request, absl::StatusOr<In>(
+                                                                             result.status()));
+          AuditDone(svc, spec, c.ctx, *c.request, result.status().code(), v);
+        }
         FinishQueued(c, result.status());
       });
 }
@@ -963,14 +1211,17 @@ void RunSignBatch(const CryptoServiceImpl& svc, absl::Span<SignCall> calls) {
   RunQueued(
       svc, rpc::kSign, calls, SignItemFrom,
       [&](absl::Span<const SignItem> items) { return svc.engine().SignBatch(items); },
-      [](v1::SignResponse* r, std::string sig) { r->set_signature(std::move(sig)); });
+      [](v1::SignResponse* r, std::string sig, const SignItem& in) {
+        r->set_signature(std::move(sig));
+        r->set_key_version(ReportedVersion(in));
+      });
 }
 
 void RunVerifyBatch(const CryptoServiceImpl& svc, absl::Span<VerifyCall> calls) {
   RunQueued(
       svc, rpc::kVerify, calls, VerifyItemFrom,
       [&](absl::Span<const VerifyItem> items) { return svc.engine().VerifyBatch(items); },
-      [](v1::VerifyResponse* r, bool valid) { r->set_valid(valid); });
+      [](v1::VerifyResponse* r, bool valid, const VerifyItem&) { r->set_valid(valid); });
 }
 
 void RunHashBatch(const CryptoServiceImpl& svc, absl::Span<HashCall> calls) {
@@ -978,7 +1229,9 @@ void RunHashBatch(const CryptoServiceImpl& svc, absl::Span<HashCall> calls) {
   RunQueued(
       svc, rpc::kHash, calls, HashItemFrom,
       [&](absl::Span<const HashItem> items) { return svc.engine().HashBatch(items); },
-      [](v1::HashResponse* r, std::string digest) { r->set_digest(std::move(digest)); });
+      [](v1::HashResponse* r, std::string digest, const HashItem&) {
+        r->set_digest(std::move(digest));
+      });
 }
 
 void RunPublicKeyEncryptBatch(const CryptoServiceImpl& svc,
@@ -988,7 +1241,10 @@ void RunPublicKeyEncryptBatch(const CryptoServiceImpl& svc,
       [&](absl::Span<const PublicKeyEncryptItem> items) {
         return svc.engine().PublicKeyEncryptBatch(items);
       },
-      [](v1::PublicKeyEncryptResponse* r, std::string ct) { r->set_ciphertext(std::move(ct)); });
+      [](v1::PublicKeyEncryptResponse* r, std::string ct, const PublicKeyEncryptItem& in) {
+        r->set_ciphertext(std::move(ct));
+        r->set_key_version(ReportedVersion(in));
+      });
 }
 
 void RunHybridEncryptBatch(const CryptoServiceImpl& svc, absl::Span<HybridEncryptCall> calls) {
@@ -997,7 +1253,10 @@ void RunHybridEncryptBatch(const CryptoServiceImpl& svc, absl::Span<HybridEncryp
       [&](absl::Span<const HybridEncryptItem> items) {
         return svc.engine().HybridEncryptBatch(items);
       },
-      [](v1::HybridEncryptResponse* r, std::string ct) { r->set_ciphertext(std::move(ct)); });
+      [](v1::HybridEncryptResponse* r, std::string ct, const HybridEncryptItem& in) {
+        r->set_ciphertext(std::move(ct));
+        r->set_key_version(ReportedVersion(in));
+      });
 }
 
 // kBatchChunk: SignBatch, VerifyBatch, EncryptBatch and HybridEncryptBatch items per
@@ -1012,8 +1271,8 @@ constexpr int kWholeBatch = 0;
 // stops a batch whose deadline passed or whose client cancelled. Each item is checked
 // with the batch's spec at PolicyScope::kEachItem (parsed, and for a per-item method
 // authorized, in spec.order), the items that pass go to `engine` together, and
-// write(result) adds each item's result; an audited method audits each allowed item's
-// final status.
+// write(result, input) adds each item's result (`input`: its checked input, null when
+// the check failed); an audited method audits each allowed item's final status.
 template <typename Item, typename Parse, typename Engine, typename Write>
 absl::Status RunBatch(const CryptoServiceImpl& svc, const MethodSpec& spec,
                       grpc::CallbackServerContext* ctx,
@@ -1034,9 +1293,15 @@ absl::Status RunBatch(const CryptoServiceImpl& svc, const MethodSpec& spec,
           return Check(svc, spec, ctx, items[begin + i], PolicyScope::kEachItem, parse);
         },
         engine,
-        [&](size_t i, auto result, bool audit) {
-          if (audit) AuditDone(svc, spec, ctx, items[begin + i], result.status().code());
-          write(std::move(result));
+        [&](size_t i, auto result, bool audit, const In* input) {
+          if (audit) {
+            const uint32_t v =
+                input != nullptr
+                    ? ReportedVersion(*input)
+                    : AuditVersion(items[begin + i], absl::StatusOr<In>(result.status()));
+            AuditDone(svc, spec, ctx, items[begin + i], result.status().code(), v);
+          }
+          write(std::move(result), input);
         });
   }
   return absl::OkStatus();
@@ -1136,7 +1401,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::HashBatch(grpc::CallbackServerConte
             [this](absl::Span<const HashItem> items) {
               return engine_->HashBatch(items);
             },
-            [response](absl::StatusOr<std::string> digest) {
+            [response](absl::StatusOr<std::string> digest, const HashItem*) {
               v1::HashBatchResult* r = response->add_results();
               SetItemStatus(digest.status(), r->mutable_status());
               if (digest.ok()) r->set_digest(*std::move(digest));
@@ -1149,9 +1414,10 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::Hmac(grpc::CallbackServerContext* c
                                                   v1::HmacResponse* response) {
   // An HMAC uses a secret key on the caller's behalf: audited like a signature.
   return Guarded(
-      this, rpc::kHmac, ctx, request, response, kAlgorithmOnly,
-      [this, request, response](Algorithm alg) -> absl::Status {
-        const KeyInput key = ToKey(request->key());
+      this, rpc::kHmac, ctx, request, response, kAlgorithmAndKey,
+      [this, request, response](const KeyedAlgorithm& in) -> absl::Status {
+        const Algorithm alg = in.algorithm;
+        const KeyInput& key = in.key;
         if (request->has_expected_mac()) {
           absl::StatusOr<bool> valid =
               engine_->VerifyHmac(alg, key, request->data(), request->expected_mac());
@@ -1181,6 +1447,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::Sign(grpc::CallbackServerContext* c
             item.algorithm, item.key, item.data, item.options, item.user_id_set);
         if (!sig.ok()) return sig.status();
         response->set_signature(*std::move(sig));
+        response->set_key_version(ReportedVersion(item));
         return absl::OkStatus();
       });
 }
@@ -1215,10 +1482,13 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::SignBatch(grpc::CallbackServerConte
             [this](absl::Span<const SignItem> items) {
               return engine_->SignBatch(items);
             },
-            [response](absl::StatusOr<std::string> sig) {
+            [response](absl::StatusOr<std::string> sig, const SignItem* in) {
               v1::SignBatchResult* r = response->add_results();
               SetItemStatus(sig.status(), r->mutable_status());
-              if (sig.ok()) r->set_signature(*std::move(sig));
+              if (sig.ok()) {
+                r->set_signature(*std::move(sig));
+                r->set_key_version(ReportedVersion(*in));
+              }
             });
       });
 }
@@ -1236,7 +1506,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::VerifyBatch(grpc::CallbackServerCon
             [this](absl::Span<const VerifyItem> items) {
               return engine_->VerifyBatch(items);
             },
-            [response](absl::StatusOr<bool> valid) {
+            [response](absl::StatusOr<bool> valid, const VerifyItem*) {
               v1::VerifyBatchResult* r = response->add_results();
               SetItemStatus(valid.status(), r->mutable_status());
               if (valid.ok()) r->set_valid(*valid);
@@ -1258,6 +1528,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::Encrypt(grpc::CallbackServerContext
         response->set_nonce(std::move(ct->nonce));
         response->set_ciphertext(std::move(ct->ciphertext));
         response->set_tag(std::move(ct->tag));
+        response->set_key_version(ReportedVersion(p));
         return absl::OkStatus();
       });
 }
@@ -1304,13 +1575,14 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::EncryptBatch(grpc::CallbackServerCo
               }
               return engine_->EncryptBatch(params, plaintexts);
             },
-            [response](absl::StatusOr<SymmetricCiphertext> ct) {
+            [response](absl::StatusOr<SymmetricCiphertext> ct, const SymmetricInput* in) {
               v1::EncryptBatchResult* r = response->add_results();
               SetItemStatus(ct.status(), r->mutable_status());
               if (ct.ok()) {
                 r->set_nonce(std::move(ct->nonce));
                 r->set_ciphertext(std::move(ct->ciphertext));
                 r->set_tag(std::move(ct->tag));
+                r->set_key_version(ReportedVersion(*in));
               }
             });
       });
@@ -1346,6 +1618,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::PublicKeyEncrypt(
             item.algorithm, item.key, item.plaintext, item.format);
         if (!ct.ok()) return ct.status();
         response->set_ciphertext(*std::move(ct));
+        response->set_key_version(ReportedVersion(item));
         return absl::OkStatus();
       });
 }
@@ -1353,19 +1626,18 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::PublicKeyEncrypt(
 grpc::ServerUnaryReactor* CryptoServiceImpl::PublicKeyDecrypt(
     grpc::CallbackServerContext* ctx, const v1::PublicKeyDecryptRequest* request,
     v1::PublicKeyDecryptResponse* response) {
-  using AlgorithmAndFormat = std::pair<Algorithm, Sm2CiphertextFormat>;
   return Guarded(
       this, rpc::kPublicKeyDecrypt, ctx, request, response,
-      [](const v1::PublicKeyDecryptRequest& r) -> absl::StatusOr<AlgorithmAndFormat> {
+      [](const v1::PublicKeyDecryptRequest& r) -> absl::StatusOr<KeyedAlgorithm> {
         absl::StatusOr<Algorithm> alg = ToAlgorithm(r.algorithm());
         if (!alg.ok()) return alg.status();
         absl::StatusOr<Sm2CiphertextFormat> format = ToSm2Format(*alg, r.sm2_format());
         if (!format.ok()) return format.status();
-        return AlgorithmAndFormat{*alg, *format};
+        return KeyedAlgorithm{*alg, ToKey(r.key()), *format};
       },
-      [this, request, response](const AlgorithmAndFormat& p) -> absl::Status {
+      [this, request, response](const KeyedAlgorithm& p) -> absl::Status {
         absl::StatusOr<std::string> pt = engine_->PublicKeyDecrypt(
-            p.first, ToKey(request->key()), request->ciphertext(), p.second);
+            p.algorithm, p.key, request->ciphertext(), p.format);
         if (!pt.ok()) return pt.status();
         response->set_plaintext(*std::move(pt));
         return absl::OkStatus();
@@ -1385,6 +1657,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::HybridEncrypt(
             item.algorithm, item.key, item.plaintext, item.info);
         if (!ct.ok()) return ct.status();
         response->set_ciphertext(*std::move(ct));
+        response->set_key_version(ReportedVersion(item));
         return absl::OkStatus();
       });
 }
@@ -1402,10 +1675,13 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::HybridEncryptBatch(
             [this](absl::Span<const HybridEncryptItem> items) {
               return engine_->HybridEncryptBatch(items);
             },
-            [response](absl::StatusOr<std::string> ct) {
+            [response](absl::StatusOr<std::string> ct, const HybridEncryptItem* in) {
               v1::HybridEncryptBatchResult* r = response->add_results();
               SetItemStatus(ct.status(), r->mutable_status());
-              if (ct.ok()) r->set_ciphertext(*std::move(ct));
+              if (ct.ok()) {
+                r->set_ciphertext(*std::move(ct));
+                r->set_key_version(ReportedVersion(*in));
+              }
             });
       });
 }
@@ -1414,10 +1690,10 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::HybridDecrypt(
     grpc::CallbackServerContext* ctx, const v1::HybridDecryptRequest* request,
     v1::HybridDecryptResponse* response) {
   return Guarded(
-      this, rpc::kHybridDecrypt, ctx, request, response, kAlgorithmOnly,
-      [this, request, response](Algorithm alg) -> absl::Status {
+      this, rpc::kHybridDecrypt, ctx, request, response, kAlgorithmAndKey,
+      [this, request, response](const KeyedAlgorithm& in) -> absl::Status {
         absl::StatusOr<std::string> pt = engine_->HybridDecrypt(
-            alg, ToKey(request->key()), request->ciphertext(), request->info());
+            in.algorithm, in.key, request->ciphertext(), request->info());
         if (!pt.ok()) return pt.status();
         response->set_plaintext(*std::move(pt));
         return absl::OkStatus();
@@ -1434,6 +1710,13 @@ CryptoServiceImpl::HybridEncryptStream(grpc::CallbackServerContext* ctx) {
 grpc::ServerBidiReactor<v1::HybridDecryptStreamRequest, v1::HybridDecryptStreamResponse>*
 CryptoServiceImpl::HybridDecryptStream(grpc::CallbackServerContext* ctx) {
   auto* reactor = new HybridDecryptStreamReactor(this, ctx);
+  reactor->Start();
+  return reactor;
+}
+
+grpc::ServerBidiReactor<v1::KeyExchangeRequest, v1::KeyExchangeResponse>*
+CryptoServiceImpl::KeyExchange(grpc::CallbackServerContext* ctx) {
+  auto* reactor = new KeyExchangeReactor(this, ctx);
   reactor->Start();
   return reactor;
 }
@@ -1466,11 +1749,28 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::GetPublicKey(grpc::CallbackServerCo
                                                           const v1::GetPublicKeyRequest* request,
                                                           v1::GetPublicKeyResponse* response) {
   return Guarded(
-      this, rpc::kGetPublicKey, ctx, request, response, kAlgorithmOnly,
-      [this, request, response](Algorithm alg) -> absl::Status {
-        absl::StatusOr<std::string> der =
-            engine_->GetPublicKey(alg, ToKey(request->key()));
+      this, rpc::kGetPublicKey, ctx, request, response, kAlgorithmAndKey,
+      [this, response](const KeyedAlgorithm& in) -> absl::Status {
+        // The named version is checked (KeyStore::Find); the fields describe the newest.
+        if (in.key.kind == KeyInput::Kind::kKeyId && in.key.version != 0) {
+          absl::StatusOr<std::string> named = engine_->GetPublicKey(in.algorithm, in.key);
+          if (!named.ok()) return named.status();
+        }
+        KeyInput newest = in.key;
+        newest.version = 0;
+        absl::StatusOr<std::string> der = engine_->GetPublicKey(in.algorithm, newest);
         if (!der.ok()) return der.status();
+        if (in.key.report_version) {
+          absl::StatusOr<std::vector<std::pair<uint32_t, std::string>>> versions =
+              engine_->PublicKeyVersions(in.algorithm, in.key);
+          if (!versions.ok()) return versions.status();
+          for (auto& [version, version_der] : *versions) {
+            v1::PublicKeyVersion* v = response->add_versions();
+            v->set_version(version);
+            v->set_public_key_pem(PemEncode("PUBLIC KEY", version_der));
+            v->set_public_key_der(std::move(version_der));
+          }
+        }
         response->set_public_key_pem(PemEncode("PUBLIC KEY", *der));
         response->set_public_key_der(*std::move(der));
         return absl::OkStatus();

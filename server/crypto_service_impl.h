@@ -135,6 +135,8 @@ class CryptoServiceImpl final : public v1::CryptoService::CallbackService {
       grpc::CallbackServerContext* ctx) override;
   grpc::ServerBidiReactor<v1::HybridDecryptStreamRequest, v1::HybridDecryptStreamResponse>* HybridDecryptStream(
       grpc::CallbackServerContext* ctx) override;
+  grpc::ServerBidiReactor<v1::KeyExchangeRequest, v1::KeyExchangeResponse>* KeyExchange(
+      grpc::CallbackServerContext* ctx) override;
 
   // Admit returns OK, or RESOURCE_EXHAUSTED above --max_inflight (or when `bytes` more
   // would pass --max_inflight_bytes), or DEADLINE_EXCEEDED when the client's deadline
@@ -163,9 +165,17 @@ class CryptoServiceImpl final : public v1::CryptoService::CallbackService {
   absl::Status Authorize(grpc::CallbackServerContext* ctx, absl::string_view method,
                          AccessOperation op, v1::Algorithm alg,
                          const v1::KeyRef* key) const;
-  // Audit writes one audit line (when --audit_log is not none).
+  // Audit writes one audit line (when --audit_log is not none); `key_version` 0 writes
+  // none (audit_log.h).
   void Audit(grpc::CallbackServerContext* ctx, absl::string_view method, AccessOperation op,
-             v1::Algorithm alg, const v1::KeyRef* key, absl::StatusCode code) const;
+             v1::Algorithm alg, const v1::KeyRef* key, absl::StatusCode code,
+             uint32_t key_version = 0) const;
+  // PinKeyVersion fixes the version of a keyring `key` (parsed from `ref`) in the current
+  // keyring: a request naming no version gets the key's newest, and `report_version`
+  // is set as crypto.proto's KeyRef "Key versions" says. A key the keyring cannot
+  // resolve is left alone (the engine returns the error in its place among the checks).
+  // InvalidArgument for a key_version with an inline key or without a key_id.
+  absl::Status PinKeyVersion(const v1::KeyRef& ref, KeyInput* key) const;
   StreamReaper* reaper() const { return guards_.reaper; }
   const CryptoEngine& engine() const { return *engine_; }
   // Run runs `work` on the worker pool, or inline when there is none.

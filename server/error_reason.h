@@ -19,6 +19,8 @@ namespace smcrypt::server {
 namespace reason {
 inline constexpr absl::string_view kDecryptionFailed = "DECRYPTION_FAILED";
 inline constexpr absl::string_view kKeyNotFound = "KEY_NOT_FOUND";
+inline constexpr absl::string_view kKeyVersionNotFound = "KEY_VERSION_NOT_FOUND";
+inline constexpr absl::string_view kKeyVersionRetired = "KEY_VERSION_RETIRED";
 inline constexpr absl::string_view kWrongKeyFamily = "WRONG_KEY_FAMILY";
 inline constexpr absl::string_view kPrivateKeyRequired = "PRIVATE_KEY_REQUIRED";
 inline constexpr absl::string_view kInvalidKey = "INVALID_KEY";

@@ -3,7 +3,9 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <map>
 #include <filesystem>
 #include <system_error>
 #include <utility>
@@ -11,6 +13,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "server/error_reason.h"
 #include "server/logging.h"
 #include "server/secret_file.h"
@@ -98,6 +102,7 @@ absl::string_view KeyFamilyName(KeyFamily family) {
     case KeyFamily::kAes128: return "AES-128";
     case KeyFamily::kAes256: return "AES-256";
     case KeyFamily::kHmac: return "HMAC";
+    case KeyFamily::kSm4Xts: return "SM4-XTS";
   }
   return "unknown";
 }
@@ -123,7 +128,12 @@ KeyFamily KeyFamilyForAlgorithm(Algorithm alg) {
     case Algorithm::kSm4Ctr:
     case Algorithm::kSm4Gcm:
     case Algorithm::kSm4Ccm:
+    case Algorithm::kSm4Cfb:
+    case Algorithm::kSm4Ofb:
       return KeyFamily::kSm4;
+    case Algorithm::kSm4Xts:
+    case Algorithm::kSm4XtsGb:
+      return KeyFamily::kSm4Xts;
     case Algorithm::kAes128Ecb:
     case Algorithm::kAes128Cbc:
     case Algorithm::kAes128Ctr:
@@ -148,6 +158,20 @@ bool FamilyServes(KeyFamily family, Algorithm alg) {
   return KeyFamilyForAlgorithm(alg) == family;
 }
 
+namespace {
+
+// VersionSuffixStart: where a `.v<digits>` suffix of `stem` starts, or npos.
+size_t VersionSuffixStart(absl::string_view stem) {
+  size_t i = stem.size();
+  while (i > 0 && stem[i - 1] >= '0' && stem[i - 1] <= '9') --i;
+  if (i == stem.size() || i < 2 || stem[i - 1] != 'v' || stem[i - 2] != '.') {
+    return absl::string_view::npos;
+  }
+  return i - 2;
+}
+
+}  // namespace
+
 bool IsValidKeyId(absl::string_view key_id) {
   if (key_id.empty() || key_id.size() > 128 || key_id[0] == '.') return false;
   for (char c : key_id) {
@@ -155,7 +179,55 @@ bool IsValidKeyId(absl::string_view key_id) {
               c == '.' || c == '_' || c == '-';
     if (!ok) return false;
   }
-  return true;
+  return VersionSuffixStart(key_id) == absl::string_view::npos;
+}
+
+absl::StatusOr<uint32_t> ParseKeyVersion(absl::string_view text) {
+  const bool digits = !text.empty() && text.size() <= 10 &&
+                      std::all_of(text.begin(), text.end(),
+                                  [](char c) { return c >= '0' && c <= '9'; });
+  uint64_t n = 0;
+  if (digits) {
+    for (char c : text) n = n * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (!digits || text[0] == '0' || n > 0xffffffffu) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "version '", text.substr(0, 16),
+        "' is not a decimal from 1 to 4294967295 without leading zeros"));
+  }
+  return static_cast<uint32_t>(n);
+}
+
+absl::StatusOr<std::optional<KeyFileName>> ParseKeyFileName(absl::string_view name) {
+  KeyFileName out;
+  absl::string_view stem = name;  // ConsumeSuffix leaves it alone when it fails
+  if (absl::ConsumeSuffix(&stem, ".pem")) {
+    out.kind = KeyFileName::Kind::kKey;
+    const size_t v = VersionSuffixStart(stem);
+    if (v != absl::string_view::npos) {
+      absl::StatusOr<uint32_t> n = ParseKeyVersion(stem.substr(v + 2));
+      if (!n.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "a key version file is named <key_id>.v<n>.pem with n from 1 to 4294967295 "
+            "without leading zeros (", n.status().message(), ")"));
+      }
+      out.version = *n;
+      out.versioned = true;
+      stem = stem.substr(0, v);
+    }
+  } else if (absl::ConsumeSuffix(&stem, ".min_version")) {
+    out.kind = KeyFileName::Kind::kMinVersion;
+  } else {
+    return std::nullopt;
+  }
+  if (!IsValidKeyId(stem)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "key_id '", stem,
+        "' is not 1-128 characters of [A-Za-z0-9._-] (no leading dot, no .v<digits> "
+        "suffix)"));
+  }
+  out.key_id = std::string(stem);
+  return out;
 }
 
 std::unique_ptr<KeyStore> KeyStore::Empty() { return std::unique_ptr<KeyStore>(new KeyStore()); }
@@ -163,7 +235,9 @@ std::unique_ptr<KeyStore> KeyStore::Empty() { return std::unique_ptr<KeyStore>(n
 absl::StatusOr<StoredKey> KeyStore::ParseEntry(absl::string_view key_id, absl::string_view text) {
   if (!IsValidKeyId(key_id)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "key_id '", key_id, "' is not 1-128 characters of [A-Za-z0-9._-] (no leading dot)"));
+        "key_id '", key_id,
+        "' is not 1-128 characters of [A-Za-z0-9._-] (no leading dot, no .v<digits> "
+        "suffix)"));
   }
   absl::StatusOr<std::vector<PemBlock>> blocks = PemDecodeAll(text);
   if (!blocks.ok()) return blocks.status();
@@ -178,11 +252,11 @@ absl::StatusOr<StoredKey> KeyStore::ParseEntry(absl::string_view key_id, absl::s
   if (block.label == "SM4 KEY" || block.label == "AES KEY" || block.label == "HMAC KEY") {
     key.is_symmetric = true;
     if (block.label == "SM4 KEY") {
-      if (der.size() != 16) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("SM4 KEY must be 16 bytes, got ", der.size()));
+      if (der.size() != 16 && der.size() != 32) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "SM4 KEY must be 16 bytes (or 32 for SM4-XTS: K1 ‖ K2), got ", der.size()));
       }
-      key.family = KeyFamily::kSm4;
+      key.family = der.size() == 16 ? KeyFamily::kSm4 : KeyFamily::kSm4Xts;
     } else if (block.label == "AES KEY") {
       if (der.size() != 16 && der.size() != 32) {
         return absl::InvalidArgumentError(
@@ -259,37 +333,124 @@ absl::StatusOr<std::unique_ptr<KeyStore>> KeyStore::LoadFromDirectory(
   if (ec) {
     return absl::InvalidArgumentError(absl::StrCat(dir, ": ", ec.message()));
   }
+  // The files of each key: versions (path by number) and the min_version file. Names are
+  // sorted first, so the error a directory gets does not depend on the listing order.
+  struct KeyFiles {
+    std::map<uint32_t, std::string> versions;
+    std::string min_version_path;
+    bool versioned = false;  // some version file is `<key_id>.v<n>.pem`
+  };
+  std::vector<fs::path> paths;
   for (; it != end; it.increment(ec)) {
     if (ec) return absl::InvalidArgumentError(absl::StrCat(dir, ": ", ec.message()));
-    const fs::path path = it->path();
+    paths.push_back(it->path());
+  }
+  std::sort(paths.begin(), paths.end());
+  std::map<std::string, KeyFiles> files;
+  for (const fs::path& path : paths) {
     const std::string name = path.filename().string();
     if (name.empty() || name[0] == '.') continue;  // ..data, ..2024_..., dotfiles
     // is_directory/is_regular_file follow symlinks (Kubernetes Secret volumes).
     if (fs::is_directory(path, ec)) continue;
-    if (!absl::EndsWith(name, ".pem")) {
-      LogWarning(absl::StrCat("keyring: skipping ", path.string(), " (not <key_id>.pem)"));
+    absl::StatusOr<std::optional<KeyFileName>> parsed = ParseKeyFileName(name);
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path.string(), ": ", parsed.status().message()));
+    }
+    if (!parsed->has_value()) {
+      LogWarning(absl::StrCat("keyring: skipping ", path.string(),
+                              " (not <key_id>.pem, <key_id>.v<n>.pem or <key_id>.min_version)"));
       continue;
     }
-    const std::string key_id = name.substr(0, name.size() - 4);
-    struct stat st {};
-    absl::StatusOr<SecretData> text = ReadSecretFile(path.string(), kMaxKeyFileSize, &st);
-    if (!text.ok()) {
-      if (absl::IsNotFound(text.status()) && IsDroppedSecretKey(path)) continue;
-      return absl::InvalidArgumentError(absl::StrCat(path.string(), ": ", text.status().message()));
+    const KeyFileName& f = **parsed;
+    KeyFiles& k = files[f.key_id];
+    if (f.kind == KeyFileName::Kind::kMinVersion) {
+      k.min_version_path = path.string();
+      continue;
     }
-    absl::StatusOr<StoredKey> key = ParseEntry(key_id, SecretDataAsStringView(*text));
-    if (!key.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(path.string(), ": ", key.status().message()));
+    k.versioned = k.versioned || f.versioned;
+    auto [slot, inserted] = k.versions.emplace(f.version, path.string());
+    if (!inserted) {
+      // Only `<id>.pem` and `<id>.v1.pem` can name the same version.
+      return absl::InvalidArgumentError(absl::StrCat(
+          slot->second, " and ", path.string(), " both hold version 1 of key '", f.key_id,
+          "' (<key_id>.pem is version 1); keep one of them"));
     }
-    if (absl::Status s = permission(CheckFileMode(path.string(), st, *key)); !s.ok()) return s;
-    auto entry = std::make_unique<StoredKey>(*std::move(key));
-    store->keys_.emplace(entry->key_id, std::move(entry));
+  }
+  for (auto& [key_id, k] : files) {
+    KeyVersions& entry = store->keys_[key_id];
+    for (const auto& [version, path] : k.versions) {
+      struct stat st {};
+      absl::StatusOr<SecretData> text = ReadSecretFile(path, kMaxKeyFileSize, &st);
+      if (!text.ok()) {
+        if (absl::IsNotFound(text.status()) && IsDroppedSecretKey(path)) continue;
+        return absl::InvalidArgumentError(absl::StrCat(path, ": ", text.status().message()));
+      }
+      absl::StatusOr<StoredKey> key = ParseEntry(key_id, SecretDataAsStringView(*text));
+      if (!key.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(path, ": ", key.status().message()));
+      }
+      if (absl::Status s = permission(CheckFileMode(path, st, *key)); !s.ok()) return s;
+      if (!entry.versions.empty() && entry.versions.front()->family != key->family) {
+        const StoredKey& first = *entry.versions.front();
+        return absl::InvalidArgumentError(absl::StrCat(
+            path, ": version ", version, " of key '", key_id, "' is an ",
+            KeyFamilyName(key->family), " key, version ", first.version, " (",
+            k.versions.at(first.version), ") an ", KeyFamilyName(first.family),
+            " key; all versions of a key must be of one family"));
+      }
+      key->version = version;
+      key->versioned = k.versioned;
+      entry.versions.push_back(std::make_unique<StoredKey>(*std::move(key)));
+    }
+    if (!k.min_version_path.empty()) {
+      const std::string& path = k.min_version_path;
+      struct stat st {};
+      absl::StatusOr<SecretData> text = ReadSecretFile(path, 64, &st);
+      if (!text.ok()) {
+        if (absl::IsNotFound(text.status()) && IsDroppedSecretKey(path)) {
+          if (entry.versions.empty()) store->keys_.erase(key_id);
+          continue;
+        }
+        return absl::InvalidArgumentError(absl::StrCat(path, ": ", text.status().message()));
+      }
+      absl::StatusOr<uint32_t> min =
+          ParseKeyVersion(absl::StripAsciiWhitespace(SecretDataAsStringView(*text)));
+      if (!min.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            path, ": <key_id>.min_version holds one decimal version number (",
+            min.status().message(), ")"));
+      }
+      StoredKey as_public;  // the mode rule of a PUBLIC KEY file: not writable by "other"
+      if (absl::Status s = permission(CheckFileMode(path, st, as_public)); !s.ok()) return s;
+      if (entry.versions.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            path, ": key '", key_id, "' has no ", key_id, ".pem or ", key_id,
+            ".v<n>.pem file"));
+      }
+      const uint32_t newest = entry.versions.back()->version;
+      if (*min > newest) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            path, ": min_version ", *min, " of key '", key_id, "' is above its newest version ",
+            newest, " (", k.versions.at(newest), "); add ", key_id, ".v", *min,
+            ".pem first or lower the minimum"));
+      }
+      entry.min_version = *min;
+    }
+    if (entry.versions.empty()) store->keys_.erase(key_id);  // every version being removed
   }
   return store;
 }
 
-absl::StatusOr<const StoredKey*> KeyStore::Find(absl::string_view key_id) const {
+absl::StatusOr<const StoredKey*> KeyStore::Find(absl::string_view key_id,
+                                                uint32_t version) const {
   if (!IsValidKeyId(key_id)) {
+    const size_t v = VersionSuffixStart(key_id);
+    if (v != absl::string_view::npos && IsValidKeyId(key_id.substr(0, v))) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "key_id '", key_id, "' ends in .v<digits>, the suffix of a key version file; send "
+          "key_id '", key_id.substr(0, v), "' with key_version ", key_id.substr(v + 2)));
+    }
     // Not echoed: it may be long or hold any bytes.
     return absl::InvalidArgumentError(absl::StrCat(
         "key_id (", key_id.size(),
@@ -300,13 +461,58 @@ absl::StatusOr<const StoredKey*> KeyStore::Find(absl::string_view key_id) const 
     return WithReason(absl::NotFoundError(absl::StrCat("unknown key_id '", key_id, "'")),
                       reason::kKeyNotFound, {{"key_id", key_id}});
   }
-  return it->second.get();
+  const KeyVersions& k = it->second;
+  if (version == 0) return k.versions.back().get();
+  const std::string version_text = absl::StrCat(version);
+  auto v = std::lower_bound(
+      k.versions.begin(), k.versions.end(), version,
+      [](const std::unique_ptr<StoredKey>& e, uint32_t n) { return e->version < n; });
+  if (v == k.versions.end() || (*v)->version != version) {
+    std::vector<uint32_t> have;
+    for (const auto& e : k.versions) {
+      if (e->version >= k.min_version) have.push_back(e->version);
+    }
+    return WithReason(
+        absl::NotFoundError(absl::StrCat("key '", key_id, "' has no version ", version,
+                                         " (its versions: ", absl::StrJoin(have, ", "), ")")),
+        reason::kKeyVersionNotFound, {{"key_id", key_id}, {"key_version", version_text}});
+  }
+  if (version < k.min_version) {
+    return WithReason(
+        absl::FailedPreconditionError(absl::StrCat(
+            "key '", key_id, "' version ", version, " is below its minimum version ",
+            k.min_version, " (", key_id, ".min_version): it is retired; use version ",
+            k.min_version, " or later, or name no version for the newest (",
+            k.versions.back()->version, ")")),
+        reason::kKeyVersionRetired,
+        {{"key_id", key_id},
+         {"key_version", version_text},
+         {"min_version", absl::StrCat(k.min_version)}});
+  }
+  return v->get();
+}
+
+std::vector<const StoredKey*> KeyStore::Versions(absl::string_view key_id) const {
+  std::vector<const StoredKey*> out;
+  auto it = keys_.find(key_id);
+  if (it == keys_.end()) return out;
+  for (const auto& e : it->second.versions) {
+    if (e->version >= it->second.min_version) out.push_back(e.get());
+  }
+  return out;
+}
+
+uint32_t KeyStore::MinVersion(absl::string_view key_id) const {
+  auto it = keys_.find(key_id);
+  return it == keys_.end() ? 0 : it->second.min_version;
 }
 
 std::vector<const StoredKey*> KeyStore::entries() const {
   std::vector<const StoredKey*> out;
   out.reserve(keys_.size());
-  for (const auto& [id, key] : keys_) out.push_back(key.get());
+  for (const auto& [id, key] : keys_) {
+    for (const auto& e : key.versions) out.push_back(e.get());
+  }
   return out;
 }
 

@@ -1,18 +1,41 @@
 // key_store.h — the read-only keyring of smcryptd (DESIGN.md, "Service": Keys).
 //
-// The keyring is the directory --keys_dir. Each `<key_id>.pem` holds exactly one PEM
-// block, and the block's type binds the key to an algorithm family:
+// The keyring is the directory --keys_dir. Each `<key_id>.pem` or `<key_id>.v<n>.pem`
+// holds exactly one PEM block, and the block's type binds the key to an algorithm family:
 //   PRIVATE KEY  PKCS#8 PrivateKeyInfo   SM2, ECDSA P-256/secp256k1, RSA-2048/3072
 //   PUBLIC KEY   SubjectPublicKeyInfo    the same families
-//   SM4 KEY      16 raw bytes            SM4-*
+//   SM4 KEY      16 raw bytes            SM4-* (ECB, CBC, CTR, CFB, OFB, GCM, CCM)
+//                32 raw bytes (K1‖K2)    SM4-XTS, SM4-XTS-GB
 //   AES KEY      16 or 32 raw bytes      AES-128-* or AES-256-*
 //   HMAC KEY     1 or more raw bytes     HMAC-SM3, HMAC-SHA-256
 // The family of a PRIVATE/PUBLIC KEY is found by parsing it. Entries whose name starts
 // with a dot are skipped (a mounted Kubernetes Secret has ..data and ..<timestamp>
-// entries), symlinks are followed, names not ending in ".pem" are skipped with a
-// warning, and a symlink into `..data/` whose target is gone is skipped (a Secret update
-// that drops a key swaps `..data` before it removes the key's link). Any other defect,
-// a broken symlink elsewhere included, fails loading with a message naming the file.
+// entries), symlinks are followed, names ending in neither ".pem" nor ".min_version"
+// are skipped with a warning, and a symlink into `..data/` whose target is gone is
+// skipped (a Secret update that drops a key swaps `..data` before it removes the key's
+// link). Any other defect, a broken symlink elsewhere included, fails loading with a
+// message naming the file.
+//
+// Versions. A key may have several versions, each a flat file (a Kubernetes Secret
+// volume holds flat names only): `<key_id>.v<n>.pem` is version n of key_id, n a decimal
+// from 1 to 4294967295 without leading zeros, and a plain `<key_id>.pem` is version 1.
+// Loading fails, naming the files, when `<key_id>.pem` and `<key_id>.v1.pem` both exist,
+// when a version's number has leading zeros or is 0 (`k.v01.pem`, `k.v0.pem`), or when
+// the versions of one key are of different families (a PRIVATE KEY and a PUBLIC KEY of
+// one family may be mixed). No key_id ends in `.v<digits>`: such an id in a request is
+// InvalidArgument. A request names a key (its newest version) or a key and a version.
+//
+// Minimum version. `<key_id>.min_version` holds one decimal m (ASCII whitespace around
+// it is ignored; the same number rules as n): versions below m are retired, and a
+// request naming one gets FailedPrecondition. Loading fails when the file is malformed,
+// when no `<key_id>.pem` / `<key_id>.v<n>.pem` exists, or when m is above the newest
+// version (the newest version is always usable). The file is checked like a PUBLIC KEY
+// file (not writable by "other"). Rotation: add `<key_id>.v<n+1>.pem` (requests naming no
+// version use it from the next reload on); retire old versions by writing
+// `<key_id>.min_version`; remove a file to drop a version. The minimum is a file of its
+// own, not part of a name or a PEM header, because a Secret volume holds flat names
+// only, the minimum changes apart from any key file (and without rewriting secrets),
+// and a name not ending in ".pem" can never be taken for a key.
 //
 // Permissions (checked unless KeyStoreOptions::allow_insecure_permissions, the flag
 // --allow_insecure_key_permissions): a file holding a secret (PRIVATE KEY, SM4/AES/HMAC
@@ -24,7 +47,9 @@
 #ifndef SMCRYPT_SERVER_KEY_STORE_H_
 #define SMCRYPT_SERVER_KEY_STORE_H_
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,10 +69,11 @@ enum class KeyFamily {
   kEcSecp256k1,   // ECDSA-SECP256K1
   kRsa2048,       // RSA-2048-PSS, RSA-2048-OAEP
   kRsa3072,       // RSA-3072-PSS, RSA-3072-OAEP
-  kSm4,           // SM4-*
+  kSm4,           // SM4-* except XTS
   kAes128,        // AES-128-*
   kAes256,        // AES-256-*
   kHmac,          // HMAC-SM3, HMAC-SHA-256
+  kSm4Xts,        // SM4-XTS, SM4-XTS-GB (a 32-byte SM4 KEY: K1 ‖ K2)
 };
 
 // KeyFamilyName is a short human name ("SM2", "AES-256", ...) for messages.
@@ -59,9 +85,14 @@ bool FamilyServes(KeyFamily family, Algorithm alg);
 // KeyFamilyForAlgorithm is the family an algorithm's keys belong to.
 KeyFamily KeyFamilyForAlgorithm(Algorithm alg);
 
-// StoredKey is one keyring entry.
+// StoredKey is one keyring entry: one version of a key.
 struct StoredKey {
   std::string key_id;
+  // version: n of `<key_id>.v<n>.pem`, 1 for `<key_id>.pem`.
+  uint32_t version = 1;
+  // versioned: some file of this key is named `<key_id>.v<n>.pem` (the responses of
+  // requests naming no version then report the version used; crypto.proto, KeyRef).
+  bool versioned = false;
   KeyFamily family;
   // is_private: a PRIVATE KEY entry. Symmetric entries are secret but not "private".
   bool is_private = false;
@@ -84,10 +115,13 @@ class KeyStore {
  public:
   // Empty returns a keyring with no keys (no --keys_dir).
   static std::unique_ptr<KeyStore> Empty();
-  // LoadFromDirectory loads every `<key_id>.pem` in `dir`.
+  // LoadFromDirectory loads every `<key_id>.pem`, `<key_id>.v<n>.pem` and
+  // `<key_id>.min_version` in `dir`.
   // Errors: InvalidArgument "<path>: <reason>" for the first bad file (unreadable,
   // not exactly one PEM block, unknown PEM type, wrong symmetric key size, a key of no
-  // supported family, a bad key_id), NotFound when `dir` does not exist,
+  // supported family, a bad key_id, a bad version number, a version held twice,
+  // versions of different families, a bad or unusable min_version), NotFound when `dir`
+  // does not exist,
   // PermissionDenied "<path>: mode 0644 ..." for a file or directory whose permissions
   // fail the checks above.
   static absl::StatusOr<std::unique_ptr<KeyStore>> LoadFromDirectory(
@@ -95,22 +129,59 @@ class KeyStore {
   // ParseEntry parses one file's text as the entry `key_id` (used by loading and tests).
   static absl::StatusOr<StoredKey> ParseEntry(absl::string_view key_id, absl::string_view text);
 
-  // Find returns the entry, NotFound "unknown key_id '<id>'", or InvalidArgument for a
-  // key_id that is not 1–128 characters of [A-Za-z0-9._-] (no leading dot), which no
-  // entry can have. The pointer lives as long as the store.
-  absl::StatusOr<const StoredKey*> Find(absl::string_view key_id) const;
+  // Find returns version `version` of the key (0: its newest version). Errors:
+  // InvalidArgument for a key_id that is not 1–128 characters of [A-Za-z0-9._-] (no
+  // leading dot) or that ends in `.v<digits>`, which no entry can have; NotFound
+  // "unknown key_id '<id>'" (reason KEY_NOT_FOUND) or "key '<id>' has no version <n>
+  // (it has ...)" (reason KEY_VERSION_NOT_FOUND); FailedPrecondition "key '<id>' version
+  // <n> is below its minimum version <m> ..." (reason KEY_VERSION_RETIRED). The pointer
+  // lives as long as the store.
+  absl::StatusOr<const StoredKey*> Find(absl::string_view key_id, uint32_t version = 0) const;
+  // Versions lists the usable versions of `key_id` (min_version and up), oldest first;
+  // empty for an unknown key.
+  std::vector<const StoredKey*> Versions(absl::string_view key_id) const;
+  // MinVersion is the `<key_id>.min_version` of the key, or 0 when it has none.
+  uint32_t MinVersion(absl::string_view key_id) const;
+  // size is the number of keys (key_ids), whatever their number of versions.
   size_t size() const { return keys_.size(); }
-  // entries lists every key (in no particular order); the pointers live as long as the
-  // store.
+  // entries lists every version of every key (in no particular order); the pointers live
+  // as long as the store.
   std::vector<const StoredKey*> entries() const;
 
  private:
+  // KeyVersions: the versions of one key, oldest first, and its min_version (0: none).
+  struct KeyVersions {
+    std::vector<std::unique_ptr<StoredKey>> versions;
+    uint32_t min_version = 0;
+  };
   KeyStore() = default;
-  absl::flat_hash_map<std::string, std::unique_ptr<StoredKey>> keys_;
+  absl::flat_hash_map<std::string, KeyVersions> keys_;
 };
 
-// IsValidKeyId: 1–128 characters of [A-Za-z0-9._-], not starting with a dot.
+// IsValidKeyId: 1–128 characters of [A-Za-z0-9._-], not starting with a dot and not
+// ending in `.v<digits>` (the suffix of a version file).
 bool IsValidKeyId(absl::string_view key_id);
+
+// ParseKeyVersion parses a version number: a decimal from 1 to 4294967295 without
+// leading zeros (as in `<key_id>.v<n>.pem` and `<key_id>.min_version`). InvalidArgument
+// otherwise.
+absl::StatusOr<uint32_t> ParseKeyVersion(absl::string_view text);
+
+// KeyFileName is what a keyring file name says: a version of a key, or a key's
+// minimum version file.
+struct KeyFileName {
+  enum class Kind { kKey, kMinVersion };
+  Kind kind = Kind::kKey;
+  std::string key_id;
+  uint32_t version = 1;  // kKey only
+  bool versioned = false;  // kKey: named `<key_id>.v<n>.pem`
+};
+
+// ParseKeyFileName reads a file name of --keys_dir: `<key_id>.pem` (version 1),
+// `<key_id>.v<n>.pem`, `<key_id>.min_version`; nullopt for any other name (skipped by
+// loading). InvalidArgument for a version suffix whose number is malformed (`.v0`,
+// `.v01`, out of range) or a key_id IsValidKeyId refuses.
+absl::StatusOr<std::optional<KeyFileName>> ParseKeyFileName(absl::string_view name);
 
 }  // namespace smcrypt::server
 

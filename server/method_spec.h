@@ -92,6 +92,7 @@ inline constexpr MethodSpec kHybridEncryptBatch {"HybridEncryptBatch",  Op::kEnc
 inline constexpr MethodSpec kHybridDecrypt      {"HybridDecrypt",       Op::kDecrypt,   kPolicyFirst, kCall,     true,  kRequestSize,     false, kNoQueue};
 inline constexpr MethodSpec kHybridEncryptStream{"HybridEncryptStream", Op::kEncrypt,   kPolicyFirst, kCall,     false, kStream,          false, kNoQueue};
 inline constexpr MethodSpec kHybridDecryptStream{"HybridDecryptStream", Op::kDecrypt,   kPolicyFirst, kCall,     true,  kStream,          false, kNoQueue};
+inline constexpr MethodSpec kKeyExchange        {"KeyExchange",         Op::kKeyExchange, kPolicyFirst, kCall,   true,  kStream,          false, kNoQueue};
 inline constexpr MethodSpec kGenerateKeyPair    {"GenerateKeyPair",     Op::kKeygen,    kParseFirst,  kCall,     false, kKeyPair,         false, kNoQueue};
 inline constexpr MethodSpec kGetPublicKey       {"GetPublicKey",        Op::kPublicKey, kParseFirst,  kCall,     false, kRequestPlus4KiB, false, kNoQueue};
 inline constexpr MethodSpec kGenerateRandom     {"GenerateRandom",      Op::kRandom,    kPolicyFirst, kCall,     false, kRandomLength,    false, kNoQueue};

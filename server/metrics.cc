@@ -51,6 +51,7 @@ constexpr MethodDef kMethods[] = {
     {kCryptoService, "HybridDecrypt", "unary"},
     {kCryptoService, "HybridEncryptStream", "bidi_stream"},
     {kCryptoService, "HybridDecryptStream", "bidi_stream"},
+    {kCryptoService, "KeyExchange", "bidi_stream"},
     {kCryptoService, "GenerateKeyPair", "unary"},
     {kCryptoService, "GetPublicKey", "unary"},
     {kCryptoService, "GenerateRandom", "unary"},

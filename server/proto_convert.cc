@@ -25,7 +25,7 @@ absl::StatusOr<Algorithm> ToAlgorithm(v1::Algorithm alg) {
 KeyInput ToKey(const v1::KeyRef& key) {
   switch (key.ref_case()) {
     case v1::KeyRef::kKeyId:
-      return KeyInput::Id(key.key_id());
+      return KeyInput::Id(key.key_id(), key.key_version());
     case v1::KeyRef::kInlineKey:
       return KeyInput::Inline(key.inline_key());
     default:
@@ -92,6 +92,36 @@ absl::StatusOr<HybridStreamParams> HybridFrom(const v1::HybridStreamParams& in) 
   p.key = ToKey(in.key());
   p.info = in.info();
   p.aad = in.aad();
+  return p;
+}
+
+absl::StatusOr<KeyExchangeInput> KeyExchangeFrom(const v1::KeyExchangeParams& in) {
+  KeyExchangeInput p;
+  absl::StatusOr<Algorithm> alg = ToAlgorithm(in.algorithm());
+  if (!alg.ok()) return alg.status();
+  p.algorithm = *alg;
+  p.key = ToKey(in.key());
+  p.peer_key = ToKey(in.peer_key());
+  switch (in.role()) {
+    case v1::KEY_EXCHANGE_ROLE_INITIATOR:
+      p.params.role = Sm2KeyExchangeRole::kInitiator;
+      break;
+    case v1::KEY_EXCHANGE_ROLE_RESPONDER:
+      p.params.role = Sm2KeyExchangeRole::kResponder;
+      break;
+    case v1::KEY_EXCHANGE_ROLE_UNSPECIFIED:
+      return absl::InvalidArgumentError(
+          "role is required: KEY_EXCHANGE_ROLE_INITIATOR or KEY_EXCHANGE_ROLE_RESPONDER");
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown role value ", static_cast<int>(in.role())));
+  }
+  p.params.own_id =
+      in.has_user_id() ? in.user_id() : std::string(kSm2DefaultUserId);
+  p.params.peer_id =
+      in.has_peer_user_id() ? in.peer_user_id() : std::string(kSm2DefaultUserId);
+  p.params.key_size = in.key_length() == 0 ? 16 : in.key_length();
+  p.params.confirmation = in.confirmation();
   return p;
 }
 

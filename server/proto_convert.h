@@ -30,8 +30,8 @@ namespace v1 = ::smcrypt::v1;
 // value this build does not know.
 absl::StatusOr<Algorithm> ToAlgorithm(v1::Algorithm alg);
 
-// ToKey is the engine's view of a KeyRef: a key_id, inline key bytes (a view into
-// `key`), or no key when neither is set.
+// ToKey is the engine's view of a KeyRef: a key_id with its key_version, inline key
+// bytes (a view into `key`), or no key when neither is set.
 KeyInput ToKey(const v1::KeyRef& key);
 
 // ToSignatureOptions converts SignatureOptions; `*user_id_set` says whether the request
@@ -71,6 +71,12 @@ absl::StatusOr<SymmetricParams> SymmetricFrom(const Req& req,
 
 // HybridFrom converts the params of a hybrid (HPKE) stream. Errors: ToAlgorithm's.
 absl::StatusOr<HybridStreamParams> HybridFrom(const v1::HybridStreamParams& in);
+
+// KeyExchangeFrom converts the params of a KeyExchange stream: role required, user IDs
+// absent → "1234567812345678", key_length 0 → 16. Errors: ToAlgorithm's;
+// INVALID_ARGUMENT for an unset or unknown role. (Sizes and IDs are checked by
+// Sm2KeyExchange::New.)
+absl::StatusOr<KeyExchangeInput> KeyExchangeFrom(const v1::KeyExchangeParams& in);
 
 // SignItemFrom / VerifyItemFrom convert one Sign / Verify request (a unary call, a
 // queued call or a batch item) for the engine. Errors: ToAlgorithm's, then

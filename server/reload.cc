@@ -122,20 +122,34 @@ std::string FileFingerprint(const std::vector<std::string>& paths) {
   return out;
 }
 
+// DiffName names one version of a key in a diff: the key_id for a key of one plain
+// `<key_id>.pem`, else `<key_id>.v<n>`.
+std::string DiffName(const StoredKey& k) {
+  return k.versioned ? absl::StrCat(k.key_id, ".v", k.version) : k.key_id;
+}
+
 KeyringDiff DiffKeyrings(const KeyStore& previous, const KeyStore& next) {
   KeyringDiff diff;
-  absl::flat_hash_map<absl::string_view, const StoredKey*> before;
-  for (const StoredKey* k : previous.entries()) before.emplace(k->key_id, k);
+  // Versions are matched by key_id and number (a `<key_id>.pem` that gets a
+  // `<key_id>.v2.pem` beside it stays the same version 1).
+  auto id_version = [](const StoredKey& k) { return absl::StrCat(k.key_id, "|", k.version); };
+  absl::flat_hash_map<std::string, const StoredKey*> before;
+  for (const StoredKey* k : previous.entries()) before.emplace(id_version(*k), k);
   for (const StoredKey* k : next.entries()) {
-    auto it = before.find(k->key_id);
+    auto it = before.find(id_version(*k));
     if (it == before.end()) {
-      diff.added.push_back(k->key_id);
+      diff.added.push_back(DiffName(*k));
       continue;
     }
-    if (!SameKey(*it->second, *k)) diff.changed.push_back(k->key_id);
+    if (!SameKey(*it->second, *k)) diff.changed.push_back(DiffName(*k));
+    // A new minimum version changes the key, not its versions: `<key_id>.min_version`.
+    if (k->version == next.Versions(k->key_id).back()->version &&
+        previous.MinVersion(k->key_id) != next.MinVersion(k->key_id)) {
+      diff.changed.push_back(absl::StrCat(k->key_id, ".min_version"));
+    }
     before.erase(it);
   }
-  for (const auto& [id, key] : before) diff.removed.push_back(std::string(id));
+  for (const auto& [id, key] : before) diff.removed.push_back(DiffName(*key));
   std::sort(diff.added.begin(), diff.added.end());
   std::sort(diff.removed.begin(), diff.removed.end());
   std::sort(diff.changed.begin(), diff.changed.end());

@@ -54,8 +54,10 @@ class ReloadObserver {
 // be examined is described as missing. Reads no file contents.
 std::string FileFingerprint(const std::vector<std::string>& paths);
 
-// KeyringDiff names the key ids `next` adds to, removes from or changes in `previous`
-// (same key_id, other material or type), each list sorted.
+// KeyringDiff names the keys `next` adds to, removes from or changes in `previous`
+// (same key_id and version, other material or type), each list sorted. A key of one plain
+// `<key_id>.pem` is named by its key_id, a version of a versioned key by its file stem
+// `<key_id>.v<n>`, and a changed minimum version as `<key_id>.min_version`.
 struct KeyringDiff {
   std::vector<std::string> added;
   std::vector<std::string> removed;

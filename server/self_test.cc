@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/logging.h"
 #include "smcrypt/registry.h"
+#include "smcrypt/sm2_key_exchange.h"
 #include "smcrypt/sm3.h"
 
 namespace smcrypt::server {
@@ -239,6 +240,44 @@ absl::Status Sm2EncryptionPct() {
   return EncryptionPct(Algorithm::kSm2, Hex(kSm2D), Hex(kSm2P));
 }
 
+// Sm2KeyExchangePct runs one exchange (GB/T 32918.3 §6, with confirmation, klen 48)
+// between the GB/T 32918.5 key as A and a fresh key as B, each party checking the
+// other's confirmation value, and compares K_A with K_B.
+absl::Status Sm2KeyExchangePct() {
+  absl::StatusOr<Sm2PrivateKey> a = Sm2PrivateKey::FromScalar(Hex(kSm2D));
+  if (!a.ok()) return a.status();
+  absl::StatusOr<Sm2PrivateKey> b = Sm2PrivateKey::Generate();
+  if (!b.ok()) return b.status();
+  Sm2KeyExchangeParams pa;
+  pa.role = Sm2KeyExchangeRole::kInitiator;
+  pa.own_id = "ALICE123@YAHOO.COM";
+  pa.peer_id = "BILL456@YAHOO.COM";
+  pa.key_size = 48;
+  pa.confirmation = true;
+  Sm2KeyExchangeParams pb = pa;
+  pb.role = Sm2KeyExchangeRole::kResponder;
+  std::swap(pb.own_id, pb.peer_id);
+  absl::StatusOr<Sm2KeyExchange> ka = Sm2KeyExchange::New(*a, b->public_key(), pa);
+  if (!ka.ok()) return ka.status();
+  absl::StatusOr<Sm2KeyExchange> kb = Sm2KeyExchange::New(*b, a->public_key(), pb);
+  if (!kb.ok()) return kb.status();
+  absl::StatusOr<std::string> r_a = ka->Start();
+  if (!r_a.ok()) return r_a.status();
+  absl::StatusOr<std::string> r_b = kb->Start();
+  if (!r_b.ok()) return r_b.status();
+  absl::StatusOr<Sm2KeyExchangeOutput> out_b = kb->ComputeKey(*r_a);
+  if (!out_b.ok()) return out_b.status();
+  absl::StatusOr<Sm2KeyExchangeOutput> out_a = ka->ComputeKey(*r_b, out_b->confirmation);
+  if (!out_a.ok()) return out_a.status();
+  absl::StatusOr<SecretData> key_b = kb->ConfirmPeer(out_a->confirmation);
+  if (!key_b.ok()) return key_b.status();
+  if (out_a->key.size() != 48 ||
+      SecretDataAsStringView(out_a->key) != SecretDataAsStringView(*key_b)) {
+    return absl::InternalError("SM2 key exchange: K_A differs from K_B");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status EcdsaP256Kat() {
   // RFC 6979 A.2.5: P-256, SHA-256, message "sample".
   const std::string pub = Hex(
@@ -381,6 +420,40 @@ const TestCase kTests[] = {
                         "0123456789abcdeffedcba9876543210", "00000000000000000000000000000000",
                         "681edf34d206965e86b3e94f536e4246");
      }},
+    {"SM4-CFB draft-ribose-cfrg-sm4 (OpenSSL evpciph_sm4)",
+     [] {
+       return CipherKat(Algorithm::kSm4Cfb, "0123456789abcdeffedcba9876543210",
+                        "0123456789abcdeffedcba9876543210",
+                        "0123456789abcdeffedcba98765432100123456789abcdeffedcba9876543210",
+                        "693d9a535bad5bb1786f53d7253a70569ed258a85a0467cc92aab393dd978995");
+     }},
+    {"SM4-OFB draft-ribose-cfrg-sm4 (OpenSSL evpciph_sm4)",
+     [] {
+       return CipherKat(Algorithm::kSm4Ofb, "0123456789abcdeffedcba9876543210",
+                        "0123456789abcdeffedcba9876543210",
+                        "0123456789abcdeffedcba98765432100123456789abcdeffedcba9876543210",
+                        "693d9a535bad5bb1786f53d7253a7056f2075d28b5235f58d50027e4177d2bce");
+     }},
+    {"SM4-XTS-GB GB/T 17964-2021 example (OpenSSL evpciph_sm4), ciphertext stealing",
+     [] {
+       return CipherKat(Algorithm::kSm4XtsGb,
+                        "2b7e151628aed2a6abf7158809cf4f3c000102030405060708090a0b0c0d0e0f",
+                        "f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff",
+                        "6bc1bee22e409f96e93d7e117393172aae2d8a571e03ac9c9eb76fac45af8e5130c81c46"
+                        "a35ce411e5fbc1191a0a52eff69f2445df4f9b17",
+                        "e9538251c71d7b80bbe4483fef497bd12c5c581bd6242fc51e08964fb4f60fdb0ba42f63"
+                        "499279213d318d2c11f6886e903be7f93a1b3479");
+     }},
+    {"SM4-XTS (IEEE 1619) on the same input (OpenSSL evpciph_sm4)",
+     [] {
+       return CipherKat(Algorithm::kSm4Xts,
+                        "2b7e151628aed2a6abf7158809cf4f3c000102030405060708090a0b0c0d0e0f",
+                        "f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff",
+                        "6bc1bee22e409f96e93d7e117393172aae2d8a571e03ac9c9eb76fac45af8e5130c81c46"
+                        "a35ce411e5fbc1191a0a52eff69f2445df4f9b17",
+                        "e9538251c71d7b80bbe4483fef497bd1b3db1a3e60408c575d63ff7db39f83260869f9e2"
+                        "585fec9f0b863bf8fd784b8627d16c0db6d2cfc7");
+     }},
     {"SM4-GCM RFC 8998 A.1",
      [] {
        return AeadKat(Algorithm::kSm4Gcm, "0123456789abcdeffedcba9876543210",
@@ -463,6 +536,7 @@ const TestCase kTests[] = {
      }},
     {"SM2 GB/T 32918.5 key, signature; sign/verify", Sm2Kat},
     {"SM2 encryption pairwise consistency", Sm2EncryptionPct},
+    {"SM2 key exchange pairwise consistency (both roles, confirmation)", Sm2KeyExchangePct},
     {"ECDSA-P256 RFC 6979 A.2.5; sign/verify", EcdsaP256Kat},
     {"ECDSA-SECP256K1 sign/verify", [] { return GeneratedKeyPct(Algorithm::kEcdsaSecp256k1); }},
     {"RSA-2048 PSS and OAEP pairwise consistency",

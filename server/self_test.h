@@ -3,11 +3,13 @@
 // power-on, and libgcrypt's sm4_selftest does on first use). Vectors come from the
 // standards: GB/T 32905 (SM3), GB/T 32907 (SM4), GB/T 32918.5 (SM2), RFC 8998
 // (SM4-GCM/CCM), FIPS 180-2, FIPS 197, NIST SP 800-38A, the GCM specification's test
-// cases, RFC 4231 and RFC 6979. Algorithms without a published vector in a standard
-// (ECDSA-secp256k1 signing, RSA, SM2 encryption) get pairwise-consistency tests. The
-// long SM4 tests (ECB/CBC/CTR over 119 blocks, GCM over 1909 bytes), which reach the wide
-// SIMD paths the standards' one-block examples do not, check the SM3 digest of the output
-// against values computed once with OpenSSL 3.0 and Botan 2.19 (commands in self_test.cc).
+// cases, RFC 4231 and RFC 6979, and OpenSSL's evpciph_sm4 test file (SM4-CFB/OFB from
+// draft-ribose-cfrg-sm4, SM4-XTS from the GB/T 17964-2021 example). Algorithms without a published vector in a standard
+// (ECDSA-secp256k1 signing, RSA, SM2 encryption and key exchange) get pairwise-consistency
+// tests. The long SM4 tests (ECB/CBC/CTR over 119 blocks, GCM over 1909 bytes), which reach
+// the wide SIMD paths the standards' one-block examples do not, check the SM3 digest of the
+// output against values computed once with OpenSSL 3.0 and Botan 2.19 (commands in
+// self_test.cc).
 #ifndef SMCRYPT_SERVER_SELF_TEST_H_
 #define SMCRYPT_SERVER_SELF_TEST_H_
 

@@ -77,6 +77,8 @@ size_t SymmetricKeySize(v1::Algorithm alg) {
     case v1::AES_256_CBC:
     case v1::AES_256_CTR:
     case v1::AES_256_GCM:
+    case v1::SM4_XTS:
+    case v1::SM4_XTS_GB:
     case v1::HMAC_SM3:
     case v1::HMAC_SHA_256:
       return 32;

@@ -125,7 +125,8 @@ size_t DefaultNonceSize(Algorithm alg) {
 size_t SymmetricKeySize(Algorithm alg) {
   if (IsMac(alg)) return 32;
   if (!IsSymmetric(alg)) return 0;
-  return absl::StartsWith(EnumName(alg), "AES_256_") ? 32 : 16;
+  const std::string n = EnumName(alg);
+  return absl::StartsWith(n, "AES_256_") || absl::StartsWith(n, "SM4_XTS") ? 32 : 16;
 }
 
 absl::string_view SymmetricPemType(Algorithm alg) {

@@ -18,6 +18,8 @@ std::vector<FlagSpec> GroupFlags(unsigned groups) {
   if (groups & kKeyFlags) {
     flags.insert(flags.end(), {
         {"key-id", "ID", "key <ID>.pem of the server's keyring (--keys_dir)"},
+        {"key-version", "N", "with --key-id: version N of the key (<ID>.v<N>.pem); default "
+                             "the newest"},
         {"key", "FILE", "key material sent with the request: PEM or DER private/public key, "
                         "or an SM4/AES/HMAC KEY PEM block (as written by keygen)"},
         {"key-hex", "HEX", "raw key bytes in hex (symmetric keys, SM2/EC scalars or points)"},
@@ -63,6 +65,11 @@ absl::Status UsageError(absl::string_view message) {
 
 int ExitCodeFor(const absl::Status& status) {
   if (ErrorReason(status) == kReasonDecryptionFailed) return kExitInvalid;
+  // kex: the peer's confirmation value did not match (KeyExchange's UNAUTHENTICATED).
+  if (status.code() == absl::StatusCode::kUnauthenticated &&
+      absl::StrContains(status.message(), "key confirmation failed")) {
+    return kExitInvalid;
+  }
   if (IsInProcessError(status)) return kExitUsage;
   return IsRpcError(status) ? kExitRpc : kExitUsage;
 }
@@ -221,6 +228,9 @@ absl::StatusOr<smcrypt::v1::KeyRef> KeyFlag(const Args& args, smcrypt::v1::Algor
     return UsageError("a key is required: --key-id ID, --key FILE or --key-hex HEX");
   }
   if (given > 1) return UsageError("give only one of --key-id, --key and --key-hex");
+  if (args.Has("key-version") && !args.Has("key-id")) {
+    return UsageError("--key-version goes with --key-id (a version of a keyring key)");
+  }
   if ((args.Has("pass") || args.Has("pass-file")) && !args.Has("key")) {
     return UsageError("--pass and --pass-file go with an encrypted --key FILE");
   }
@@ -231,6 +241,12 @@ absl::StatusOr<smcrypt::v1::KeyRef> KeyFlag(const Args& args, smcrypt::v1::Algor
                                      "--local has none: give the key as --key FILE"));
     }
     ref.set_key_id(*id);
+    if (args.Has("key-version")) {
+      absl::StatusOr<uint64_t> version =
+          UintFlag(args, "key-version", 0, 1, std::numeric_limits<uint32_t>::max());
+      if (!version.ok()) return version.status();
+      ref.set_key_version(static_cast<uint32_t>(*version));
+    }
   } else if (std::optional<std::string> hex = args.Get("key-hex")) {
     absl::StatusOr<std::string> key = DecodeHexFlag("key-hex", *hex);
     if (!key.ok()) return key.status();

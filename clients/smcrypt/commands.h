@@ -2,7 +2,8 @@
 //
 // Exit codes (every subcommand): 0 success; 1 a verification or authentication check that
 // ran and failed ("signature invalid", "MAC invalid", and a decryption whose tag, SM2 C3
-// or padding check failed: reason DECRYPTION_FAILED); 2 a usage or input error (under
+// or padding check failed: reason DECRYPTION_FAILED; a key exchange whose confirmation
+// value did not match); 2 a usage or input error (under
 // --local, every error of the in-process service too); 3 an RPC error (the server is
 // unreachable, or it refused the call: the gRPC code name and its message are printed).
 #ifndef SMCRYPT_CLIENTS_SMCRYPT_COMMANDS_H_
@@ -55,6 +56,7 @@ std::vector<Command> SignCommands();    // sign, verify
 std::vector<Command> CipherCommands();  // encrypt, decrypt
 std::vector<Command> PkCommands();      // pkencrypt, pkdecrypt, seal, open
 std::vector<Command> KeyCommands();     // keygen, pubkey, random, info
+std::vector<Command> KexCommands();     // kex
 
 // GroupFlags returns the FlagSpecs of `groups`.
 std::vector<FlagSpec> GroupFlags(unsigned groups);

@@ -412,7 +412,8 @@ absl::StatusOr<int> RunDecrypt(const Args& args) {
 }
 
 const std::vector<FlagSpec> kCipherFlags = {
-    {"alg", "ALG", "SM4-GCM (default), SM4-CCM, SM4-CBC, SM4-CTR, SM4-ECB, AES-128-*, "
+    {"alg", "ALG", "SM4-GCM (default), SM4-CCM, SM4-CBC, SM4-CTR, SM4-CFB, SM4-OFB, "
+                   "SM4-XTS, SM4-XTS-GB (32-byte key; no --stream), SM4-ECB, AES-128-*, "
                    "AES-256-* (ECB, CBC, CTR, GCM)"},
     {"nonce", "HEX", "IV/nonce; default: the server (or, with --local, this process) draws "
                      "one and it travels in the output"},

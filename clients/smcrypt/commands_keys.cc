@@ -274,7 +274,7 @@ PBKDF2-HMAC-SM3); the encryption is done here, never by the server. If the serve
 denies inline private keys it keeps the private key back and only the public key is
 written.
 Symmetric and HMAC algorithms: a random key from the server's CSPRNG (16 bytes; 32 for
-AES-256 and HMAC) in a "SM4 KEY", "AES KEY" or "HMAC KEY" PEM block -- the format of
+AES-256, SM4-XTS and HMAC) in a "SM4 KEY", "AES KEY" or "HMAC KEY" PEM block -- the format of
 the server's keyring, so the file works with --key here and in --keys_dir.
 --alg defaults to SM2.
 

@@ -19,7 +19,8 @@ namespace {
 
 std::vector<Command> AllCommands() {
   std::vector<Command> all;
-  for (auto table : {HashCommands, SignCommands, CipherCommands, PkCommands, KeyCommands}) {
+  for (auto table :
+       {HashCommands, SignCommands, CipherCommands, PkCommands, KexCommands, KeyCommands}) {
     for (Command& c : table()) all.push_back(std::move(c));
   }
   return all;
@@ -117,7 +118,8 @@ std::string GeneralHelp(const std::vector<Command>& commands) {
       "files (--key FILE, --pass-file for encrypted ones), keygen keys are made here, and\n"
       "--key-id (a server's keyring) is a usage error.\n\n"
       "Exit status: 0 ok; 1 verification or authentication failed (\"signature invalid\",\n"
-      "\"MAC invalid\", a decryption's tag, C3 or padding check: DECRYPTION_FAILED);\n"
+      "\"MAC invalid\", a decryption's tag, C3 or padding check: DECRYPTION_FAILED; kex's\n"
+      "confirmation value);\n"
       "2 usage or input error (with --local, any error of the command); 3 server\n"
       "unreachable or RPC error (gRPC code name and server message shown).\n\n"
       "Examples:\n"

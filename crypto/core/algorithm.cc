@@ -52,6 +52,11 @@ constexpr AlgorithmInfo kAlgorithms[] = {
     {Algorithm::kHpkeSm2Sm3Sm4Gcm, "HPKE-SM2-SM3-SM4GCM", K::kHybrid, 0, M::kNone, false},
     {Algorithm::kHpkeP256Sha256Aes128Gcm, "HPKE-P256-SHA256-AES128GCM", K::kHybrid, 0, M::kNone,
      false},
+    {Algorithm::kSm4Cfb, "SM4-CFB", K::kCipher, 16, M::kCfb, false},
+    {Algorithm::kSm4Ofb, "SM4-OFB", K::kCipher, 16, M::kOfb, false},
+    // SM4-XTS: K1 ‖ K2. "SM4-XTS" is IEEE 1619's tweak order, "SM4-XTS-GB" GB/T 17964's.
+    {Algorithm::kSm4Xts, "SM4-XTS", K::kCipher, 32, M::kXts, false},
+    {Algorithm::kSm4XtsGb, "SM4-XTS-GB", K::kCipher, 32, M::kXts, false},
 };
 
 // The table is indexed by the enum value; this keeps the two in step.
@@ -62,7 +67,7 @@ constexpr bool TableInEnumOrder() {
   return true;
 }
 static_assert(TableInEnumOrder(), "kAlgorithms must list Algorithm values in enum order");
-static_assert(static_cast<size_t>(Algorithm::kHpkeP256Sha256Aes128Gcm) + 1 ==
+static_assert(static_cast<size_t>(Algorithm::kSm4XtsGb) + 1 ==
                   sizeof(kAlgorithms) / sizeof(kAlgorithms[0]),
               "every Algorithm needs a row in kAlgorithms");
 

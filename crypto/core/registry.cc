@@ -33,7 +33,9 @@ absl::Status WrongFamilyOr(absl::string_view der, absl::Status parse_error) {
   return parse_error;
 }
 
-absl::StatusOr<Sm2PrivateKey> LoadSm2PrivateKey(absl::string_view in) {
+}  // namespace
+
+absl::StatusOr<Sm2PrivateKey> ParseSm2PrivateKey(absl::string_view in) {
   SMCRYPT_ASSIGN_OR_RETURN(KeyBytes key, UnwrapKey(in));
   absl::string_view bytes = SecretDataAsStringView(key.bytes);
   if (key.pem_label.empty() && bytes.size() == kSm2ScalarSize) {
@@ -53,7 +55,7 @@ absl::StatusOr<Sm2PrivateKey> LoadSm2PrivateKey(absl::string_view in) {
   return parsed;
 }
 
-absl::StatusOr<Sm2PublicKey> LoadSm2PublicKey(absl::string_view in) {
+absl::StatusOr<Sm2PublicKey> ParseSm2PublicKey(absl::string_view in) {
   SMCRYPT_ASSIGN_OR_RETURN(KeyBytes key, UnwrapKey(in));
   absl::string_view bytes = SecretDataAsStringView(key.bytes);
   if (key.pem_label.empty() &&
@@ -73,8 +75,6 @@ absl::StatusOr<Sm2PublicKey> LoadSm2PublicKey(absl::string_view in) {
   }
   return parsed;
 }
-
-}  // namespace
 
 absl::StatusOr<std::unique_ptr<Hash>> NewHash(Algorithm alg) {
   switch (alg) {
@@ -109,6 +109,14 @@ absl::StatusOr<std::unique_ptr<Cipher>> NewCipher(Algorithm alg, absl::string_vi
       return NewSm4Cbc(key, padding);
     case Algorithm::kSm4Ctr:
       return NewSm4Ctr(key);
+    case Algorithm::kSm4Cfb:
+      return NewSm4Cfb(key);
+    case Algorithm::kSm4Ofb:
+      return NewSm4Ofb(key);
+    case Algorithm::kSm4Xts:
+      return NewSm4Xts(key, Sm4XtsVariant::kIeee1619);
+    case Algorithm::kSm4XtsGb:
+      return NewSm4Xts(key, Sm4XtsVariant::kGbT17964);
     case Algorithm::kAes128Ecb:
     case Algorithm::kAes128Cbc:
     case Algorithm::kAes128Ctr:
@@ -189,7 +197,7 @@ absl::StatusOr<std::unique_ptr<PublicKeySign>> NewPublicKeySign(
     Algorithm alg, absl::string_view private_key, const SignatureOptions& options) {
   switch (alg) {
     case Algorithm::kSm2: {
-      SMCRYPT_ASSIGN_OR_RETURN(Sm2PrivateKey key, LoadSm2PrivateKey(private_key));
+      SMCRYPT_ASSIGN_OR_RETURN(Sm2PrivateKey key, ParseSm2PrivateKey(private_key));
       return Sm2Sign::New(std::move(key), options);
     }
     case Algorithm::kEcdsaP256:
@@ -206,7 +214,7 @@ absl::StatusOr<std::unique_ptr<PublicKeyVerify>> NewPublicKeyVerify(
     Algorithm alg, absl::string_view public_key, const SignatureOptions& options) {
   switch (alg) {
     case Algorithm::kSm2: {
-      SMCRYPT_ASSIGN_OR_RETURN(Sm2PublicKey key, LoadSm2PublicKey(public_key));
+      SMCRYPT_ASSIGN_OR_RETURN(Sm2PublicKey key, ParseSm2PublicKey(public_key));
       return Sm2Verify::New(std::move(key), options);
     }
     case Algorithm::kEcdsaP256:
@@ -223,7 +231,7 @@ absl::StatusOr<std::unique_ptr<PublicKeyEncrypt>> NewPublicKeyEncrypt(
     Algorithm alg, absl::string_view public_key, const PublicKeyEncryptionOptions& options) {
   switch (alg) {
     case Algorithm::kSm2: {
-      SMCRYPT_ASSIGN_OR_RETURN(Sm2PublicKey key, LoadSm2PublicKey(public_key));
+      SMCRYPT_ASSIGN_OR_RETURN(Sm2PublicKey key, ParseSm2PublicKey(public_key));
       return std::unique_ptr<PublicKeyEncrypt>(
           new Sm2PublicKeyEncrypt(std::move(key), options.sm2_format));
     }
@@ -239,7 +247,7 @@ absl::StatusOr<std::unique_ptr<PublicKeyDecrypt>> NewPublicKeyDecrypt(
     Algorithm alg, absl::string_view private_key, const PublicKeyEncryptionOptions& options) {
   switch (alg) {
     case Algorithm::kSm2: {
-      SMCRYPT_ASSIGN_OR_RETURN(Sm2PrivateKey key, LoadSm2PrivateKey(private_key));
+      SMCRYPT_ASSIGN_OR_RETURN(Sm2PrivateKey key, ParseSm2PrivateKey(private_key));
       return std::unique_ptr<PublicKeyDecrypt>(
           new Sm2PublicKeyDecrypt(std::move(key), options.sm2_format));
     }
@@ -257,7 +265,7 @@ absl::StatusOr<std::string> PublicKeyFromPrivate(Algorithm alg, absl::string_vie
       return PublicKeyFromPrivateOpenSsl(Algorithm::kEcdsaP256, private_key);
     case Algorithm::kHpkeSm2Sm3Sm4Gcm:
     case Algorithm::kSm2: {
-      SMCRYPT_ASSIGN_OR_RETURN(Sm2PrivateKey key, LoadSm2PrivateKey(private_key));
+      SMCRYPT_ASSIGN_OR_RETURN(Sm2PrivateKey key, ParseSm2PrivateKey(private_key));
       return Sm2PublicKeyToSpki(key.public_key());
     }
     case Algorithm::kEcdsaP256:

@@ -19,6 +19,7 @@
 #include "crypto/sm2/sm2_point.h"
 #include "smcrypt/secret_data.h"
 #include "smcrypt/sm2.h"
+#include "smcrypt/sm2_key_exchange.h"
 
 namespace smcrypt {
 
@@ -27,6 +28,15 @@ struct Sm2PrivateKeyAccess {
   static const SecretData& d(const Sm2PrivateKey& key) { return key.d_; }
   // (1 + d)⁻¹·2^256 mod n: (1 + d)⁻¹ in Montgomery form mod n (see ScMontMul).
   static const SecretData& d1_inv_mont(const Sm2PrivateKey& key) { return key.d1_inv_; }
+};
+
+// Sm2KeyExchangeAccess starts an exchange with a given ephemeral scalar r (plain
+// little-endian limbs, wiped; InvalidArgument when r ∉ [1, n − 1]). Its only caller is
+// crypto/sm2/sm2_testing.cc (known-answer and differential tests).
+struct Sm2KeyExchangeAccess {
+  static absl::StatusOr<std::string> StartWithScalar(Sm2KeyExchange& kx, uint64_t r[4]) {
+    return kx.StartWithScalar(r);
+  }
 };
 
 namespace internal {

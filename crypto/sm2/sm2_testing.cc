@@ -48,4 +48,15 @@ absl::StatusOr<std::string> Sm2EncryptWithKForTesting(const Sm2PublicKey& key,
   return internal::Sm2EncryptCore(key, message, format, compress_c1, nonce);
 }
 
+absl::StatusOr<std::string> Sm2KeyExchangeStartWithRForTesting(Sm2KeyExchange& kx,
+                                                               absl::string_view r) {
+  if (r.size() != kSm2ScalarSize) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("SM2 key exchange test scalar r: expected 32 bytes, got ", r.size()));
+  }
+  uint64_t limbs[4];
+  internal::LimbsFromBytes(limbs, BytePtr(r.data()));
+  return Sm2KeyExchangeAccess::StartWithScalar(kx, limbs);
+}
+
 }  // namespace smcrypt::testing

@@ -16,6 +16,7 @@
 #include "absl/types/span.h"
 #include "crypto/cpu/backends.h"
 #include "crypto/sm4/ghash.h"
+#include "smcrypt/sm4.h"
 
 namespace smcrypt {
 
@@ -110,6 +111,46 @@ struct Sm4Kernels {
 void Sm4CbcEncryptMulti(const Sm4MultiJob* jobs, size_t num_jobs);
 // Sm4CbcMacMulti is the CBC-MAC (cbc_mac_blocks) of each job, `iv` being y.
 void Sm4CbcMacMulti(const Sm4MultiJob* jobs, size_t num_jobs);
+
+// kSm4ModeChunkBlocks is how many blocks the CFB-decryption and XTS loops hand to
+// `encrypt_blocks` per call (1 KiB on the stack: the widest back end's batch of 64).
+inline constexpr size_t kSm4ModeChunkBlocks = 64;
+
+// Sm4CfbEncrypt runs SM4-CFB-128 encryption (NIST SP 800-38A §6.3, s = 128) on back end
+// `k` with encryption-order round keys `rk` over `len` bytes from `in` to `out`:
+// C_i = P_i ⊕ E(C_{i−1}), C_{−1} = `iv`; a final partial segment of r bytes uses the
+// first r bytes of E(C_{n−1}). Serial: one block per call of k.cbc_encrypt_blocks (the
+// single-block path) on a zero block. On return `iv` holds the last whole ciphertext
+// block (unchanged when len < 16), so a message can be fed in whole-block pieces.
+// `in == out` is allowed; partial overlap is not. Constant time; `len` is public.
+void Sm4CfbEncrypt(const Sm4Kernels& k, const uint32_t rk[32], uint8_t iv[16],
+                   const uint8_t* in, uint8_t* out, size_t len);
+// Sm4CfbDecrypt is the inverse: P_i = C_i ⊕ E(C_{i−1}), with the E(C_{i−1}) of up to
+// kSm4ModeChunkBlocks blocks computed in one k.encrypt_blocks call. `rk` is the
+// encryption-order round keys (CFB only encrypts). `iv` as for Sm4CfbEncrypt; in place
+// allowed.
+void Sm4CfbDecrypt(const Sm4Kernels& k, const uint32_t rk[32], uint8_t iv[16],
+                   const uint8_t* in, uint8_t* out, size_t len);
+// Sm4OfbCrypt XORs the SM4-OFB keystream O_i = E(O_{i−1}), O_{−1} = `iv` (SP 800-38A
+// §6.4) into `len` bytes; encryption and decryption are the same. The keystream is
+// k.cbc_encrypt_blocks of zero blocks (E(0 ⊕ O_{i−1})), up to kSm4ModeChunkBlocks per
+// call. On return `iv` holds the last keystream block of the whole blocks processed.
+// In place allowed. Constant time.
+void Sm4OfbCrypt(const Sm4Kernels& k, const uint32_t rk[32], uint8_t iv[16],
+                 const uint8_t* in, uint8_t* out, size_t len);
+// Sm4XtsCrypt runs SM4-XTS with ciphertext stealing (IEEE Std 1619-2018 §5.3/§5.4,
+// GB/T 17964-2021 with the other tweak bit order) on back end `k`: T_0 = E(rk2, iv),
+// T_j = T_{j−1}·α in `variant`'s convention, and block j goes through
+// E(rk1, X ⊕ T_j) ⊕ T_j, or D when `encrypt` is false (`rk1` must then be K1's
+// decryption-order round keys; `rk2` is always K2's encryption-order keys). Requires
+// 16 ≤ len ≤ 16·kSm4XtsMaxBlocks (callers check). `in == out` allowed. Constant time;
+// the tweaks are wiped before return.
+void Sm4XtsCrypt(const Sm4Kernels& k, const uint32_t rk1[32], const uint32_t rk2[32],
+                 Sm4XtsVariant variant, const uint8_t iv[16], const uint8_t* in,
+                 uint8_t* out, size_t len, bool encrypt);
+// Sm4XtsMulAlpha sets `t` ← `t`·α, the tweak update of `variant` (IEEE 1619 §5.2, or
+// GB/T 17964's bit-reflected order), by shifts and masks. For tests.
+void Sm4XtsMulAlpha(Sm4XtsVariant variant, uint8_t t[16]);
 
 // Sm4SetKernelsForTesting makes Sm4ActiveKernels() return `k` (which must outlive its
 // use) until called again; nullptr restores the dispatched choice. For tests and the

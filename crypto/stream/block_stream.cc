@@ -1,5 +1,6 @@
-// block_stream.cc — chunked ECB, CBC and CTR streams of smcrypt/streaming.h: the
-// concatenated output equals the one-shot Cipher's.
+// block_stream.cc — chunked ECB, CBC, CTR, CFB and OFB streams of smcrypt/streaming.h:
+// the concatenated output equals the one-shot Cipher's.
+#include <cstddef>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -9,18 +10,35 @@
 namespace smcrypt {
 namespace {
 
-// BlockChain carries the state between chunks: the CBC chaining block or the CTR counter.
+// AnyLength: CTR, CFB and OFB take data of any length (no padding); the bytes after the
+// last whole block are processed by Finish.
+bool AnyLength(CipherMode mode) {
+  return mode == CipherMode::kCtr || mode == CipherMode::kCfb || mode == CipherMode::kOfb;
+}
+
+// BlockChain carries the state between chunks: the CBC/CFB feedback block, the CTR
+// counter or the OFB output block.
 struct BlockChain {
   CipherMode mode;
-  std::string iv;  // CBC: previous ciphertext block; CTR: current counter; ECB: empty
+  // CBC, CFB: previous ciphertext block; CTR: current counter; OFB: previous output
+  // block O_{i−1}; ECB: empty.
+  std::string iv;
+
+  ~BlockChain() { SecureZero(iv.data(), iv.size()); }
 
   absl::string_view Iv() const { return mode == CipherMode::kEcb ? "" : absl::string_view(iv); }
-  // Advance moves past `in` (plaintext for CTR) → `ciphertext`.
-  void Advance(absl::string_view in, absl::string_view ciphertext) {
-    if (mode == CipherMode::kCbc) {
+  // Advance moves past whole blocks of `plaintext` ↔ `ciphertext` (equal lengths).
+  void Advance(absl::string_view plaintext, absl::string_view ciphertext) {
+    if (mode == CipherMode::kCbc || mode == CipherMode::kCfb) {
       iv = std::string(ciphertext.substr(ciphertext.size() - kStreamBlockSize));
     } else if (mode == CipherMode::kCtr) {
-      CtrAddBlocks(iv, in.size() / kStreamBlockSize);
+      CtrAddBlocks(iv, plaintext.size() / kStreamBlockSize);
+    } else if (mode == CipherMode::kOfb) {
+      // C_i = P_i ⊕ O_i, so the last output block is the XOR of the last blocks.
+      const size_t last = plaintext.size() - kStreamBlockSize;
+      for (size_t i = 0; i < kStreamBlockSize; ++i) {
+        iv[i] = static_cast<char>(plaintext[last + i] ^ ciphertext[last + i]);
+      }
     }
   }
 };
@@ -49,7 +67,7 @@ class BlockStreamEncryptor final : public StreamEncryptor {
 
   absl::StatusOr<StreamChunk> Finish() override {
     StreamChunk chunk;
-    if (chain_.mode == CipherMode::kCtr) {
+    if (AnyLength(chain_.mode)) {
       absl::StatusOr<std::string> out = Process(buffer_);
       if (!out.ok()) return out.status();
       chunk.data = *std::move(out);
@@ -68,12 +86,13 @@ class BlockStreamEncryptor final : public StreamEncryptor {
   }
 
  private:
-  // Process encrypts whole blocks (or, for CTR at the end, a final partial block).
+  // Process encrypts whole blocks (or, for CTR, CFB and OFB at the end, the bytes
+  // left, a final partial block). The chain advances only past whole blocks.
   absl::StatusOr<std::string> Process(absl::string_view in) {
     if (in.empty()) return std::string();
     absl::StatusOr<std::string> out = bulk_->Encrypt(chain_.Iv(), in);
     if (!out.ok()) return out.status();
-    chain_.Advance(in, *out);
+    if (in.size() % kStreamBlockSize == 0) chain_.Advance(in, *out);
     return out;
   }
 
@@ -95,13 +114,14 @@ class BlockStreamDecryptor final : public StreamDecryptor {
   absl::StatusOr<std::optional<StreamChunk>> Update(absl::string_view ciphertext,
                                                     absl::string_view tag) override {
     if (!tag.empty()) {
-      return absl::InvalidArgumentError("tag must be empty for ECB, CBC and CTR streams");
+      return absl::InvalidArgumentError(
+          "tag must be empty for ECB, CBC, CTR, CFB and OFB streams");
     }
     total_ += ciphertext.size();
     buffer_.append(ciphertext.data(), ciphertext.size());
     size_t n = buffer_.size() / kStreamBlockSize * kStreamBlockSize;
     // Padded ECB/CBC: keep the last whole block back; it carries the padding.
-    if (padded_ && chain_.mode != CipherMode::kCtr && n == buffer_.size() && n > 0) {
+    if (padded_ && !AnyLength(chain_.mode) && n == buffer_.size() && n > 0) {
       n -= kStreamBlockSize;
     }
     if (n == 0) return std::nullopt;
@@ -113,7 +133,7 @@ class BlockStreamDecryptor final : public StreamDecryptor {
 
   absl::StatusOr<StreamChunk> Finish() override {
     StreamChunk chunk;
-    if (chain_.mode == CipherMode::kCtr) {
+    if (AnyLength(chain_.mode)) {
       absl::StatusOr<std::string> out = Process(buffer_);
       if (!out.ok()) return out.status();
       chunk.data = *std::move(out);
@@ -137,7 +157,7 @@ class BlockStreamDecryptor final : public StreamDecryptor {
     if (in.empty()) return std::string();
     absl::StatusOr<std::string> out = bulk_->Decrypt(chain_.Iv(), in);
     if (!out.ok()) return out.status();
-    chain_.Advance(in, in);  // CBC chains through the ciphertext it was given
+    if (in.size() % kStreamBlockSize == 0) chain_.Advance(*out, in);
     return out;
   }
 
@@ -153,11 +173,11 @@ class BlockStreamDecryptor final : public StreamDecryptor {
 absl::Status CheckBlockStream(CipherMode mode, const std::unique_ptr<Cipher>& bulk,
                               const std::unique_ptr<Cipher>& last, absl::string_view iv,
                               bool padded, absl::string_view alg_name) {
-  if (mode != CipherMode::kEcb && mode != CipherMode::kCbc && mode != CipherMode::kCtr) {
+  if (mode != CipherMode::kEcb && mode != CipherMode::kCbc && !AnyLength(mode)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("block stream: ", alg_name, " is not ECB, CBC or CTR"));
+        absl::StrCat("block stream: ", alg_name, " is not ECB, CBC, CTR, CFB or OFB"));
   }
-  if (bulk == nullptr || (padded && mode != CipherMode::kCtr && last == nullptr)) {
+  if (bulk == nullptr || (padded && !AnyLength(mode) && last == nullptr)) {
     return absl::InvalidArgumentError("block stream: missing Cipher");
   }
   if (iv.size() != bulk->iv_size()) {
@@ -184,7 +204,7 @@ absl::StatusOr<std::unique_ptr<StreamEncryptor>> NewBlockStreamEncryptor(
   absl::Status s = CheckBlockStream(mode, bulk, last, iv, padded, alg_name);
   if (!s.ok()) return s;
   return std::unique_ptr<StreamEncryptor>(new BlockStreamEncryptor(
-      mode, std::move(bulk), std::move(last), std::string(iv), padded && mode != CipherMode::kCtr));
+      mode, std::move(bulk), std::move(last), std::string(iv), padded && !AnyLength(mode)));
 }
 
 absl::StatusOr<std::unique_ptr<StreamDecryptor>> NewBlockStreamDecryptor(
@@ -193,7 +213,7 @@ absl::StatusOr<std::unique_ptr<StreamDecryptor>> NewBlockStreamDecryptor(
   absl::Status s = CheckBlockStream(mode, bulk, last, iv, padded, alg_name);
   if (!s.ok()) return s;
   return std::unique_ptr<StreamDecryptor>(new BlockStreamDecryptor(
-      mode, std::move(bulk), std::move(last), std::string(iv), padded && mode != CipherMode::kCtr));
+      mode, std::move(bulk), std::move(last), std::string(iv), padded && !AnyLength(mode)));
 }
 
 }  // namespace smcrypt

@@ -390,5 +390,44 @@ TEST_F(SmcryptLocalTest, LocalCommandsOpenNoSocket) {
   EXPECT_THAT(Read("t4"), HasSubstr("connect(")) << "the remote run should try to connect";
 }
 
+// kex: two runs connected by FIFOs agree on K, with and without --confirm; a wrong peer
+// ID makes the confirmation fail (exit 1 and no key) or, without it, gives another K.
+TEST_F(SmcryptLocalTest, KexTwoRunsAgreeAndConfirmationCatchesAWrongId) {
+  Result r = Sh("smcrypt keygen --local --alg sm2 --out a.pem --pubout a_pub.pem && "
+                "smcrypt keygen --local --alg sm2 --out b.pem --pubout b_pub.pem");
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  // The initiator opens its output FIFO first and the responder its input, so the two
+  // opens pair up.
+  auto exchange = [&](const std::string& flags, const std::string& b_peer_id) {
+    return Sh(absl::StrCat(
+        "rm -f a2b b2a ka kb; mkfifo a2b b2a; "
+        "smcrypt kex --local --role initiator --key a.pem --peer-key b_pub.pem --id alice "
+        "--peer-id bob ", flags, " --out ka >a2b <b2a 2>ea & pa=$!; "
+        "smcrypt kex --local --role responder --key b.pem --peer-key a_pub.pem --id bob "
+        "--peer-id ", b_peer_id, " ", flags, " --out kb <a2b >b2a 2>eb; rb=$?; "
+        "wait $pa; ra=$?; echo \"$ra $rb\"; cat ea eb >&2"));
+  };
+  for (const std::string flags : {"--confirm --length 48", "--length 20"}) {
+    SCOPED_TRACE(flags);
+    r = exchange(flags, "alice");
+    ASSERT_EQ(Trim(r.out), "0 0") << Describe(r);
+    const std::string ka = Read("ka");
+    EXPECT_EQ(ka.size(), flags == "--length 20" ? 20u : 48u);
+    EXPECT_EQ(ka, Read("kb"));
+  }
+  r = exchange("--confirm", "mallory");
+  EXPECT_EQ(Trim(r.out), "1 2") << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("S_B does not match"));
+  EXPECT_TRUE(Read("ka").empty());
+  r = exchange("", "mallory");
+  ASSERT_EQ(Trim(r.out), "0 0") << Describe(r);
+  EXPECT_EQ(Read("ka").size(), 16u);
+  EXPECT_NE(Read("ka"), Read("kb"));
+  // A usage error names the flag.
+  r = Sh("smcrypt kex --local --key a.pem --peer-key b_pub.pem </dev/null");
+  EXPECT_EQ(r.code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--role"));
+}
+
 }  // namespace
 }  // namespace smcrypt

@@ -2,7 +2,7 @@
 // (the ctgrind / TIMECOP technique; BoringSSL's CONSTTIME_SECRET does the same).
 //
 // Secret inputs — SM4 keys and plaintext, HMAC-SM3 keys and messages, SM3 input of the
-// SM2 KDF, SM2 private keys d and nonces k — are marked undefined
+// SM2 KDF, SM2 private keys d, nonces k and key-exchange scalars r — are marked undefined
 // (SMCRYPT_CT_SECRET, crypto/common/ct_annotations.h). Memcheck tracks definedness bit
 // by bit through every instruction, so any conditional jump or move whose condition,
 // and any load or store whose address, depends on a secret is reported ("Conditional
@@ -42,6 +42,7 @@
 #include "crypto/sm2/sm2_field.h"
 #include "crypto/sm2/sm2_internal.h"
 #include "crypto/sm2/sm2_point.h"
+#include "crypto/sm2/sm2_testing.h"
 #include "crypto/sm3/sm3_internal.h"
 #include "crypto/sm4/ghash.h"
 #include "crypto/sm4/sm4_internal.h"
@@ -49,6 +50,7 @@
 #include "smcrypt/hpke.h"
 #include "smcrypt/pem.h"
 #include "smcrypt/sm2.h"
+#include "smcrypt/sm2_key_exchange.h"
 #include "smcrypt/sm3.h"
 #include "smcrypt/sm4.h"
 
@@ -123,8 +125,9 @@ bool Runs(Coverage& cov, const char* name, uint32_t required) {
 // ---- SM4 and GHASH --------------------------------------------------------------------
 
 // Sm4Outputs runs every SM4 entry point on the active back end with a secret key and
-// plaintext: ECB, CBC (both ways, PKCS#7), CTR, GCM and CCM (seal and open, and open of a
-// forged tag), the multi-buffer CBC batch. Returns the public outputs, concatenated.
+// plaintext: ECB, CBC (both ways, PKCS#7), CTR, CFB, OFB, XTS (both tweak orders, with a
+// stolen final block), GCM and CCM (seal and open, and open of a forged tag), the
+// multi-buffer CBC batch. Returns the public outputs, concatenated.
 std::string Sm4Outputs() {
   std::string out;
   std::string key = Bytes(1, 16), msg = Bytes(2, 16 * 19 + 5);  // odd tail for padding
@@ -137,9 +140,20 @@ std::string Sm4Outputs() {
   auto ecb = NewSm4Ecb(key);
   auto cbc = NewSm4Cbc(key);
   auto ctr = NewSm4Ctr(key);
-  CT_CHECK(ecb.ok() && cbc.ok() && ctr.ok());
-  if (!ecb.ok() || !cbc.ok() || !ctr.ok()) return out;
-  for (Cipher* c : {ecb->get(), cbc->get(), ctr->get()}) {
+  auto cfb = NewSm4Cfb(key);
+  auto ofb = NewSm4Ofb(key);
+  std::string xts_key = Bytes(6, 32);
+  Secret(xts_key);
+  auto xts_ieee = NewSm4Xts(xts_key, Sm4XtsVariant::kIeee1619);
+  auto xts_gb = NewSm4Xts(xts_key, Sm4XtsVariant::kGbT17964);
+  CT_CHECK(ecb.ok() && cbc.ok() && ctr.ok() && cfb.ok() && ofb.ok() && xts_ieee.ok() &&
+           xts_gb.ok());
+  if (!ecb.ok() || !cbc.ok() || !ctr.ok() || !cfb.ok() || !ofb.ok() || !xts_ieee.ok() ||
+      !xts_gb.ok()) {
+    return out;
+  }
+  for (Cipher* c : {ecb->get(), cbc->get(), ctr->get(), cfb->get(), ofb->get(),
+                    xts_ieee->get(), xts_gb->get()}) {
     const absl::string_view c_iv = absl::string_view(iv).substr(0, c->iv_size());
     auto ct = c->Encrypt(c_iv, msg);
     CT_CHECK(ct.ok());
@@ -431,6 +445,47 @@ std::string Sm2Outputs() {
     const std::string x_ab = Public(std::string(SecretDataAsStringView(*ab)));
     CT_CHECK(x_ab == Public(std::string(SecretDataAsStringView(*ba))));
     out += x_ab;
+  }
+  // SM2 key exchange (GB/T 32918.3 §6.1) with confirmation between key (initiator, secret
+  // d) and peer (responder, secret d2), with secret ephemeral scalars r: t, U/V, K and
+  // the S hashes. R_A, R_B, S_B and S_A are the protocol's messages (public); K is secret
+  // and declassified only to compare both sides.
+  {
+    Sm2KeyExchangeParams pa{Sm2KeyExchangeRole::kInitiator, "alice", "bob", 48, true};
+    Sm2KeyExchangeParams pb{Sm2KeyExchangeRole::kResponder, "bob", "alice", 48, true};
+    auto a = Sm2KeyExchange::New(*key, peer->public_key(), pa);
+    auto b = Sm2KeyExchange::New(*peer, key->public_key(), pb);
+    std::string r_a = Bytes(97, 32), r_b = Bytes(98, 32);
+    r_a[0] &= 0x7f;
+    r_b[0] &= 0x7f;
+    CT_CHECK(a.ok() && b.ok());
+    if (a.ok() && b.ok()) {
+      auto ra = testing::Sm2KeyExchangeStartWithRForTesting(*a, Secret(r_a));
+      auto rb = testing::Sm2KeyExchangeStartWithRForTesting(*b, Secret(r_b));
+      CT_CHECK(ra.ok() && rb.ok());
+      if (ra.ok() && rb.ok()) {
+        const std::string pub_ra = Public(*ra), pub_rb = Public(*rb);
+        out += pub_ra + pub_rb;
+        auto bo = b->ComputeKey(pub_ra);
+        CT_CHECK(bo.ok());
+        if (bo.ok()) {
+          const std::string s_b = Public(bo->confirmation);
+          auto ao = a->ComputeKey(pub_rb, s_b);
+          CT_CHECK(ao.ok());
+          if (ao.ok()) {
+            const std::string s_a = Public(ao->confirmation);
+            out += s_b + s_a;
+            auto kb = b->ConfirmPeer(s_a);
+            CT_CHECK(kb.ok());
+            if (kb.ok()) {
+              const std::string k_a = Public(std::string(SecretDataAsStringView(ao->key)));
+              CT_CHECK(k_a == Public(std::string(SecretDataAsStringView(*kb))));
+              out += k_a;
+            }
+          }
+        }
+      }
+    }
   }
   return out;
 }

@@ -143,7 +143,9 @@ def main():
     seeds = []
     for sel, mode, data in [(0, 0, pt), (1, 1, pt), (2, 2, pt * 3 + b"abc"), (3, 3, pt * 4),
                             (4, 4, pt * 9 + b"x"), (5, 2, sm4_cbc(key, iv, pt * 2 + b"tail")),
-                            (6, 2, sm4_cbc(key, iv, b"")), (7, 0, b"")]:
+                            (6, 2, sm4_cbc(key, iv, b"")), (7, 0, b""), (0, 5, pt * 2 + b"cfb"),
+                            (1, 6, pt + b"ofb"), (2, 7, pt * 3 + b"xts"), (3, 8, pt * 2),
+                            (4, 7, b"short")]:
         seeds.append(bytes([sel, mode]) + key + iv + data)
     write("sm4_modes_differential", seeds)
 
@@ -178,6 +180,17 @@ def main():
         b"\x00\x01" + c1[1:] + c3 + c2,  # unprefixed x1 ‖ y1
         b"\x02\x00" + der_seq(der_int(c1[1:33]), der_int(c1[33:]), der_oct(c3), der_oct(b"")),
         b"\x02\x02" + der + b"\x3d",  # trailing byte: OpenSSL decrypts it, smcrypt refuses
+    ])
+
+    # ---- SM2 key exchange: valid points (P_A and C1 of the examples) as the peer's R ----
+    pa = b"\x04" + hexb(v["sign.xA"]) + hexb(v["sign.yA"])
+    write("sm2_key_exchange", [
+        b"\x00\x00" + u16(16) + field(pa) + field(b""),  # initiator, no confirmation
+        b"\x00\x02" + u16(32) + field(c1) + field(bytes(32)),  # initiator, wrong S_B
+        b"\x01\x01" + u16(1) + field(pa) + field(b""),  # responder, no confirmation
+        b"\x01\x03" + u16(100) + field(c1) + field(b"") + bytes(32),  # responder, wrong S_A
+        b"\x02\x00" + u16(16) + field(b"\x03" + hexb(v["sign.xA"])) + field(b""),  # compressed
+        b"\x00\x00" + u16(16) + field(b"\x00") + field(b""),  # the point at infinity
     ])
 
     # ---- HPKE (RFC 9180 A.3.1 and the SM suite's vectors) ----
@@ -315,6 +328,17 @@ def rpc_seeds(d, pub, sm4_key, sig, sm2_ct):
                                 key=pb.KeyRef(key_id="p256"), plaintext=b"r"),
         pb.HybridEncryptRequest(algorithm=A.Value("HPKE_P256_SHA256_AES128GCM"),
                                 key=pb.KeyRef(key_id="sm4"), plaintext=b"s")]))
+    kex = dict(algorithm=A.Value("SM2"), key=pb.KeyRef(key_id="sm2"),
+               peer_key=pb.KeyRef(key_id="sm2pub"), key_length=16)
+    stream(24, [pb.KeyExchangeRequest(params=pb.KeyExchangeParams(
+        role=pb.KEY_EXCHANGE_ROLE_INITIATOR, confirmation=True, **kex)),
+        pb.KeyExchangeRequest(peer_ephemeral_point=pub, peer_confirmation=b"\0" * 32)])
+    stream(24, [pb.KeyExchangeRequest(params=pb.KeyExchangeParams(
+        role=pb.KEY_EXCHANGE_ROLE_RESPONDER, confirmation=True, **kex),
+        peer_ephemeral_point=pub), pb.KeyExchangeRequest(peer_confirmation=b"\1" * 32)])
+    stream(24, [pb.KeyExchangeRequest(params=pb.KeyExchangeParams(
+        role=pb.KEY_EXCHANGE_ROLE_RESPONDER, user_id=b"alice", peer_user_id=b"", **kex),
+        peer_ephemeral_point=pub)])
     shutil.rmtree(tmp)
     return seeds
 

@@ -7,7 +7,8 @@
 // its request message; a streaming RPC's messages are consecutive 16-bit-length-prefixed
 // pieces (at most 8). Inputs that are not valid protobuf are skipped. Every call must end
 // with a status the API documents (OK, INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION,
-// PERMISSION_DENIED, RESOURCE_EXHAUSTED, OUT_OF_RANGE); anything else (UNKNOWN,
+// PERMISSION_DENIED, RESOURCE_EXHAUSTED, OUT_OF_RANGE, and UNAUTHENTICATED for a
+// KeyExchange confirmation value that does not match); anything else (UNKNOWN,
 // INTERNAL, ...) or a crash aborts. RSA key generation is skipped (seconds per call under ASan).
 #include <sys/stat.h>
 #include <unistd.h>
@@ -90,6 +91,7 @@ void CheckStatus(const grpc::Status& st) {
     case grpc::StatusCode::PERMISSION_DENIED:
     case grpc::StatusCode::RESOURCE_EXHAUSTED:
     case grpc::StatusCode::OUT_OF_RANGE:
+    case grpc::StatusCode::UNAUTHENTICATED:
       return;
     default:
       std::fprintf(stderr, "unexpected status %d: %s\n", static_cast<int>(st.error_code()),
@@ -141,7 +143,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static Service* svc = StartService();
   auto& stub = *svc->stub;
   smcrypt::fuzz::FuzzReader in(data, size);
-  const uint8_t rpc = in.Byte() % 24;
+  const uint8_t rpc = in.Byte() % 25;
 #define UNARY(Name)                                                                      \
   Unary<v1::Name##Request, v1::Name##Response>(                                          \
       in.Rest(), [&](grpc::ClientContext* c, const v1::Name##Request& q,                 \
@@ -209,7 +211,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       BidiStream<v1::HybridDecryptStreamRequest, v1::HybridDecryptStreamResponse>(
           in, [&](grpc::ClientContext* c) { return stub.HybridDecryptStream(c); });
       break;
-    default: UNARY(HybridEncryptBatch); break;  // 23
+    case 23: UNARY(HybridEncryptBatch); break;
+    default:  // 24
+      BidiStream<v1::KeyExchangeRequest, v1::KeyExchangeResponse>(
+          in, [&](grpc::ClientContext* c) { return stub.KeyExchange(c); });
+      break;
   }
 #undef UNARY
   return 0;

@@ -1,12 +1,15 @@
-// SM4 block-mode differential fuzzer: SM4-ECB, SM4-CBC (PKCS#7 or no padding) and SM4-CTR
-// against OpenSSL's EVP_sm4_ecb/cbc/ctr, on a back end this CPU supports chosen by the
-// first input byte. Each mode encrypts the fuzzed plaintext and decrypts it back; the
+// SM4 block-mode differential fuzzer: SM4-ECB, SM4-CBC (PKCS#7 or no padding), SM4-CTR,
+// SM4-CFB and SM4-OFB against OpenSSL's EVP_sm4_ecb/cbc/ctr/cfb128/ofb, on a back end this
+// CPU supports chosen by the first input byte. SM4-XTS in both tweak orders (OpenSSL 3.0
+// has no SM4-XTS) is checked as the permutation it is: decrypting the fuzzed bytes and
+// encrypting the result gives them back, and every length below 16 is refused. Each mode encrypts the fuzzed plaintext and decrypts it back; the
 // fuzzed bytes are also decrypted as a ciphertext, so PKCS#7 unpadding must accept and
 // reject exactly what OpenSSL does (and return the same plaintext). The multi-buffer
 // CBC batch (Sm4CbcEncryptBatch) must equal the single-stream result. Aborts on any
 // mismatch.
 //
-// Input: selector ‖ mode byte ‖ key (16) ‖ iv (16) ‖ data.
+// Input: selector ‖ mode byte ‖ key (16) ‖ iv (16) ‖ data. XTS (modes 7 and 8) uses
+// key ‖ iv as K1 ‖ K2 and the key bytes reversed as the tweak input.
 #include <openssl/evp.h>
 
 #include <memory>
@@ -48,12 +51,31 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::vector<const Sm4Kernels*> kernels = fuzz::SupportedSm4Kernels();
   fuzz::FuzzReader in(data, size);
   const Sm4Kernels* k = fuzz::PickKernel(kernels, in.Byte());
-  const uint8_t mode = in.Byte() % 5;
+  const uint8_t mode = in.Byte() % 9;
   const std::string key = in.Bytes(16);
   const std::string iv = in.Bytes(16);
   const std::string msg = in.Rest();
   if (key.size() != 16 || iv.size() != 16) return 0;
   Sm4SetKernelsForTesting(k);
+
+  if (mode >= 7) {
+    const std::string tweak(key.rbegin(), key.rend());
+    auto xts = NewSm4Xts(key + iv, mode == 7 ? Sm4XtsVariant::kIeee1619
+                                              : Sm4XtsVariant::kGbT17964);
+    if (!xts.ok()) {  // K1 = K2 only
+      FUZZ_CHECK(key == iv);
+      Sm4SetKernelsForTesting(nullptr);
+      return 0;
+    }
+    auto dec = (*xts)->Decrypt(tweak, msg);
+    FUZZ_CHECK(dec.ok() == (msg.size() >= 16 && msg.size() <= kSm4XtsMaxBlocks * 16));
+    if (dec.ok()) {
+      auto again = (*xts)->Encrypt(tweak, *dec);
+      FUZZ_CHECK(again.ok() && *again == msg);
+    }
+    Sm4SetKernelsForTesting(nullptr);
+    return 0;
+  }
 
   std::unique_ptr<Cipher> cipher;
   const EVP_CIPHER* evp = nullptr;
@@ -66,7 +88,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     case 2: cipher = *NewSm4Cbc(key, Padding::kPkcs7); evp = EVP_sm4_cbc(); pad = true; break;
     case 3: cipher = *NewSm4Cbc(key, Padding::kNone); evp = EVP_sm4_cbc(); break;
-    default: cipher = *NewSm4Ctr(key); evp = EVP_sm4_ctr(); break;
+    case 4: cipher = *NewSm4Ctr(key); evp = EVP_sm4_ctr(); break;
+    case 5: cipher = *NewSm4Cfb(key); evp = EVP_sm4_cfb128(); break;
+    default: cipher = *NewSm4Ofb(key); evp = EVP_sm4_ofb(); break;
   }
 
   // Encryption, then decryption back.

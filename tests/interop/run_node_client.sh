@@ -4,9 +4,9 @@
 # `npm ci` into WORK_DIR/example) against the same server.
 #
 # Copies package.json, package-lock.json and interop.mjs from SRC_DIR to WORK_DIR, runs
-# `npm ci` there when the lock file changed (@grpc/grpc-js, @grpc/proto-loader, sm-crypto and
-# @hpke/core at the versions pinned by the committed lock file; node_modules stays in the
-# build tree), starts a real smcryptd (smcryptd_launch.sh) and runs interop.mjs against it
+# `npm ci` there when the lock file changed (@grpc/grpc-js, @grpc/proto-loader, sm-crypto,
+# sm-crypto-v2 and @hpke/core at the versions pinned by the committed lock file; node_modules
+# stays in the build tree), starts a real smcryptd (smcryptd_launch.sh) and runs interop.mjs against it
 # with PROTO_DIR loaded directly.
 # Exit 77 (ctest SKIP_RETURN_CODE) when node or npm is absent or node is older than 20.
 set -euo pipefail

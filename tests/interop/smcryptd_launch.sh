@@ -7,6 +7,7 @@
 #   sm2.pem    PRIVATE KEY  SM2 (openssl genpkey -algorithm SM2)
 #   p256.pem   PRIVATE KEY  EC P-256
 #   sm4.pem    SM4 KEY      16 random bytes
+#   sm4xts.pem SM4 KEY      32 random bytes (K1 ‖ K2 of SM4-XTS)
 #   hmac.pem   HMAC KEY     32 random bytes
 # — starts SMCRYPTD --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 --keys_dir=WORK_DIR/keys,
 # reads the port it chose from its log ("listening on 127.0.0.1:PORT") and exports
@@ -42,6 +43,7 @@ start_smcryptd() {
   openssl genpkey -algorithm SM2 -out "$keys/sm2.pem" 2>/dev/null
   openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$keys/p256.pem" 2>/dev/null
   pem_block "SM4 KEY" 16 >"$keys/sm4.pem"
+  pem_block "SM4 KEY" 32 >"$keys/sm4xts.pem"
   pem_block "HMAC KEY" 32 >"$keys/hmac.pem"
   chmod 600 "$keys"/*.pem  # smcryptd refuses world-readable secret keys
 

@@ -120,7 +120,10 @@ TEST(KeyStoreTest, PemTypeBindsTheFamily) {
 
 TEST(KeyStoreTest, RejectsBadEntries) {
   EXPECT_THAT(KeyStore::ParseEntry("k", RawPem("SM4 KEY", std::string(15, 'k'))),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("16 bytes, got 15")));
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("16 bytes (or 32 for SM4-XTS: K1 ‖ K2), got 15")));
+  EXPECT_THAT(KeyStore::ParseEntry("k", RawPem("SM4 KEY", std::string(24, 'k'))),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("got 24")));
   EXPECT_THAT(KeyStore::ParseEntry("k", RawPem("AES KEY", std::string(24, 'k'))),
               StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(KeyStore::ParseEntry("k", RawPem("CERTIFICATE", "x")),

@@ -167,6 +167,18 @@ class Smcryptd {
 };
 
 // ReadAll returns the bytes of file `path` ("" when it cannot be read).
+// KeyIdRef / InlineKeyRef: a request's KeyRef naming a keyring key or carrying key bytes.
+inline smcrypt::v1::KeyRef KeyIdRef(const std::string& id) {
+  smcrypt::v1::KeyRef k;
+  k.set_key_id(id);
+  return k;
+}
+inline smcrypt::v1::KeyRef InlineKeyRef(const std::string& bytes) {
+  smcrypt::v1::KeyRef k;
+  k.set_inline_key(bytes);
+  return k;
+}
+
 inline std::string ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;

@@ -39,14 +39,19 @@ enum class Algorithm {
   kRsa3072Oaep,
   kHpkeSm2Sm3Sm4Gcm,
   kHpkeP256Sha256Aes128Gcm,
+  kSm4Cfb,
+  kSm4Ofb,
+  kSm4Xts,
+  kSm4XtsGb,
 };
 
 // Kind groups algorithms by the primitive that serves them.
 enum class AlgorithmKind { kHash, kMac, kCipher, kAead, kSignature, kPublicKeyEncryption, kHybrid };
 
-// CipherMode is the mode of a cipher (kCipher) or AEAD (kAead) algorithm: ECB, CBC, CTR
-// (NIST SP 800-38A), GCM (SP 800-38D) or CCM (SP 800-38C); kNone for every other kind.
-enum class CipherMode { kNone, kEcb, kCbc, kCtr, kGcm, kCcm };
+// CipherMode is the mode of a cipher (kCipher) or AEAD (kAead) algorithm: ECB, CBC, CTR,
+// CFB (128-bit feedback) or OFB (NIST SP 800-38A), GCM (SP 800-38D), CCM (SP 800-38C) or
+// XTS (IEEE 1619 / GB/T 17964, one data unit per message); kNone for every other kind.
+enum class CipherMode { kNone, kEcb, kCbc, kCtr, kGcm, kCcm, kCfb, kOfb, kXts };
 
 // AlgorithmName returns the canonical name ("SM4-GCM", "ECDSA-P256", ...).
 absl::string_view AlgorithmName(Algorithm alg);

@@ -56,6 +56,15 @@ absl::StatusOr<std::unique_ptr<Cipher>> NewCipher(Algorithm alg, absl::string_vi
 absl::StatusOr<std::unique_ptr<Aead>> NewAead(Algorithm alg, absl::string_view key,
                                               size_t tag_size = 0);
 
+// ParseSm2PrivateKey / ParseSm2PublicKey read an SM2 key in the encodings the SM2
+// factories below accept: PKCS#8 PrivateKeyInfo (DER or PEM "PRIVATE KEY") or the raw
+// 32-byte big-endian scalar; SubjectPublicKeyInfo (DER or PEM "PUBLIC KEY") or a 65-byte
+// uncompressed / 33-byte compressed point (validated: on the curve, not infinity).
+// Errors: InvalidArgument describing the malformed bytes; FailedPrecondition for a
+// well-formed key of another family.
+absl::StatusOr<Sm2PrivateKey> ParseSm2PrivateKey(absl::string_view in);
+absl::StatusOr<Sm2PublicKey> ParseSm2PublicKey(absl::string_view in);
+
 // Keys for the asymmetric factories are DER or PEM: PKCS#8 private keys and
 // SubjectPublicKeyInfo public keys. SM2 and the EC algorithms also take a raw 32-byte
 // private scalar and a 65-byte (04‖x‖y) or 33-byte compressed public point. A key for

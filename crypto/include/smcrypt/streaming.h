@@ -1,5 +1,6 @@
 // streaming.h — encryption of data of any size, chunk by chunk: the segmented AEAD stream
-// (STREAM), the chunked block-mode streams (ECB, CBC, CTR) and the HPKE stream framing.
+// (STREAM), the chunked block-mode streams (ECB, CBC, CTR, CFB, OFB) and the HPKE
+// stream framing.
 // These are the wire formats of EncryptStream / DecryptStream and HybridEncryptStream /
 // HybridDecryptStream (proto/smcrypt/v1/crypto.proto): a change to any of them is a
 // change of the wire contract.
@@ -141,12 +142,15 @@ absl::StatusOr<std::unique_ptr<StreamEncryptor>> NewAeadStreamEncryptor(
 absl::StatusOr<std::unique_ptr<StreamDecryptor>> NewAeadStreamDecryptor(
     Algorithm alg, absl::string_view key, absl::string_view nonce, absl::string_view aad);
 
-// ---- Block-mode streams (ECB, CBC, CTR) --------------------------------------------
+// ---- Block-mode streams (ECB, CBC, CTR, CFB, OFB) ----------------------------------
 //
 // The concatenated output is the one-shot Cipher's ciphertext (or plaintext) of the
-// whole stream: whole blocks are processed as they arrive, CBC chains through the last
-// ciphertext block, CTR advances its counter, and padded ECB/CBC hold back the final
-// block for PKCS#7.
+// whole stream, whatever the chunk boundaries: whole blocks are processed as they
+// arrive, CBC and CFB chain through the last ciphertext block, CTR advances its
+// counter, OFB carries its last keystream block (P ⊕ C of the last block), and padded
+// ECB/CBC hold back the final block for PKCS#7. CTR, CFB and OFB take data of any
+// length: the bytes after the last whole block are processed by Finish (a final
+// partial segment). XTS has no stream: one call is one data unit.
 
 inline constexpr size_t kStreamBlockSize = 16;
 
@@ -155,9 +159,10 @@ inline constexpr size_t kStreamBlockSize = 16;
 // 16-byte block is the counter). Branches only on the public block count.
 void CtrAddBlocks(std::string& counter, uint64_t num_blocks);
 
-// NewBlockStreamEncryptor / NewBlockStreamDecryptor: `mode` kEcb, kCbc or kCtr; `bulk`
-// the mode's Cipher with Padding::kNone; `last` the same with Padding::kPkcs7, used for
-// the final block when `padded` (ECB/CBC only; may be null otherwise); `iv` of
+// NewBlockStreamEncryptor / NewBlockStreamDecryptor: `mode` kEcb, kCbc, kCtr, kCfb or
+// kOfb; `bulk` the mode's Cipher with Padding::kNone (NewSm4Cfb / NewSm4Ofb for CFB and
+// OFB, which have no padding); `last` the same with Padding::kPkcs7, used for the
+// final block when `padded` (ECB/CBC only; ignored and may be null otherwise); `iv` of
 // bulk->iv_size() bytes (empty for ECB). Errors: InvalidArgument "nonce must be N bytes
 // for <alg>, got M" (alg named by `alg_name`), InvalidArgument for another mode. Finish
 // errors: InvalidArgument for unpadded data that is not a multiple of 16 bytes, or a

@@ -12,6 +12,10 @@
 //   SM3 (and HashStream)    SM3Digest; GB/T 32905 A.1 SM3("abc")
 //   HMAC-SM3                HMac(SM3Digest), keys of 0 to 100 bytes, truncated tags, the keyring key
 //   SM4-CBC/ECB/CTR         SM4Engine in CBCBlockCipher / SICBlockCipher, PKCS#7 or no padding
+//   SM4-CFB/OFB             CFBBlockCipher(SM4Engine, 128) / OFBBlockCipher(SM4Engine, 128), the
+//                           JCE "SM4/CFB/NoPadding" / "SM4/OFB/NoPadding" (BC provider) agreeing;
+//                           0 to 70,000 bytes, server-drawn IVs, EncryptStream / DecryptStream
+//                           with odd chunk sizes equal to the one-shot ciphertext
 //   SM4-GCM                 GCMBlockCipher(SM4Engine): 12-byte and other nonces, tags 12–16 bytes,
 //                           aad; a tampered tag is INVALID_ARGUMENT "decryption failed"
 //   SM2 signatures          SM2Signer, DER (StandardDSAEncoding) and raw r‖s (PlainDSAEncoding),
@@ -22,6 +26,13 @@
 //                           (SM2_CIPHERTEXT_FORMAT_C1C2C3), and DER SM2Cipher built with BC's ASN.1
 //   HPKE-P256-SHA256-AES128GCM  Rfc9180Hpke (RFC 9180 from BC primitives, BC 1.72 having no HPKE
 //                           class), first checked against RFC 9180 A.3.1; one-shot, batch, streams
+//   SM2 key exchange        SM2KeyExchange (GB/T 32918.3 §6, ParametersWithID) as the peer of the
+//                           KeyExchange stream (async stub, one message at a time): smcryptd initiator
+//                           + BC responder and smcryptd responder + BC initiator, with and without
+//                           confirmation, klen 16 and 48, custom and default user IDs, BC's key pairs
+//                           (smcryptd's own as PKCS#8, the peer's as a raw point or SPKI); K equal,
+//                           S_A / S_B accepted by BC; a flipped S_B / S_A byte is UNAUTHENTICATED with
+//                           no K, and another user ID fails confirmation (or gives another K)
 //   errors                  google.rpc.ErrorInfo from StatusProto.fromThrowable: DECRYPTION_FAILED on
 //                           every failed tag / C3 / HPKE open, KEY_NOT_FOUND, WRONG_KEY_FAMILY,
 //                           INVALID_KEY, and in a batch item's Status.details
@@ -59,7 +70,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import org.bouncycastle.asn1.ASN1EncodableVector;
@@ -76,13 +89,16 @@ import org.bouncycastle.crypto.BlockCipher;
 import org.bouncycastle.crypto.BufferedBlockCipher;
 import org.bouncycastle.crypto.CipherParameters;
 import org.bouncycastle.crypto.InvalidCipherTextException;
+import org.bouncycastle.crypto.agreement.SM2KeyExchange;
 import org.bouncycastle.crypto.digests.SM3Digest;
 import org.bouncycastle.crypto.engines.SM2Engine;
 import org.bouncycastle.crypto.engines.SM4Engine;
 import org.bouncycastle.crypto.generators.ECKeyPairGenerator;
 import org.bouncycastle.crypto.macs.HMac;
 import org.bouncycastle.crypto.modes.CBCBlockCipher;
+import org.bouncycastle.crypto.modes.CFBBlockCipher;
 import org.bouncycastle.crypto.modes.GCMBlockCipher;
+import org.bouncycastle.crypto.modes.OFBBlockCipher;
 import org.bouncycastle.crypto.modes.SICBlockCipher;
 import org.bouncycastle.crypto.paddings.PKCS7Padding;
 import org.bouncycastle.crypto.paddings.PaddedBufferedBlockCipher;
@@ -95,6 +111,8 @@ import org.bouncycastle.crypto.params.KeyParameter;
 import org.bouncycastle.crypto.params.ParametersWithID;
 import org.bouncycastle.crypto.params.ParametersWithIV;
 import org.bouncycastle.crypto.params.ParametersWithRandom;
+import org.bouncycastle.crypto.params.SM2KeyExchangePrivateParameters;
+import org.bouncycastle.crypto.params.SM2KeyExchangePublicParameters;
 import org.bouncycastle.crypto.signers.DSAEncoding;
 import org.bouncycastle.crypto.signers.PlainDSAEncoding;
 import org.bouncycastle.crypto.signers.SM2Signer;
@@ -109,6 +127,12 @@ import smcrypt.v1.CryptoServiceGrpc;
 import smcrypt.v1.DecryptRequest;
 import smcrypt.v1.EncryptRequest;
 import smcrypt.v1.EncryptResponse;
+import smcrypt.v1.DecryptStreamParams;
+import smcrypt.v1.DecryptStreamRequest;
+import smcrypt.v1.DecryptStreamResponse;
+import smcrypt.v1.EncryptStreamParams;
+import smcrypt.v1.EncryptStreamRequest;
+import smcrypt.v1.EncryptStreamResponse;
 import smcrypt.v1.GenerateKeyPairRequest;
 import smcrypt.v1.GenerateKeyPairResponse;
 import smcrypt.v1.GetPublicKeyRequest;
@@ -127,6 +151,10 @@ import smcrypt.v1.HybridEncryptRequest;
 import smcrypt.v1.HybridEncryptStreamRequest;
 import smcrypt.v1.HybridEncryptStreamResponse;
 import smcrypt.v1.HybridStreamParams;
+import smcrypt.v1.KeyExchangeParams;
+import smcrypt.v1.KeyExchangeRequest;
+import smcrypt.v1.KeyExchangeResponse;
+import smcrypt.v1.KeyExchangeRole;
 import smcrypt.v1.KeyRef;
 import smcrypt.v1.Padding;
 import smcrypt.v1.PublicKeyDecryptRequest;
@@ -293,9 +321,11 @@ public final class InteropTest {
       run("HMAC-SM3", InteropTest::hmacChecks);
       run("SM4-CBC, SM4-ECB, SM4-CTR", InteropTest::sm4BlockModeChecks);
       run("SM4-GCM", InteropTest::sm4GcmChecks);
+      run("SM4-CFB, SM4-OFB (unary and streams)", InteropTest::sm4CfbOfbChecks);
       run("SM2 signatures", InteropTest::sm2SignatureChecks);
       run("SM2 encryption", InteropTest::sm2EncryptionChecks);
       run("HPKE-P256-SHA256-AES128GCM", InteropTest::hpkeChecks);
+      run("SM2 key exchange (KeyExchange)", InteropTest::keyExchangeChecks);
       run("keyring keys", InteropTest::keyringChecks);
       run("errors", InteropTest::errorChecks);
       run("TLS and mTLS", InteropTest::tlsChecks);
@@ -350,13 +380,15 @@ public final class InteropTest {
     return out;
   }
 
-  /** SM4 in ECB, CBC or CTR with BouncyCastle; pkcs7 pads (ECB/CBC). */
+  /** SM4 in ECB, CBC, CTR, CFB-128 or OFB with BouncyCastle; pkcs7 pads (ECB/CBC). */
   static byte[] sm4(boolean encrypt, Algorithm alg, boolean pkcs7, byte[] key, byte[] iv, byte[] in)
       throws InvalidCipherTextException {
     BlockCipher mode = switch (alg) {
       case SM4_ECB -> new SM4Engine();
       case SM4_CBC -> new CBCBlockCipher(new SM4Engine());
       case SM4_CTR -> new SICBlockCipher(new SM4Engine());
+      case SM4_CFB -> new CFBBlockCipher(new SM4Engine(), 128);
+      case SM4_OFB -> new OFBBlockCipher(new SM4Engine(), 128);
       default -> throw new IllegalArgumentException(alg.toString());
     };
     BufferedBlockCipher c = pkcs7 ? new PaddedBufferedBlockCipher(mode, new PKCS7Padding())
@@ -666,6 +698,86 @@ public final class InteropTest {
     check(drawn.getNonce().size() == 12 && Arrays.equals(sm4Gcm(false, key, drawn.getNonce().toByteArray(),
         aad, 16, concat(drawn.getCiphertext().toByteArray(), drawn.getTag().toByteArray())), pt),
         "SM4-GCM, nonce drawn by smcryptd: BouncyCastle opens it with the returned 12-byte nonce");
+  }
+
+  /** SM4 in CFB or OFB through BouncyCastle's JCE provider ("SM4/CFB/NoPadding", "SM4/OFB/NoPadding"). */
+  static byte[] sm4Jce(boolean encrypt, Algorithm alg, byte[] key, byte[] iv, byte[] in) throws Exception {
+    javax.crypto.Cipher c = javax.crypto.Cipher.getInstance(
+        alg == Algorithm.SM4_CFB ? "SM4/CFB/NoPadding" : "SM4/OFB/NoPadding",
+        new org.bouncycastle.jce.provider.BouncyCastleProvider());
+    c.init(encrypt ? javax.crypto.Cipher.ENCRYPT_MODE : javax.crypto.Cipher.DECRYPT_MODE,
+        new javax.crypto.spec.SecretKeySpec(key, "SM4"), new javax.crypto.spec.IvParameterSpec(iv));
+    return c.doFinal(in);
+  }
+
+  static void sm4CfbOfbChecks() throws Exception {
+    int[] sizes = {0, 1, 15, 16, 17, 100, 1000, randInt(0, 5000), randInt(0, 5000), randInt(0, 70000)};
+    for (Algorithm alg : new Algorithm[] {Algorithm.SM4_CFB, Algorithm.SM4_OFB}) {
+      for (int n : sizes) {
+        byte[] key = rand(16), iv = rand(16), pt = rand(n);
+        String what = alg + " " + n + " B";
+        byte[] theirs = sm4(true, alg, false, key, iv, pt);
+        check(theirs.length == n && Arrays.equals(sm4Jce(true, alg, key, iv, pt), theirs),
+            what + ": BouncyCastle's CFBBlockCipher/OFBBlockCipher and its JCE cipher agree");
+        EncryptResponse ours = rpc().encrypt(EncryptRequest.newBuilder().setAlgorithm(alg)
+            .setKey(inline(key)).setNonce(bs(iv)).setPlaintext(bs(pt)).build());
+        check(Arrays.equals(ours.getCiphertext().toByteArray(), theirs) && ours.getTag().isEmpty()
+            && Arrays.equals(ours.getNonce().toByteArray(), iv),
+            what + ": smcryptd's ciphertext equals BouncyCastle's");
+        check(Arrays.equals(sm4(false, alg, false, key, iv, ours.getCiphertext().toByteArray()), pt),
+            what + ": BouncyCastle decrypts smcryptd's ciphertext");
+        check(Arrays.equals(rpc().decrypt(DecryptRequest.newBuilder().setAlgorithm(alg)
+            .setKey(inline(key)).setNonce(bs(iv)).setCiphertext(bs(theirs)).build())
+            .getPlaintext().toByteArray(), pt),
+            what + ": smcryptd decrypts BouncyCastle's ciphertext");
+      }
+      // The IV drawn by smcryptd: the JCE cipher decrypts with the one returned.
+      byte[] key = rand(16), pt = rand(333);
+      EncryptResponse drawn = rpc().encrypt(EncryptRequest.newBuilder().setAlgorithm(alg)
+          .setKey(inline(key)).setPlaintext(bs(pt)).build());
+      check(drawn.getNonce().size() == 16 && Arrays.equals(sm4Jce(false, alg, key,
+          drawn.getNonce().toByteArray(), drawn.getCiphertext().toByteArray()), pt),
+          alg + ", IV drawn by smcryptd: BouncyCastle's JCE cipher decrypts with the returned IV");
+
+      // EncryptStream with odd chunk sizes equals BouncyCastle's one-shot ciphertext, and
+      // DecryptStream takes BouncyCastle's ciphertext cut at other odd points.
+      for (int round = 0; round < 3; round++) {
+        byte[] sKey = rand(16), sIv = rand(16);
+        byte[][] chunks = new byte[randInt(2, 8)][];
+        for (int i = 0; i < chunks.length; i++) chunks[i] = rand(randInt(0, 2000) | (round == 0 ? 1 : 0));
+        String what = alg + " stream of " + chunks.length + " chunks";
+        List<EncryptStreamRequest> up = new ArrayList<>();
+        up.add(EncryptStreamRequest.newBuilder().setParams(EncryptStreamParams.newBuilder()
+            .setAlgorithm(alg).setKey(inline(sKey)).setNonce(bs(sIv))).setPlaintext(bs(chunks[0])).build());
+        for (int i = 1; i < chunks.length; i++) {
+          up.add(EncryptStreamRequest.newBuilder().setPlaintext(bs(chunks[i])).build());
+        }
+        List<EncryptStreamResponse> down = bidi(
+            o -> async.withDeadlineAfter(20, TimeUnit.SECONDS).encryptStream(o), up);
+        ByteArrayOutputStream all = new ByteArrayOutputStream();
+        for (EncryptStreamResponse r : down) all.write(r.getCiphertext().toByteArray());
+        byte[] whole = concat(chunks);
+        byte[] theirs = sm4(true, alg, false, sKey, sIv, whole);
+        check(!down.isEmpty() && Arrays.equals(down.get(0).getNonce().toByteArray(), sIv)
+            && down.get(down.size() - 1).getLast() && Arrays.equals(all.toByteArray(), theirs),
+            what + ": EncryptStream's ciphertext equals BouncyCastle's one-shot ciphertext");
+        List<DecryptStreamRequest> pieces = new ArrayList<>();
+        pieces.add(DecryptStreamRequest.newBuilder().setParams(DecryptStreamParams.newBuilder()
+            .setAlgorithm(alg).setKey(inline(sKey)).setNonce(bs(sIv))).build());
+        for (int off = 0, step; off < theirs.length; off += step) {
+          step = Math.min(randInt(1, 700), theirs.length - off);
+          pieces.add(DecryptStreamRequest.newBuilder()
+              .setCiphertext(ByteString.copyFrom(theirs, off, step)).build());
+        }
+        List<DecryptStreamResponse> opened = bidi(
+            o -> async.withDeadlineAfter(20, TimeUnit.SECONDS).decryptStream(o), pieces);
+        ByteArrayOutputStream plain = new ByteArrayOutputStream();
+        for (DecryptStreamResponse r : opened) plain.write(r.getPlaintext().toByteArray());
+        check(Arrays.equals(plain.toByteArray(), whole),
+            what + ": DecryptStream of BouncyCastle's ciphertext in " + (pieces.size() - 1)
+                + " odd pieces gives the plaintext");
+      }
+    }
   }
 
   // ---- SM2 signatures -------------------------------------------------------------------------
@@ -992,6 +1104,288 @@ public final class InteropTest {
     check(Arrays.equals(plain.toByteArray(), concat(chunks)) && !opened.isEmpty()
         && opened.get(opened.size() - 1).getLast(),
         "HPKE stream: smcryptd's HybridDecryptStream opens Java's chunks (sent in 7777-byte pieces)");
+  }
+
+  // ---- SM2 key exchange (KeyExchange stream) against BouncyCastle's SM2KeyExchange ---------
+
+  /**
+   * One KeyExchange stream on the async stub. Requests are sent one at a time and each
+   * response (or the stream's end) is taken from a queue, so the test can relay each message
+   * between smcryptd and BouncyCastle as a real caller would (the blocking stub has no bidi).
+   */
+  static final class KexStream implements AutoCloseable {
+    private static final Object END = new Object();
+    private final BlockingQueue<Object> events = new LinkedBlockingQueue<>();
+    private final StreamObserver<KeyExchangeRequest> up;
+    private boolean ended;
+
+    KexStream() {
+      up = async.withDeadlineAfter(20, TimeUnit.SECONDS).keyExchange(new StreamObserver<>() {
+        public void onNext(KeyExchangeResponse r) { events.add(r); }
+        public void onError(Throwable t) { events.add(t); }
+        public void onCompleted() { events.add(END); }
+      });
+    }
+
+    void send(KeyExchangeRequest r) { up.onNext(r); }
+
+    private Object take() throws InterruptedException {
+      Object e = events.poll(25, TimeUnit.SECONDS);
+      if (e == null) throw new IllegalStateException("KeyExchange: nothing from smcryptd within 25 s");
+      if (!(e instanceof KeyExchangeResponse)) ended = true;
+      return e;
+    }
+
+    /** The next response; throws (with the status) when the stream ended instead. */
+    KeyExchangeResponse next() throws InterruptedException {
+      Object e = take();
+      if (e instanceof KeyExchangeResponse r) return r;
+      if (e instanceof Throwable t) throw Status.fromThrowable(t).asRuntimeException();
+      throw new IllegalStateException("KeyExchange: the stream ended OK before the next response");
+    }
+
+    /** Half-closes and returns how the stream ended (a further response is UNKNOWN here). */
+    Status finish() throws InterruptedException {
+      up.onCompleted();
+      return end();
+    }
+
+    /** How the stream ends without a half-close: the status of a call that must fail now. */
+    Status end() throws InterruptedException {
+      Object e = take();
+      if (e == END) return Status.OK;
+      if (e instanceof Throwable t) return Status.fromThrowable(t);
+      ended = true;
+      return Status.UNKNOWN.withDescription("a response instead of the end: shared_key "
+          + ((KeyExchangeResponse) e).getSharedKey().size() + " B");
+    }
+
+    @Override public void close() {
+      if (!ended) up.onError(Status.CANCELLED.withDescription("test done").asException());
+    }
+  }
+
+  /** BouncyCastle's party: its long-term key, its ephemeral key and its user ID. */
+  static SM2KeyExchange bcKex(boolean initiator, ECPrivateKeyParameters d, ECPrivateKeyParameters r,
+      byte[] id) {
+    SM2KeyExchange kx = new SM2KeyExchange();
+    kx.init(new ParametersWithID(new SM2KeyExchangePrivateParameters(initiator, d, r), id));
+    return kx;
+  }
+
+  /** The other party as BouncyCastle sees it: long-term and ephemeral public keys, user ID. */
+  static CipherParameters bcKexPeer(ECPublicKeyParameters p, ECPublicKeyParameters r, byte[] id) {
+    return new ParametersWithID(new SM2KeyExchangePublicParameters(p, r), id);
+  }
+
+  /** smcryptd's ephemeral point (65 bytes, 04‖x‖y) as a BouncyCastle public key. */
+  static ECPublicKeyParameters sm2PointOf(ByteString b, String what) {
+    check(b.size() == 65 && b.byteAt(0) == 4, what + ": smcryptd's ephemeral point is 65 bytes 04‖x‖y (got "
+        + b.size() + " B)");
+    return new ECPublicKeyParameters(SM2_CURVE.getCurve().decodePoint(b.toByteArray()), SM2_DOMAIN);
+  }
+
+  static byte[] flipByte(byte[] b) {
+    byte[] out = b.clone();
+    out[randInt(0, out.length - 1)] ^= (byte) (1 << randInt(0, 7));
+    return out;
+  }
+
+  /**
+   * One exchange's inputs. serverId / peerId null: user_id / peer_user_id absent on the
+   * wire (smcryptd uses 1234567812345678) and BouncyCastle is given DEFAULT_USER_ID.
+   * bcPeerId: the ID BouncyCastle uses for smcryptd's side (normally serverId).
+   * tamper: flip a byte of the confirmation value relayed to smcryptd.
+   */
+  record Kex(boolean serverInitiator, boolean confirmation, int klen, byte[] serverId, byte[] peerId,
+      boolean spkiPeerKey, byte[] bcPeerId, boolean tamper) {
+    String name() {
+      return "KeyExchange smcryptd " + (serverInitiator ? "initiator, BC responder" : "responder, BC initiator")
+          + (confirmation ? ", confirmation" : ", no confirmation") + ", klen " + klen
+          + (serverId == null ? ", default IDs" : ", IDs " + serverId.length + "/" + peerId.length + " B")
+          + (spkiPeerKey ? ", peer SPKI" : ", peer point")
+          + (tamper ? ", flipped " + (serverInitiator ? "S_B" : "S_A") : "")
+          + (bcPeerId != serverId ? ", BC has another ID for smcryptd" : "");
+    }
+  }
+
+  static KeyExchangeParams kexParams(Kex c, ECPrivateKeyParameters serverKey, ECPublicKeyParameters peerKey)
+      throws Exception {
+    byte[] pkcs8 = PrivateKeyInfoFactory.createPrivateKeyInfo(
+        new ECPrivateKeyParameters(serverKey.getD(), SM2_DOMAIN)).getEncoded("DER");
+    byte[] peer = c.spkiPeerKey()
+        ? SubjectPublicKeyInfoFactory.createSubjectPublicKeyInfo(peerKey).getEncoded("DER")
+        : point(peerKey, false);
+    KeyExchangeParams.Builder p = KeyExchangeParams.newBuilder().setAlgorithm(Algorithm.SM2)
+        .setKey(inline(pkcs8)).setPeerKey(inline(peer)).setKeyLength(c.klen())
+        .setConfirmation(c.confirmation())
+        .setRole(c.serverInitiator() ? KeyExchangeRole.KEY_EXCHANGE_ROLE_INITIATOR
+                                     : KeyExchangeRole.KEY_EXCHANGE_ROLE_RESPONDER);
+    if (c.serverId() != null) p.setUserId(bs(c.serverId())).setPeerUserId(bs(c.peerId()));
+    return p.build();
+  }
+
+  /** Runs one exchange between smcryptd and BouncyCastle; checks K (and S_A / S_B) agree. */
+  static void kexCase(Kex c) throws Exception {
+    String what = c.name();
+    int kbits = c.klen() * 8;
+    byte[] serverId = c.serverId() == null ? DEFAULT_USER_ID : c.serverId();
+    byte[] peerId = c.peerId() == null ? DEFAULT_USER_ID : c.peerId();
+    byte[] bcPeerId = c.bcPeerId() == null ? DEFAULT_USER_ID : c.bcPeerId();
+    boolean mustFail = c.tamper() || !Arrays.equals(bcPeerId, serverId);
+    // Both long-term key pairs made by BouncyCastle; smcryptd gets its own as PKCS#8 DER.
+    AsymmetricCipherKeyPair server = sm2KeyPair(), bc = sm2KeyPair(), eph = sm2KeyPair();
+    ECPrivateKeyParameters serverD = (ECPrivateKeyParameters) server.getPrivate();
+    ECPublicKeyParameters serverP = (ECPublicKeyParameters) server.getPublic();
+    ECPrivateKeyParameters bcD = (ECPrivateKeyParameters) bc.getPrivate();
+    ECPublicKeyParameters bcP = (ECPublicKeyParameters) bc.getPublic();
+    ECPrivateKeyParameters bcR = (ECPrivateKeyParameters) eph.getPrivate();
+    ECPublicKeyParameters bcRPub = (ECPublicKeyParameters) eph.getPublic();
+    KeyExchangeParams params = kexParams(c, serverD, bcP);
+
+    try (KexStream s = new KexStream()) {
+      if (c.serverInitiator()) {
+        // 1. params → R_A.
+        s.send(KeyExchangeRequest.newBuilder().setParams(params).build());
+        KeyExchangeResponse first = s.next();
+        check(first.getSharedKey().isEmpty() && first.getConfirmation().isEmpty(),
+            what + ": the first response carries R_A only");
+        ECPublicKeyParameters ra = sm2PointOf(first.getEphemeralPoint(), what);
+        // BouncyCastle's responder B: K (and S_B, and the S_A it expects from A).
+        SM2KeyExchange b = bcKex(false, bcD, bcR, peerId);
+        CipherParameters a = bcKexPeer(serverP, ra, bcPeerId);
+        byte[] k, sb = null, expectedSa = null;
+        if (c.confirmation()) {
+          byte[][] r = b.calculateKeyWithConfirmation(kbits, null, a);
+          k = r[0];
+          sb = c.tamper() ? flipByte(r[1]) : r[1];
+          expectedSa = r[2];
+        } else {
+          k = b.calculateKey(kbits, a);
+        }
+        // 2. R_B (+ S_B) → K (+ S_A).
+        KeyExchangeRequest.Builder second = KeyExchangeRequest.newBuilder()
+            .setPeerEphemeralPoint(bs(point(bcRPub, false)));
+        if (sb != null) second.setPeerConfirmation(bs(sb));
+        s.send(second.build());
+        if (mustFail && c.confirmation()) {
+          Status st = s.end();
+          check(st.getCode() == Status.Code.UNAUTHENTICATED && st.getDescription() != null
+              && st.getDescription().contains("S_B does not match"),
+              what + ": smcryptd refuses BouncyCastle's S_B with UNAUTHENTICATED \"S_B does not match\""
+              + " and releases no K (got " + describe(st) + ")");
+          return;
+        }
+        KeyExchangeResponse last = s.next();
+        byte[] got = last.getSharedKey().toByteArray();
+        if (mustFail) {  // another ID without confirmation: both sides go on with different keys
+          check(got.length == c.klen() && !Arrays.equals(got, k),
+              what + ": without confirmation the K differ (" + hex(got) + " vs " + hex(k) + ")");
+        } else {
+          check(got.length == c.klen() && Arrays.equals(got, k),
+              what + ": smcryptd's K equals BouncyCastle responder's (" + hex(got) + " vs " + hex(k) + ")");
+        }
+        if (c.confirmation()) {
+          check(Arrays.equals(last.getConfirmation().toByteArray(), expectedSa),
+              what + ": smcryptd's S_A is the one BouncyCastle's responder expects");
+        } else {
+          check(last.getConfirmation().isEmpty(), what + ": no S_A without confirmation");
+        }
+      } else {
+        // 1. params, R_A → R_B (+ K without confirmation, + S_B with it).
+        s.send(KeyExchangeRequest.newBuilder().setParams(params)
+            .setPeerEphemeralPoint(bs(point(bcRPub, false))).build());
+        KeyExchangeResponse first = s.next();
+        ECPublicKeyParameters rb = sm2PointOf(first.getEphemeralPoint(), what);
+        SM2KeyExchange a = bcKex(true, bcD, bcR, peerId);
+        CipherParameters b = bcKexPeer(serverP, rb, bcPeerId);
+        if (!c.confirmation()) {
+          byte[] k = a.calculateKey(kbits, b);
+          byte[] got = first.getSharedKey().toByteArray();
+          check(first.getConfirmation().isEmpty(), what + ": no S_B without confirmation");
+          if (mustFail) {
+            check(got.length == c.klen() && !Arrays.equals(got, k),
+                what + ": without confirmation the K differ (" + hex(got) + " vs " + hex(k) + ")");
+          } else {
+            check(got.length == c.klen() && Arrays.equals(got, k),
+                what + ": smcryptd's K equals BouncyCastle initiator's (" + hex(got) + " vs " + hex(k) + ")");
+          }
+        } else {
+          byte[] sb = first.getConfirmation().toByteArray();
+          check(first.getSharedKey().isEmpty() && sb.length == 32,
+              what + ": with confirmation smcryptd answers R_B and a 32-byte S_B, no K yet");
+          // BouncyCastle's initiator checks smcryptd's S_B itself; a flipped byte must fail there.
+          boolean refused = false;
+          try {
+            bcKex(true, bcD, bcR, peerId).calculateKeyWithConfirmation(kbits, flipByte(sb), b);
+          } catch (IllegalStateException e) {
+            refused = true;
+          }
+          check(refused, what + ": BouncyCastle's initiator refuses a flipped byte of smcryptd's S_B");
+          byte[][] r;
+          try {
+            r = a.calculateKeyWithConfirmation(kbits, sb, b);
+          } catch (IllegalStateException e) {
+            check(mustFail && !c.tamper(),
+                what + ": BouncyCastle's initiator accepts smcryptd's S_B (" + e.getMessage() + ")");
+            return;
+          }
+          check(!mustFail || c.tamper(), what + ": BouncyCastle's initiator accepted S_B computed for another ID");
+          s.send(KeyExchangeRequest.newBuilder()
+              .setPeerConfirmation(bs(c.tamper() ? flipByte(r[1]) : r[1])).build());
+          if (c.tamper()) {
+            Status st = s.end();
+            check(st.getCode() == Status.Code.UNAUTHENTICATED && st.getDescription() != null
+                && st.getDescription().contains("S_A does not match"),
+                what + ": smcryptd refuses BouncyCastle's S_A with UNAUTHENTICATED \"S_A does not match\""
+                + " and releases no K (got " + describe(st) + ")");
+            return;
+          }
+          byte[] got = s.next().getSharedKey().toByteArray();
+          check(got.length == c.klen() && Arrays.equals(got, r[0]),
+              what + ": after S_A, smcryptd's K equals BouncyCastle initiator's (" + hex(got) + " vs "
+              + hex(r[0]) + ")");
+        }
+      }
+      Status st = s.finish();
+      check(st.isOk(), what + ": the stream ends OK after K (got " + describe(st) + ")");
+    }
+  }
+
+  /** kexCase, an exception (a failed call where none was due, a BC error) failing this case only. */
+  static void kexCaseChecked(Kex c) {
+    try {
+      kexCase(c);
+    } catch (Exception e) {
+      check(false, c.name() + ": " + e);
+    }
+  }
+
+  static void keyExchangeChecks() throws Exception {
+    // Both roles × with / without confirmation × klen 16 and 48 bytes, custom binary user IDs
+    // (1–64 random bytes, different for each side), the peer key inline as a raw point or SPKI.
+    int i = 0;
+    for (boolean serverInitiator : new boolean[] {true, false}) {
+      for (boolean confirmation : new boolean[] {false, true}) {
+        for (int klen : new int[] {16, 48}) {
+          byte[] serverId = rand(randInt(1, 64)), peerId = rand(randInt(1, 64));
+          kexCaseChecked(new Kex(serverInitiator, confirmation, klen, serverId, peerId, i++ % 2 == 1, serverId,
+              false));
+        }
+      }
+    }
+    for (boolean serverInitiator : new boolean[] {true, false}) {
+      // user_id / peer_user_id absent: smcryptd's default 1234567812345678 on both sides.
+      kexCaseChecked(new Kex(serverInitiator, true, 16, null, null, false, null, false));
+      // A flipped byte of the confirmation value smcryptd receives: UNAUTHENTICATED, no K.
+      byte[] serverId = rand(randInt(1, 64)), peerId = rand(randInt(1, 64));
+      kexCaseChecked(new Kex(serverInitiator, true, 16, serverId, peerId, true, serverId, true));
+      // BouncyCastle given another ID for smcryptd's side: with confirmation the exchange
+      // fails (smcryptd refuses S_B; BC refuses smcryptd's S_B); without it the K differ.
+      byte[] otherId = concat(serverId, new byte[] {'x'});
+      kexCaseChecked(new Kex(serverInitiator, true, 16, serverId, peerId, false, otherId, false));
+      kexCaseChecked(new Kex(serverInitiator, false, 16, serverId, peerId, false, otherId, false));
+    }
   }
 
   // ---- The keyring written by smcryptd_launch.sh: the same keys read by BouncyCastle --------

@@ -1,5 +1,6 @@
 // interop.mjs PROTO_DIR — a Node.js gRPC client of a real smcryptd (SMCRYPT_TARGET), checked
-// by libraries written by others: sm-crypto (SM2, SM3, SM4) and @hpke/core (HPKE P-256).
+// by libraries written by others: sm-crypto (SM2, SM3, SM4), sm-crypto-v2 (SM2 key exchange)
+// and @hpke/core (HPKE P-256).
 //
 // @grpc/grpc-js and @grpc/proto-loader load PROTO_DIR/smcrypt/v1/crypto.proto directly (no
 // generated code). Encodings (the README's compatibility table):
@@ -14,6 +15,9 @@
 //   SM2 keys        sm-crypto: private key = 64 hex digits (d), public = "04"‖x‖y hex or 33-byte
 //                   compressed hex; smcrypt takes the raw 32/65/33 bytes inline and returns
 //                   PKCS#8 / SubjectPublicKeyInfo DER (d and the point are read out of them).
+//   SM2 key exchange sm-crypto-v2 sm2.calculateSharedKey (no confirmation) as the peer of the
+//                   KeyExchange stream in both roles, klen in bytes, IDs as UTF-8 strings; its
+//                   argument convention is written above keyExchangeChecks.
 // Random inputs come from a seeded generator (SMCRYPT_TEST_SEED repeats a run). Every check
 // that passes means both sides computed the same thing; each direction also checks that a
 // changed input is rejected.
@@ -26,6 +30,7 @@ import { Aes128Gcm, CipherSuite, DhkemP256HkdfSha256, HkdfSha256 } from "@hpke/c
 
 const require = createRequire(import.meta.url);
 const { sm2, sm3, sm4 } = require("sm-crypto");
+const { sm2: sm2v2 } = require("sm-crypto-v2");
 const protobuf = require("protobufjs");
 
 // google.rpc.Status and google.rpc.ErrorInfo (googleapis google/rpc/status.proto,
@@ -58,7 +63,7 @@ if (!protoDir || !target) {
 }
 const seed = process.env.SMCRYPT_TEST_SEED ?? randomBytes(4).readUInt32BE(0).toString();
 console.log(`node ${process.version}, @grpc/grpc-js ${version("@grpc/grpc-js")}, ` +
-            `sm-crypto ${version("sm-crypto")}, @hpke/core ${version("@hpke/core")}, ` +
+            `sm-crypto ${version("sm-crypto")}, sm-crypto-v2 ${version("sm-crypto-v2")}, @hpke/core ${version("@hpke/core")}, ` +
             `smcryptd ${target}, seed ${seed} (SMCRYPT_TEST_SEED=${seed} repeats this run)`);
 
 // ---- Seeded bytes: SHA-256 in counter mode over the seed -------------------------------------
@@ -188,6 +193,7 @@ async function main() {
   await sm2EncryptionChecks();
   await sm2TZeroCheck();
   await hpkeChecks();
+  await keyExchangeChecks();
 
   client.close();
   health.close();
@@ -533,6 +539,131 @@ async function hpkeChecks() {
     { params: { algorithm: alg, key: inline(pair.private_key_der), info: streamInfo, aad: streamAad } }, ...pieces]);
   check(Buffer.concat(out.map((r) => r.plaintext)).equals(Buffer.concat(chunks)) && out.at(-1)?.last === true,
         "HPKE stream: smcryptd's HybridDecryptStream opens @hpke/core's chunks");
+}
+
+// ---- SM2 key exchange (KeyExchange stream) against sm-crypto-v2 -----------------------------------
+// sm-crypto-v2's sm2.calculateSharedKey(ownKeyPair, ownEphemeralKeyPair, peerPublicKey,
+// peerEphemeralPublicKey, klen, isRecipient = false, ownId = "1234567812345678",
+// peerId = "1234567812345678") (1.15.1, dist/index.mjs "src/sm2/kx.ts"), read against GB/T
+// 32918.3-2016 §6:
+//   - Despite their names (keypairA, idA, ... idB), the arguments are always "own" then "peer":
+//     a responder passes its own key pair, its ephemeral pair, A's public key, R_A, then
+//     isRecipient = true, ID_B, ID_A. isRecipient = false is the initiator A.
+//   - It computes Z_own and Z_peer and swaps them when isRecipient, so the KDF input is
+//     x_V‖y_V‖Z_A‖Z_B as in the standard in both roles; x̄ = 2^127 + (x mod 2^127) and
+//     t = (d + x̄·r) mod n as in the standard. Checked below: the same call with isRecipient
+//     flipped, or with the two IDs swapped, gives another K.
+//   - klen is in bytes (the standard's klen is bits): only whole bytes are possible.
+//   - IDs are JavaScript strings hashed as their UTF-8 bytes (ENTL = 8 × that length); an ID
+//     that is not valid UTF-8 cannot be given. smcryptd's user_id is bytes: send UTF-8.
+//   - No confirmation values (S_A, S_B; §6.1 A9/B9/A10/B10): only confirmation = false is
+//     compatible, and that is what is tested.
+//   - generateKeyPairHex(str) ("custom random") makes d = (BigInt(str) mod 1) + 1 = 1 for any
+//     str, so the scalars here are drawn from the seeded stream and given to
+//     getPublicKeyFromPrivateKey instead.
+const SM2_N = BigInt("0xfffffffeffffffffffffffffffffffff7203df6b21c6052b53bbf40939d54123");
+function smv2KeyPair() {  // a seeded SM2 key pair in sm-crypto-v2's hex form, d in [1, n-1]
+  const d = (BigInt(`0x${hex(rand(40))}`) % (SM2_N - 1n)) + 1n;
+  const privateKey = d.toString(16).padStart(64, "0");
+  return { privateKey, publicKey: sm2v2.getPublicKeyFromPrivateKey(privateKey) };
+}
+
+// One KeyExchange stream read one message at a time (the caller relays each to its peer).
+function kexStream() {
+  const stream = client.KeyExchange({ deadline: Date.now() + 20000 });
+  const events = [];
+  const waiting = [];
+  const push = (ev) => (waiting.length ? waiting.shift()(ev) : events.push(ev));
+  stream.on("data", (m) => push({ m }));
+  stream.on("error", (err) => push({ err }));
+  stream.on("end", () => push({ end: true }));
+  const take = () => (events.length ? Promise.resolve(events.shift()) : new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("KeyExchange: nothing from smcryptd within 25 s")), 25000);
+    waiting.push((ev) => { clearTimeout(timer); resolve(ev); });
+  }));
+  return {
+    send: (r) => stream.write(r),
+    // next(): the next response; throws when the stream failed or ended instead.
+    async next() {
+      const ev = await take();
+      if (ev.m) return ev.m;
+      throw ev.err ?? new Error("KeyExchange: the stream ended before the next response");
+    },
+    // finish(): half-closes; resolves to null when the stream ends OK, else what it got.
+    async finish() {
+      stream.end();
+      const ev = await take();
+      return ev.end ? null : (ev.err ?? ev.m);
+    },
+  };
+}
+
+async function keyExchangeChecks() {
+  const i8 = (s) => Buffer.from(s, "utf8");
+  // Both roles × klen 16 and 32 with custom UTF-8 IDs (ASCII and not), then each role once
+  // with both IDs absent (smcryptd's default 1234567812345678 = sm-crypto-v2's default).
+  const cases = [];
+  for (const serverInitiator of [true, false]) {
+    for (const klen of [16, 32]) {
+      cases.push({ serverInitiator, klen,
+                   serverId: `smcryptd-${rand(randInt(1, 24)).toString("base64")}`,
+                   peerId: `对端·${rand(randInt(1, 24)).toString("base64")}` });
+    }
+    cases.push({ serverInitiator, klen: 16, serverId: undefined, peerId: undefined });
+  }
+  for (const c of cases) {
+    const what = `KeyExchange smcryptd ${c.serverInitiator ? "initiator, sm-crypto-v2 responder"
+      : "responder, sm-crypto-v2 initiator"}, klen ${c.klen}, ` +
+      (c.serverId === undefined ? "default IDs" : `IDs ${JSON.stringify(c.serverId)} / ${JSON.stringify(c.peerId)}`);
+    const server = smv2KeyPair();  // smcryptd's long-term key: the raw 32-byte d inline
+    const peer = smv2KeyPair();    // sm-crypto-v2's long-term key: the raw 65-byte point inline
+    const eph = smv2KeyPair();     // sm-crypto-v2's ephemeral key
+    const params = {
+      algorithm: "SM2", key: inline(unhex(server.privateKey)), peer_key: inline(unhex(peer.publicKey)),
+      role: c.serverInitiator ? "KEY_EXCHANGE_ROLE_INITIATOR" : "KEY_EXCHANGE_ROLE_RESPONDER",
+      key_length: c.klen, confirmation: false,
+      ...(c.serverId === undefined ? {} : { user_id: i8(c.serverId), peer_user_id: i8(c.peerId) }),
+    };
+    // sm-crypto-v2's side: own key pair, own ephemeral pair, smcryptd's public key and R, klen
+    // (bytes), isRecipient, own ID, peer ID.
+    const theirs = (serverR, isRecipient, ownId = c.peerId, peerId = c.serverId) =>
+      Buffer.from(sm2v2.calculateSharedKey(peer, eph, server.publicKey, hex(serverR), c.klen, isRecipient,
+                                           ownId, peerId));
+    const s = kexStream();
+    let serverR;
+    let k;
+    if (c.serverInitiator) {
+      s.send({ params });
+      const first = await s.next();
+      serverR = first.ephemeral_point;
+      check(serverR.length === 65 && serverR[0] === 4 && first.shared_key.length === 0,
+            `${what}: the first response is R_A (65 bytes, 04‖x‖y) only`);
+      s.send({ peer_ephemeral_point: unhex(eph.publicKey) });
+      const last = await s.next();
+      k = last.shared_key;
+      check(last.confirmation.length === 0, `${what}: no S_A without confirmation`);
+    } else {
+      s.send({ params, peer_ephemeral_point: unhex(eph.publicKey) });
+      const first = await s.next();
+      serverR = first.ephemeral_point;
+      k = first.shared_key;
+      check(serverR.length === 65 && serverR[0] === 4 && first.confirmation.length === 0,
+            `${what}: the response is R_B (65 bytes, 04‖x‖y) and K, no S_B`);
+    }
+    const end = await s.finish();
+    check(end === null, `${what}: the stream ends OK after K (got ${end?.code ?? ""} ${end?.details ?? JSON.stringify(end)})`);
+    const isRecipient = c.serverInitiator;  // sm-crypto-v2 is the recipient when smcryptd initiates
+    const mine = theirs(serverR, isRecipient);
+    check(k.length === c.klen && k.equals(mine),
+          `${what}: smcryptd's K equals sm-crypto-v2's (${hex(k)} vs ${hex(mine)})`);
+    // The convention, pinned: the other role's Z order, or the IDs the other way round, is another K.
+    check(!k.equals(theirs(serverR, !isRecipient)),
+          `${what}: sm-crypto-v2 with isRecipient = ${!isRecipient} gives another K (Z_A‖Z_B order)`);
+    if (c.serverId !== undefined) {
+      check(!k.equals(theirs(serverR, isRecipient, c.serverId, c.peerId)),
+            `${what}: sm-crypto-v2 with the two IDs swapped gives another K (own ID first)`);
+    }
+  }
 }
 
 main().catch((err) => {

@@ -1,21 +1,28 @@
 """Python client interop test: a real smcryptd checked by python3-cryptography.
 
 Run by tests/interop/run_python_client.sh, which generates the stubs from proto/ with protoc and
-grpc_python_plugin, starts smcryptd with a keyring (sm2, p256, sm4, hmac) and sets
+grpc_python_plugin, starts smcryptd with a keyring (sm2, p256, sm4, sm4xts, hmac) and sets
 SMCRYPT_TARGET and SMCRYPT_KEYS_DIR. Interpreter: Debian's /usr/bin/python3 (python3-grpcio,
 python3-protobuf, python3-cryptography).
 
-Every CryptoService RPC is called; results are checked by python3-cryptography (OpenSSL 3.0
-underneath), never by smcrypt itself:
+Every CryptoService RPC but KeyExchange (covered by the Node and Java suites) is called; results
+are checked by python3-cryptography (OpenSSL 3.0 underneath), never by smcrypt itself:
   Hash / HashStream / HashBatch   SM3 and SHA-256 digests
   Hmac                             HMAC-SM3 and HMAC-SHA-256 (inline and keyring keys)
   Encrypt / Decrypt / EncryptBatch SM4-ECB/CBC/CTR (cryptography's SM4), SM4-GCM (python3-
                                    cryptography 38 / OpenSSL 3.0 have no SM4-GCM: GCM is composed
                                    here from cryptography's SM4 block per NIST SP 800-38D, and the
                                    composition is itself checked against cryptography's AES-GCM),
-                                   AES-128-GCM; both directions
-  EncryptStream / DecryptStream    CTR and CBC streams equal one-shot cryptography output; GCM
-                                   segments opened with the documented stream key and segment nonces
+                                   AES-128-GCM, SM4-CFB/OFB (cryptography's SM4 with CFB / OFB);
+                                   both directions. SM4-XTS and SM4-XTS-GB (neither cryptography
+                                   38 nor OpenSSL 3.0 has SM4-XTS): the GB/T 17964-2021 example in
+                                   both tweak orders, and random inputs against XTS composed here
+                                   from cryptography's SM4 block (IEEE 1619 with ciphertext
+                                   stealing, checked against cryptography's AES-XTS); XTS streams,
+                                   short data, 16-byte and K1 = K2 keys rejected
+  EncryptStream / DecryptStream    CTR, CBC, CFB and OFB streams (odd chunk sizes) equal one-shot
+                                   cryptography output; GCM segments opened with the documented
+                                   stream key and segment nonces
   Sign / Verify / *Batch           ECDSA-P256 (DER, raw r||s, prehashed) and RSA-2048-PSS:
                                    smcryptd's signatures verified by cryptography and
                                    cryptography's signatures verified by smcryptd
@@ -160,6 +167,66 @@ class ComposedGcm:
         return self._gctr(self._inc32(j0), ct)
 
 
+class ComposedXts:
+    """XTS (IEEE Std 1619-2018 §5.3-5.4, ciphertext stealing) over a 128-bit block cipher from
+    python3-cryptography (ECB block functions under K1 and K2), for SM4-XTS, which neither
+    python3-cryptography 38 nor OpenSSL 3.0's libcrypto provides. `gb` selects the tweak
+    multiplication by alpha of GB/T 17964-2021 (GCM's bit order) instead of IEEE's
+    little-endian one. Checked against cryptography's AES-XTS in
+    test_composed_xts_matches_aes_xts; the GB variant against the GB/T 17964 example."""
+
+    def __init__(self, cipher_cls, key, gb=False):
+        half = len(key) // 2
+        self._k1 = Cipher(cipher_cls(key[:half]), modes.ECB())
+        self._k2 = Cipher(cipher_cls(key[half:]), modes.ECB()).encryptor()
+        self._gb = gb
+
+    def _next(self, t):
+        if self._gb:  # GCM bit order: big-endian integer, shift right, reduce by 0xE1 || 0^120
+            x = int.from_bytes(t, "big")
+            x = (x >> 1) ^ (0xE1 << 120) if x & 1 else x >> 1
+            return x.to_bytes(16, "big")
+        x = int.from_bytes(t, "little") << 1  # IEEE: little-endian, shift left, reduce by 0x87
+        if x >> 128:
+            x = (x & ((1 << 128) - 1)) ^ 0x87
+        return x.to_bytes(16, "little")
+
+    @staticmethod
+    def _xor(a, b):
+        return bytes(x ^ y for x, y in zip(a, b))
+
+    def _run(self, iv, data, decrypt):
+        if len(data) < 16:
+            raise ValueError("XTS needs at least one block")
+        ecb = (self._k1.decryptor() if decrypt else self._k1.encryptor())
+
+        def blk(b, t):
+            return self._xor(ecb.update(self._xor(b, t)), t)
+
+        tweaks = [self._k2.update(iv)]
+        for _ in range((len(data) + 15) // 16):
+            tweaks.append(self._next(tweaks[-1]))
+        full, rem = divmod(len(data), 16)
+        n = full - 1 if rem else full
+        out = bytearray()
+        for j in range(n):
+            out += blk(data[16 * j:16 * j + 16], tweaks[j])
+        if rem:
+            # Ciphertext stealing: the last full block uses tweak m-1 and the stitched block
+            # tweak m when encrypting; decryption swaps the two tweaks.
+            t_a, t_b = (tweaks[n + 1], tweaks[n]) if decrypt else (tweaks[n], tweaks[n + 1])
+            cc = blk(data[16 * n:16 * n + 16], t_a)
+            tail = data[16 * n + 16:]
+            out += blk(tail + cc[rem:], t_b) + cc[:rem]
+        return bytes(out)
+
+    def encrypt(self, iv, pt):
+        return self._run(iv, pt, False)
+
+    def decrypt(self, iv, ct):
+        return self._run(iv, ct, True)
+
+
 def ecdsa_verify(public_key, signature_der, data, prehashed=False):
     alg = utils.Prehashed(hashes.SHA256()) if prehashed else hashes.SHA256()
     try:
@@ -227,7 +294,7 @@ class SmcryptdInteropTest(unittest.TestCase):
         self.assertTrue(info.self_tests_passed)
         self.assertTrue(info.self_tests)
         self.assertTrue(all(t.passed for t in info.self_tests))
-        self.assertEqual(info.keyring_size, 4)
+        self.assertEqual(info.keyring_size, 5)
         for name in ("SM3", "SHA-256", "SM4-GCM", "SM2", "ECDSA-P256", "HPKE-P256-SHA256-AES128GCM"):
             self.assertIn(name, info.algorithms)
         self.assertEqual({k.algorithm for k in info.kernels}, {"SM2", "SM3", "SM4"})
@@ -261,7 +328,7 @@ class SmcryptdInteropTest(unittest.TestCase):
         (svc,) = [s for s in fdp.service if s.name == "CryptoService"]
         want = [m.name for m in pb.DESCRIPTOR.services_by_name["CryptoService"].methods]
         self.assertEqual([m.name for m in svc.method], want)
-        self.assertEqual(len(want), 24)
+        self.assertEqual(len(want), 25)
 
     # ---- Hashing -----------------------------------------------------------------------------
 
@@ -533,6 +600,189 @@ class SmcryptdInteropTest(unittest.TestCase):
         with self.assertRaises(grpc.RpcError) as cm:
             list(self.stub.DecryptStream(iter(dreqs)))
         self.assertEqual(cm.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
+
+    # ---- SM4-CFB, SM4-OFB, SM4-XTS -----------------------------------------------------------
+
+    def test_sm4_cfb_ofb_match_cryptography_both_ways(self):
+        sizes = [0, 1, 15, 16, 17, 100, 1000] + [RNG.randrange(0, 5000) for _ in range(5)]
+        checked = 0
+        for n in sizes:
+            for alg, mk in ((pb.SM4_CFB, modes.CFB), (pb.SM4_OFB, modes.OFB)):
+                key, iv, pt = rand(16), rand(16), rand(n)
+                what = f"{pb.Algorithm.Name(alg)} {n} B"
+                resp = self.stub.Encrypt(pb.EncryptRequest(algorithm=alg, key=inline(key),
+                                                           plaintext=pt, nonce=iv))
+                self.assertEqual(resp.nonce, iv, what)
+                self.assertEqual(resp.tag, b"", what)
+                self.assertEqual(resp.ciphertext, sm4_mode(key, mk(iv), pt), what)
+                back = self.stub.Decrypt(pb.DecryptRequest(
+                    algorithm=alg, key=inline(key), nonce=iv, ciphertext=sm4_mode(key, mk(iv), pt)))
+                self.assertEqual(back.plaintext, pt, what)
+                # A server-drawn IV: cryptography decrypts with the returned one.
+                drawn = self.stub.Encrypt(pb.EncryptRequest(algorithm=alg, key=inline(key),
+                                                            plaintext=pt))
+                self.assertEqual(len(drawn.nonce), 16, what)
+                self.assertEqual(sm4_mode(key, mk(drawn.nonce), drawn.ciphertext, decrypt=True),
+                                 pt, what)
+                checked += 1
+        self.assertEqual(checked, 2 * len(sizes))
+        # The keyring's 16-byte SM4 key works for both modes.
+        key, iv, pt = read_pem_block(os.path.join(KEYS_DIR, "sm4.pem")), rand(16), rand(77)
+        for alg, mk in ((pb.SM4_CFB, modes.CFB), (pb.SM4_OFB, modes.OFB)):
+            resp = self.stub.Encrypt(pb.EncryptRequest(algorithm=alg, key=key_id("sm4"),
+                                                       plaintext=pt, nonce=iv))
+            self.assertEqual(resp.ciphertext, sm4_mode(key, mk(iv), pt))
+            for bad in (pb.EncryptRequest(algorithm=alg, key=inline(rand(16)), plaintext=pt,
+                                          nonce=rand(12)),
+                        pb.EncryptRequest(algorithm=alg, key=inline(rand(32)), plaintext=pt,
+                                          nonce=iv)):
+                self.assertRpcError(grpc.StatusCode.INVALID_ARGUMENT, self.stub.Encrypt, bad)
+
+    def test_encrypt_stream_cfb_ofb_equal_cryptography(self):
+        for alg, mk in ((pb.SM4_CFB, modes.CFB), (pb.SM4_OFB, modes.OFB)):
+            for sizes in ([1, 15, 17, 3, 0, 33, 7], [0, 16, 1, 1, 1, 31, 1000 + 5],
+                          [RNG.randrange(0, 3000) | 1 for _ in range(6)]):
+                key, iv = rand(16), rand(16)
+                chunks = [rand(n) for n in sizes]
+                what = f"{pb.Algorithm.Name(alg)} chunks {sizes}"
+                params = pb.EncryptStreamParams(algorithm=alg, key=inline(key), nonce=iv)
+                reqs = [pb.EncryptStreamRequest(params=params, plaintext=chunks[0])]
+                reqs += [pb.EncryptStreamRequest(plaintext=c) for c in chunks[1:]]
+                out = list(self.stub.EncryptStream(iter(reqs)))
+                self.assertEqual(out[0].nonce, iv, what)
+                self.assertTrue(out[-1].last, what)
+                self.assertTrue(all(r.tag == b"" for r in out), what)
+                ct = b"".join(r.ciphertext for r in out)
+                whole = b"".join(chunks)
+                self.assertEqual(ct, sm4_mode(key, mk(iv), whole), what)
+                # DecryptStream of cryptography's ciphertext, cut at odd points.
+                mine = sm4_mode(key, mk(iv), whole)
+                cuts = sorted(RNG.sample(range(len(mine) + 1), 4))
+                pieces = [mine[a:b] for a, b in zip([0] + cuts, cuts + [len(mine)])]
+                dparams = pb.DecryptStreamParams(algorithm=alg, key=inline(key), nonce=iv)
+                dreqs = [pb.DecryptStreamRequest(params=dparams)]
+                dreqs += [pb.DecryptStreamRequest(ciphertext=p) for p in pieces]
+                pt = b"".join(r.plaintext for r in self.stub.DecryptStream(iter(dreqs)))
+                self.assertEqual(pt, whole, what)
+
+    def test_composed_xts_matches_aes_xts(self):
+        # The SM4-XTS reference below is only as good as ComposedXts: check it on AES first
+        # (cryptography's AES-128-XTS, whose "tweak" is the IV encrypted under K2).
+        for n in (16, 17, 31, 32, 33, 100, 1000, RNG.randrange(16, 3000)):
+            key, iv, pt = rand(32), rand(16), rand(n)
+            xts = ComposedXts(algorithms.AES, key)
+            e = Cipher(algorithms.AES(key), modes.XTS(iv)).encryptor()
+            want = e.update(pt) + e.finalize()
+            self.assertEqual(xts.encrypt(iv, pt), want, f"AES-XTS {n} B")
+            self.assertEqual(xts.decrypt(iv, want), pt, f"AES-XTS {n} B")
+
+    def test_sm4_xts_gbt17964_example(self):
+        # GB/T 17964-2021 example: the same key, IV and plaintext under both tweak orders
+        # (the first block is the same, as its tweak is E(K2, IV) in both).
+        key = bytes.fromhex("2B7E151628AED2A6ABF7158809CF4F3C000102030405060708090A0B0C0D0E0F")
+        iv = bytes.fromhex("F0F1F2F3F4F5F6F7F8F9FAFBFCFDFEFF")
+        pt = bytes.fromhex("6BC1BEE22E409F96E93D7E117393172AAE2D8A571E03AC9C9EB76FAC45AF8E51"
+                           "30C81C46A35CE411E5FBC1191A0A52EFF69F2445DF4F9B17")
+        vectors = {
+            pb.SM4_XTS_GB: "E9538251C71D7B80BBE4483FEF497BD12C5C581BD6242FC51E08964FB4F60FDB"
+                           "0BA42F63499279213D318D2C11F6886E903BE7F93A1B3479",
+            pb.SM4_XTS: "E9538251C71D7B80BBE4483FEF497BD1B3DB1A3E60408C575D63FF7DB39F8326"
+                        "0869F9E2585FEC9F0B863BF8FD784B8627D16C0DB6D2CFC7",
+        }
+        for alg, ct_hex in vectors.items():
+            ct = bytes.fromhex(ct_hex)
+            what = pb.Algorithm.Name(alg)
+            resp = self.stub.Encrypt(pb.EncryptRequest(algorithm=alg, key=inline(key),
+                                                       plaintext=pt, nonce=iv))
+            self.assertEqual(resp.ciphertext.hex().upper(), ct_hex, what)
+            self.assertEqual((resp.nonce, resp.tag), (iv, b""), what)
+            back = self.stub.Decrypt(pb.DecryptRequest(algorithm=alg, key=inline(key), nonce=iv,
+                                                       ciphertext=ct))
+            self.assertEqual(back.plaintext, pt, what)
+            # The composed reference reproduces the example too.
+            xts = ComposedXts(algorithms.SM4, key, gb=(alg == pb.SM4_XTS_GB))
+            self.assertEqual(xts.encrypt(iv, pt), ct, what)
+
+    def test_sm4_xts_both_variants_match_composed_xts_both_ways(self):
+        sizes = [16, 17, 31, 32, 33, 100, 1000, 4096 + 5] + [RNG.randrange(16, 5000)
+                                                            for _ in range(4)]
+        for alg in (pb.SM4_XTS, pb.SM4_XTS_GB):
+            for n in sizes:
+                key, iv, pt = rand(32), rand(16), rand(n)
+                xts = ComposedXts(algorithms.SM4, key, gb=(alg == pb.SM4_XTS_GB))
+                what = f"{pb.Algorithm.Name(alg)} {n} B"
+                resp = self.stub.Encrypt(pb.EncryptRequest(algorithm=alg, key=inline(key),
+                                                           plaintext=pt, nonce=iv))
+                self.assertEqual(len(resp.ciphertext), n, what)
+                self.assertEqual(resp.ciphertext, xts.encrypt(iv, pt), what)
+                back = self.stub.Decrypt(pb.DecryptRequest(
+                    algorithm=alg, key=inline(key), nonce=iv, ciphertext=xts.encrypt(iv, pt)))
+                self.assertEqual(back.plaintext, pt, what)
+                # Round trip with a server-drawn IV.
+                drawn = self.stub.Encrypt(pb.EncryptRequest(algorithm=alg, key=inline(key),
+                                                            plaintext=pt))
+                self.assertEqual(len(drawn.nonce), 16, what)
+                self.assertEqual(xts.decrypt(drawn.nonce, drawn.ciphertext), pt, what)
+                self.assertEqual(self.stub.Decrypt(pb.DecryptRequest(
+                    algorithm=alg, key=inline(key), nonce=drawn.nonce,
+                    ciphertext=drawn.ciphertext)).plaintext, pt, what)
+
+    def test_sm4_xts_keyring_key(self):
+        # sm4xts.pem: a 32-byte SM4 KEY block, K1 || K2 of SM4-XTS.
+        key = read_pem_block(os.path.join(KEYS_DIR, "sm4xts.pem"))
+        self.assertEqual(len(key), 32)
+        for alg in (pb.SM4_XTS, pb.SM4_XTS_GB):
+            what = pb.Algorithm.Name(alg)
+            xts = ComposedXts(algorithms.SM4, key, gb=(alg == pb.SM4_XTS_GB))
+            iv, pt = rand(16), rand(RNG.randrange(16, 2000))
+            resp = self.stub.Encrypt(pb.EncryptRequest(algorithm=alg, key=key_id("sm4xts"),
+                                                       plaintext=pt, nonce=iv))
+            self.assertEqual(resp.ciphertext, xts.encrypt(iv, pt), what)
+            back = self.stub.Decrypt(pb.DecryptRequest(algorithm=alg, key=key_id("sm4xts"),
+                                                       nonce=iv, ciphertext=xts.encrypt(iv, pt)))
+            self.assertEqual(back.plaintext, pt, what)
+        # The 32-byte XTS key is of another family than the 16-byte SM4 modes' key.
+        for alg in (pb.SM4_CFB, pb.SM4_CTR):
+            err = self.assertRpcError(grpc.StatusCode.FAILED_PRECONDITION, self.stub.Encrypt,
+                                      pb.EncryptRequest(algorithm=alg, key=key_id("sm4xts"),
+                                                        plaintext=b"x", nonce=rand(16)))
+            self.assertEqual(rpc_status.error_info(err).reason, "WRONG_KEY_FAMILY")
+
+    def test_sm4_xts_rejects_streams_and_bad_inputs(self):
+        key, iv = rand(32), rand(16)
+        for alg in (pb.SM4_XTS, pb.SM4_XTS_GB):
+            what = pb.Algorithm.Name(alg)
+            params = pb.EncryptStreamParams(algorithm=alg, key=inline(key), nonce=iv)
+            reqs = [pb.EncryptStreamRequest(params=params, plaintext=rand(64))]
+            with self.assertRaises(grpc.RpcError, msg=what) as cm:
+                list(self.stub.EncryptStream(iter(reqs)))
+            self.assertEqual(cm.exception.code(), grpc.StatusCode.INVALID_ARGUMENT, what)
+            dparams = pb.DecryptStreamParams(algorithm=alg, key=inline(key), nonce=iv)
+            dreqs = [pb.DecryptStreamRequest(params=dparams),
+                     pb.DecryptStreamRequest(ciphertext=rand(64))]
+            with self.assertRaises(grpc.RpcError, msg=what) as cm:
+                list(self.stub.DecryptStream(iter(dreqs)))
+            self.assertEqual(cm.exception.code(), grpc.StatusCode.INVALID_ARGUMENT, what)
+            k1 = rand(16)
+            for bad in (pb.EncryptRequest(algorithm=alg, key=inline(key), plaintext=rand(15),
+                                          nonce=iv),  # shorter than one block
+                        pb.EncryptRequest(algorithm=alg, key=inline(key), plaintext=b"",
+                                          nonce=iv),
+                        pb.EncryptRequest(algorithm=alg, key=inline(rand(16)), plaintext=rand(32),
+                                          nonce=iv),  # a 16-byte key
+                        pb.EncryptRequest(algorithm=alg, key=inline(k1 + k1), plaintext=rand(32),
+                                          nonce=iv),  # K1 = K2
+                        pb.EncryptRequest(algorithm=alg, key=inline(key), plaintext=rand(32),
+                                          nonce=rand(12))):
+                self.assertRpcError(grpc.StatusCode.INVALID_ARGUMENT, self.stub.Encrypt, bad)
+            self.assertRpcError(grpc.StatusCode.INVALID_ARGUMENT, self.stub.Decrypt,
+                                pb.DecryptRequest(algorithm=alg, key=inline(key), nonce=iv,
+                                                  ciphertext=rand(15)))
+            # The keyring's 16-byte SM4 key is of another family than an XTS key.
+            err = self.assertRpcError(grpc.StatusCode.FAILED_PRECONDITION, self.stub.Encrypt,
+                                      pb.EncryptRequest(algorithm=alg, key=key_id("sm4"),
+                                                        plaintext=rand(32), nonce=iv))
+            self.assertEqual(rpc_status.error_info(err).reason, "WRONG_KEY_FAMILY", what)
 
     # ---- Signatures --------------------------------------------------------------------------
 
