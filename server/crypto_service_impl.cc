@@ -1138,7 +1138,11 @@ absl::Status CryptoServiceImpl::PinKeyVersion(const v1::KeyRef& ref, KeyInput* k
   if (key->kind != KeyInput::Kind::kKeyId) return absl::OkStatus();
   const std::shared_ptr<const KeyStore> keys = engine_->key_store();
   absl::StatusOr<const StoredKey*> entry = keys->Find(key->value, key->version);
-  if (!entry.ok()) return absl::OkStatus();
+  if (!entry.ok()) {
+    // The engine answers with Find's error; the audit line names the refused version.
+    key->report_version = ref.key_version() != 0;
+    return absl::OkStatus();
+  }
   key->version = (*entry)->version;
   key->report_version = ref.key_version() != 0 || (*entry)->versioned;
   return absl::OkStatus();
@@ -1751,14 +1755,9 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::GetPublicKey(grpc::CallbackServerCo
   return Guarded(
       this, rpc::kGetPublicKey, ctx, request, response, kAlgorithmAndKey,
       [this, response](const KeyedAlgorithm& in) -> absl::Status {
-        // The named version is checked (KeyStore::Find); the fields describe the newest.
-        if (in.key.kind == KeyInput::Kind::kKeyId && in.key.version != 0) {
-          absl::StatusOr<std::string> named = engine_->GetPublicKey(in.algorithm, in.key);
-          if (!named.ok()) return named.status();
-        }
-        KeyInput newest = in.key;
-        newest.version = 0;
-        absl::StatusOr<std::string> der = engine_->GetPublicKey(in.algorithm, newest);
+        // A named version is looked up as everywhere (KeyStore::Find): its key, or
+        // NOT_FOUND / FAILED_PRECONDITION; no version is the newest.
+        absl::StatusOr<std::string> der = engine_->GetPublicKey(in.algorithm, in.key);
         if (!der.ok()) return der.status();
         if (in.key.report_version) {
           absl::StatusOr<std::vector<std::pair<uint32_t, std::string>>> versions =

@@ -192,7 +192,7 @@ absl::StatusOr<uint32_t> ParseKeyVersion(absl::string_view text) {
   }
   if (!digits || text[0] == '0' || n > 0xffffffffu) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "version '", text.substr(0, 16),
+        "version '", text.size() > 24 ? absl::StrCat(text.substr(0, 24), "...") : text,
         "' is not a decimal from 1 to 4294967295 without leading zeros"));
   }
   return static_cast<uint32_t>(n);

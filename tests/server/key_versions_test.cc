@@ -118,6 +118,13 @@ TEST(KeyFileNameTest, ParseKeyVersion) {
   for (const char* bad : {"", "0", "07", "-1", "+1", "1a", " 1", "4294967296"}) {
     EXPECT_THAT(ParseKeyVersion(bad), StatusIs(absl::StatusCode::kInvalidArgument)) << bad;
   }
+  // The message quotes the text whole up to 24 characters, and marks a cut.
+  EXPECT_THAT(ParseKeyVersion("18446744073709551616"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("version '18446744073709551616' is not")));
+  EXPECT_THAT(ParseKeyVersion(std::string(30, '9')),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("version '" + std::string(24, '9') + "...' is not")));
 }
 
 TEST(KeyFileNameTest, VersionSuffixIdsAreInvalid) {
@@ -416,6 +423,8 @@ TEST(KeyVersionsEngineTest, PublicKeyVersionsListsUsableVersions) {
   EXPECT_EQ((*versions)[1].second, pub3);
   EXPECT_THAT(engine.GetPublicKey(Algorithm::kSm2, KeyInput::Id("s")), IsOk());
   EXPECT_EQ(*engine.GetPublicKey(Algorithm::kSm2, KeyInput::Id("s")), pub3);
+  ASSERT_THAT(engine.GetPublicKey(Algorithm::kSm2, KeyInput::Id("s", 2)), IsOk());
+  EXPECT_EQ(*engine.GetPublicKey(Algorithm::kSm2, KeyInput::Id("s", 2)), pub2);
   EXPECT_THAT(engine.GetPublicKey(Algorithm::kSm2, KeyInput::Id("s", 1)),
               StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_THAT(engine.PublicKeyVersions(Algorithm::kSm4Gcm, KeyInput::Id("s")),

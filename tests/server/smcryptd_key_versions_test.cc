@@ -275,6 +275,26 @@ TEST_F(SmcryptdKeyVersionsTest, RotationMinVersionAndVersionLists) {
   EXPECT_EQ(sig_v2.key_version(), 2u);
   EXPECT_EQ(Verify(stub_.get(), "s", 2, sig_v2.signature()), 1);
 
+  // GetPublicKey naming a version returns that version's key: the key a verifier outside
+  // smcrypt needs for a signature made with that version.
+  for (uint32_t version : {1u, 2u}) {
+    const std::string& want = version == 1 ? s1_.public_der : s2_.public_der;
+    v1::GetPublicKeyResponse named;
+    ASSERT_TRUE(GetPublicKey(stub_.get(), "s", version, &named).ok());
+    EXPECT_EQ(named.public_key_der(), want) << "version " << version;
+    EXPECT_EQ(named.public_key_pem(), PemEncode("PUBLIC KEY", want));
+    EXPECT_EQ(named.versions_size(), 2);
+    v1::VerifyRequest req;
+    req.set_algorithm(v1::SM2);
+    req.mutable_key()->set_inline_key(named.public_key_der());
+    req.set_data("signed message");
+    req.set_signature(version == 1 ? sig_v1.signature() : sig_v2.signature());
+    v1::VerifyResponse resp;
+    auto ctx = Ctx(5);
+    ASSERT_TRUE(stub_->Verify(ctx.get(), req, &resp).ok());
+    EXPECT_TRUE(resp.valid()) << "version " << version;
+  }
+
   // The other reporting responses: PublicKeyEncrypt, HybridEncrypt, the batches and the
   // first response of each encrypting stream.
   {
@@ -388,6 +408,18 @@ TEST_F(SmcryptdKeyVersionsTest, RotationMinVersionAndVersionLists) {
   EXPECT_THAT(retired.error_message(),
               HasSubstr("key 'k' version 1 is below its minimum version 2"));
   EXPECT_EQ(Verify(stub_.get(), "s", 1, sig1.signature()), -1);
+  // The audit lines of refused versions name the version asked for.
+  v1::SignResponse refused;
+  EXPECT_EQ(Sign(stub_.get(), "s", 7, &refused).error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(Sign(stub_.get(), "s", 1, &refused).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_TRUE(WaitFor([&] {
+    const std::string audit = ReadAll(audit_);
+    return audit.find("\"key_id\":\"s\",\"key_version\":7,\"status\":\"NOT_FOUND\"") !=
+               std::string::npos &&
+           audit.find("\"key_id\":\"s\",\"key_version\":1,"
+                      "\"status\":\"FAILED_PRECONDITION\"") != std::string::npos;
+  })) << ReadAll(audit_);
   ASSERT_TRUE(Decrypt(stub_.get(), "k", 2, ct2, &pt).ok());
   ASSERT_TRUE(GetPublicKey(stub_.get(), "s", 0, &pub).ok());
   ASSERT_EQ(pub.versions_size(), 1);
