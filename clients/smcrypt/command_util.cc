@@ -63,6 +63,12 @@ absl::Status UsageError(absl::string_view message) {
   return absl::InvalidArgumentError(message);
 }
 
+void NoteKeyVersion(absl::string_view command, uint32_t key_version) {
+  if (key_version == 0) return;
+  std::fprintf(stderr, "smcrypt %.*s: key version %u\n", static_cast<int>(command.size()),
+               command.data(), key_version);
+}
+
 int ExitCodeFor(const absl::Status& status) {
   if (ErrorReason(status) == kReasonDecryptionFailed) return kExitInvalid;
   // kex: the peer's confirmation value did not match (KeyExchange's UNAUTHENTICATED).

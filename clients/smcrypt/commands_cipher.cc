@@ -152,6 +152,7 @@ absl::Status EncryptStreamed(const Session& session, const CipherParams& p, Inpu
         return req;
       },
       [&](const v1::EncryptStreamResponse& resp) {
+        NoteKeyVersion("encrypt", resp.key_version());  // set in the first response only
         return out.Write(encoder.Update(
             EncryptedBytes(p, resp.nonce(), resp.ciphertext(), resp.tag())));
       });
@@ -173,6 +174,7 @@ absl::StatusOr<int> EncryptMany(const Args& args, const Session& session, const 
   v1::EncryptBatchRequest batch;
   std::vector<size_t> index;
   size_t bytes = 0;
+  uint32_t noted_version = 0;  // a reload between two batches can change the newest version
   auto flush = [&] {
     if (batch.items_size() == 0) return;
     v1::EncryptBatchResponse resp;
@@ -186,6 +188,10 @@ absl::StatusOr<int> EncryptMany(const Args& args, const Session& session, const 
       } else if (static_cast<int>(i) < resp.results_size()) {
         const v1::EncryptBatchResult& r = resp.results(i);
         status[k] = ItemStatus(r.status());
+        if (r.key_version() != noted_version && r.key_version() != 0) {
+          noted_version = r.key_version();
+          NoteKeyVersion("encrypt", noted_version);
+        }
         result[k] = EncryptedBytes(p, r.nonce(), r.ciphertext(), r.tag());
       } else {
         status[k] = RpcStatus(grpc::Status(grpc::StatusCode::INTERNAL,
@@ -262,6 +268,7 @@ absl::StatusOr<int> RunEncrypt(const Args& args) {
   session->Prepare(&ctx);
   grpc::Status s = session->stub().Encrypt(&ctx, req, &resp);
   if (!s.ok()) return RpcStatus(s);
+  NoteKeyVersion("encrypt", resp.key_version());
   std::string bytes = EncryptedBytes(*p, resp.nonce(), resp.ciphertext(), resp.tag());
   if (absl::Status w = WriteOutput(args, EncodeAll(p->format, bytes)); !w.ok()) return w;
   return kExitOk;
@@ -413,8 +420,9 @@ absl::StatusOr<int> RunDecrypt(const Args& args) {
 
 const std::vector<FlagSpec> kCipherFlags = {
     {"alg", "ALG", "SM4-GCM (default), SM4-CCM, SM4-CBC, SM4-CTR, SM4-CFB, SM4-OFB, "
-                   "SM4-XTS, SM4-XTS-GB (32-byte key; no --stream), SM4-ECB, AES-128-*, "
-                   "AES-256-* (ECB, CBC, CTR, GCM)"},
+                   "SM4-XTS, SM4-XTS-GB (32-byte key; no --stream; the output is as long as "
+                   "the input only with --iv, else the drawn IV is written first), SM4-ECB, "
+                   "AES-128-*, AES-256-* (ECB, CBC, CTR, GCM)"},
     {"nonce", "HEX", "IV/nonce; default: the server (or, with --local, this process) draws "
                      "one and it travels in the output"},
     {"iv", "HEX", "the same as --nonce (openssl's and gmssl's name)"},
@@ -436,7 +444,7 @@ std::vector<Command> CipherCommands() {
   decrypt_flags.push_back({"nonce-length", "N", "bytes of nonce at the start of the input "
                                                 "(default 12 GCM/CCM, 16 CBC/CTR, 0 ECB)"});
   return {
-      {"encrypt", "symmetric encryption (SM4, AES: GCM, CCM, CBC, CTR, ECB)",
+      {"encrypt", "symmetric encryption (SM4, AES: GCM, CCM, CBC, CTR, ECB; SM4: CFB, OFB, XTS)",
        "smcrypt encrypt [--alg ALG] KEY [--aad TEXT] [--stream] [FILE...]",
        R"(Encrypts FILE (or stdin) and writes nonce || ciphertext || tag, encoded per
 --format (default hex; use --format raw for compact files). The server draws the nonce

@@ -146,6 +146,13 @@ absl::StatusOr<int> RunPubkey(const Args& args) {
   absl::StatusOr<v1::KeyRef> key = KeyFlag(args, *alg);
   if (!key.ok()) return key.status();
   if (!args.positional().empty()) return UsageError("pubkey takes no input file; use --key");
+  const bool all_versions = args.Has("versions");
+  if (all_versions && !args.Has("key-id")) {
+    return UsageError("--versions goes with --key-id (the versions of a keyring key)");
+  }
+  if (all_versions && (args.Has("der") || args.Has("format") || args.Has("outform"))) {
+    return UsageError("--versions prints PEM: drop --der, --format and --outform");
+  }
   absl::StatusOr<Session> session = Session::Connect(args);
   if (!session.ok()) return session.status();
   v1::GetPublicKeyRequest req;
@@ -155,7 +162,33 @@ absl::StatusOr<int> RunPubkey(const Args& args) {
   grpc::ClientContext ctx;
   session->Prepare(&ctx);
   grpc::Status s = session->stub().GetPublicKey(&ctx, req, &resp);
-  if (!s.ok()) return RpcStatus(s);
+  if (!s.ok()) {
+    absl::Status status = RpcStatus(s);
+    if (!args.Has("alg") && ErrorReason(status) == "WRONG_KEY_FAMILY") {
+      // The algorithm is this command's default, not the user's choice: say so.
+      return RpcStatus(grpc::Status(
+          s.error_code(),
+          absl::StrCat(s.error_message(),
+                       " (pubkey assumes --alg SM2; give --alg for an EC, RSA or HPKE key; "
+                       "SM4, AES and HMAC keys have no public key)"),
+          s.error_details()));
+    }
+    return status;
+  }
+  if (all_versions) {
+    // One "# <key_id> version <n>" line before each version's PEM, oldest first; a key
+    // without version files is version 1 (KeyRef "Key versions").
+    std::string text;
+    const std::string& id = req.key().key_id();
+    if (resp.versions().empty()) {
+      absl::StrAppend(&text, "# ", id, " version 1\n", resp.public_key_pem());
+    }
+    for (const v1::PublicKeyVersion& v : resp.versions()) {
+      absl::StrAppend(&text, "# ", id, " version ", v.version(), "\n", v.public_key_pem());
+    }
+    if (absl::Status w = WriteOutput(args, text); !w.ok()) return w;
+    return kExitOk;
+  }
   bool der = args.Has("der");
   std::optional<std::string> outform = args.Get("outform");
   if (outform.has_value() && absl::AsciiStrToLower(*outform) != "pem") {
@@ -297,16 +330,21 @@ Examples:
                                   "sm2keygen -pass)"}},
        kConnectionFlags, &RunKeygen},
       {"pubkey", "public key of a keyring entry or private key",
-       "smcrypt pubkey [--alg ALG] KEY [--der [--format FMT]] [--out FILE]",
+       "smcrypt pubkey [--alg ALG] KEY [--der [--format FMT]] [--versions] [--out FILE]",
        R"(Prints the public key (SubjectPublicKeyInfo) of a keyring entry (--key-id) or
 of a private key (--key), as PEM, or as DER with --der (raw bytes, or --format hex /
-base64). --alg defaults to SM2.
+base64). --alg defaults to SM2. With --key-version N, version N of the keyring key;
+with --versions, every usable version, oldest first, each PEM after a line
+"# ID version N".
 
 Examples:
   smcrypt pubkey --key-id signer
+  smcrypt pubkey --key-id signer --key-version 1
+  smcrypt pubkey --key-id signer --versions
   smcrypt pubkey --key sm2.pem --der --format hex)",
        {{"alg", "ALG", "the key's algorithm: SM2 (default), ECDSA-*, RSA-*, HPKE-*"},
         {"der", "", "DER instead of PEM"},
+        {"versions", "", "with --key-id: every usable version of the key, as PEM"},
         {"out", "FILE", "write the key to FILE instead of stdout"},
         {"format", "FMT", "with --der: raw (default), hex or base64"},
         {"outform", "FORM", "pem (default), der, hex or base64 (the DER in hex or base64)"}},

@@ -90,6 +90,7 @@ absl::StatusOr<int> RunPkEncrypt(const Args& args) {
   session->Prepare(&ctx);
   grpc::Status s = session->stub().PublicKeyEncrypt(&ctx, req, &resp);
   if (!s.ok()) return RpcStatus(s);
+  NoteKeyVersion("pkencrypt", resp.key_version());
   if (absl::Status w = WriteOutput(args, EncodeAll(f->encoding, resp.ciphertext())); !w.ok()) {
     return w;
   }
@@ -180,6 +181,7 @@ absl::StatusOr<int> RunSeal(const Args& args) {
               return req;
             },
             [&](const v1::HybridEncryptStreamResponse& resp) {
+              NoteKeyVersion("seal", resp.key_version());  // set in the first response only
               return out.Write(encoder.Update(resp.ciphertext()));
             });
     if (s.ok()) s = out.Write(encoder.Finish());
@@ -202,6 +204,7 @@ absl::StatusOr<int> RunSeal(const Args& args) {
   session->Prepare(&ctx);
   grpc::Status s = session->stub().HybridEncrypt(&ctx, req, &resp);
   if (!s.ok()) return RpcStatus(s);
+  NoteKeyVersion("seal", resp.key_version());
   if (absl::Status w = out.Write(EncodeAll(h->format, resp.ciphertext())); !w.ok()) return w;
   if (absl::Status w = out.Close(); !w.ok()) return w;
   return kExitOk;

@@ -77,6 +77,7 @@ absl::StatusOr<int> SignMany(const Args& args, const Session& session, const Com
   v1::SignBatchRequest batch;
   std::vector<size_t> index;
   size_t bytes = 0;
+  uint32_t noted_version = 0;  // a reload between two batches can change the newest version
   auto flush = [&] {
     if (batch.items_size() == 0) return;
     v1::SignBatchResponse resp;
@@ -88,6 +89,10 @@ absl::StatusOr<int> SignMany(const Args& args, const Session& session, const Com
         status[index[i]] = RpcStatus(s);
       } else if (static_cast<int>(i) < resp.results_size()) {
         status[index[i]] = ItemStatus(resp.results(i).status());
+        if (uint32_t v = resp.results(i).key_version(); v != noted_version && v != 0) {
+          noted_version = v;
+          NoteKeyVersion("sign", v);
+        }
         sigs[index[i]] = resp.results(i).signature();
       } else {
         status[index[i]] = RpcStatus(grpc::Status(grpc::StatusCode::INTERNAL,
@@ -150,6 +155,7 @@ absl::StatusOr<int> RunSign(const Args& args) {
   session->Prepare(&ctx);
   grpc::Status s = session->stub().Sign(&ctx, req, &resp);
   if (!s.ok()) return RpcStatus(s);
+  NoteKeyVersion("sign", resp.key_version());
   if (absl::Status w = WriteOutput(args, EncodeAll(c->format, resp.signature())); !w.ok()) {
     return w;
   }

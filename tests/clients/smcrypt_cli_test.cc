@@ -733,6 +733,83 @@ TEST_F(SmcryptCliTest, TlsAndMutualTls) {
   }
 }
 
+TEST_F(SmcryptCliTest, KeyVersionsInPubkeySignAndEncrypt) {
+  // A keyring key "s" with two SM2 versions and "k" with two SM4-GCM versions.
+  std::string keys = Path("versioned-keys");
+  std::filesystem::create_directories(keys);
+  for (std::string name : {"s.v1", "s.v2"}) {
+    RunResult r = Run({"keygen", "--alg", "sm2", "--out", keys + "/" + name + ".pem",
+                       "--pubout", Path(name + ".pub")});
+    ASSERT_EQ(r.code, 0) << Describe(r);
+  }
+  for (std::string name : {"k.v1", "k.v2"}) {
+    RunResult r = Run({"keygen", "--alg", "sm4-gcm", "--out", keys + "/" + name + ".pem"});
+    ASSERT_EQ(r.code, 0) << Describe(r);
+  }
+  int port = FreePort();
+  pid_t pid = StartServer(port, {"--keys_dir=" + keys}, Path("versions.log"));
+  ASSERT_GT(pid, 0);
+  const std::string target = absl::StrCat("127.0.0.1:", port);
+  auto run = [&](std::vector<std::string> args, const std::string& in = "") {
+    args.insert(args.end(), {"--target", target, "--timeout", "10"});
+    return Run(args, in, /*add_target=*/false);
+  };
+
+  // pubkey: the named version's key; the newest without one; --versions lists both.
+  RunResult r = run({"pubkey", "--key-id", "s", "--key-version", "1"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_EQ(r.out, ReadWhole(Path("s.v1.pub")));
+  r = run({"pubkey", "--key-id", "s"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_EQ(r.out, ReadWhole(Path("s.v2.pub")));
+  r = run({"pubkey", "--key-id", "s", "--versions"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_EQ(r.out, absl::StrCat("# s version 1\n", ReadWhole(Path("s.v1.pub")),
+                                "# s version 2\n", ReadWhole(Path("s.v2.pub"))));
+  r = run({"pubkey", "--key-id", "s", "--versions", "--der"});
+  EXPECT_EQ(r.code, 2) << Describe(r);
+  r = run({"pubkey", "--key-id", "s", "--key-version", "3"});
+  EXPECT_EQ(r.code, 3) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("NOT_FOUND"));
+  // An SM4 key has no public key; the message says the SM2 came from pubkey's default.
+  r = run({"pubkey", "--key-id", "k"});
+  EXPECT_EQ(r.code, 3) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("is an SM4 key"));
+  EXPECT_THAT(r.err, HasSubstr("pubkey assumes --alg SM2"));
+
+  // sign says which version signed; the key `pubkey --key-version 1` printed verifies it.
+  WriteWhole(Path("versioned.msg"), "signed with version 1");
+  r = run({"sign", "--key-id", "s", "--key-version", "1", "--out", Path("v1.sig"),
+           Path("versioned.msg")});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_EQ(r.err, "smcrypt sign: key version 1\n");
+  r = run({"pubkey", "--key-id", "s", "--key-version", "1", "--out", Path("s.v1.got")});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  r = run({"verify", "--key", Path("s.v1.got"), "--sig", Path("v1.sig"), Path("versioned.msg")});
+  EXPECT_EQ(r.code, 0) << Describe(r);
+  r = run({"verify", "--key-id", "s", "--key-version", "1", "--sig", Path("v1.sig"),
+           Path("versioned.msg")});
+  EXPECT_EQ(r.code, 0) << Describe(r);
+  r = run({"verify", "--key-id", "s", "--sig", Path("v1.sig"), Path("versioned.msg")});
+  EXPECT_EQ(r.code, 1) << Describe(r);
+
+  // encrypt reports the newest version; decrypt needs it named once a newer one exists.
+  r = run({"encrypt", "--alg", "sm4-gcm", "--key-id", "k", "--key-version", "1"}, "secret");
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_EQ(r.err, "smcrypt encrypt: key version 1\n");
+  WriteWhole(Path("v1.enc"), r.out);
+  r = run({"decrypt", "--alg", "sm4-gcm", "--key-id", "k", "--key-version", "1",
+           Path("v1.enc")});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_EQ(r.out, "secret");
+  r = run({"decrypt", "--alg", "sm4-gcm", "--key-id", "k", Path("v1.enc")});
+  EXPECT_EQ(r.code, 1) << Describe(r);
+  r = run({"encrypt", "--alg", "sm4-gcm", "--key-id", "k"}, "secret");
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_EQ(r.err, "smcrypt encrypt: key version 2\n");
+  StopServer(pid);
+}
+
 TEST_F(SmcryptCliTest, ServerNotRunningIsUnavailable) {
   int port = FreePort();
   RunResult r = Run({"hash", "--target", absl::StrCat("127.0.0.1:", port), "--timeout", "5"},
