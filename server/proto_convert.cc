@@ -101,6 +101,13 @@ absl::StatusOr<KeyExchangeInput> KeyExchangeFrom(const v1::KeyExchangeParams& in
   if (!alg.ok()) return alg.status();
   p.algorithm = *alg;
   p.key = ToKey(in.key());
+  // `key` is checked as every request's key is (PinKeyVersion); `peer_key` here.
+  if (in.peer_key().key_version() != 0 && in.peer_key().ref_case() != v1::KeyRef::kKeyId) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "peer_key.key_version (", in.peer_key().key_version(),
+        ") names a version of a keyring key; it must be 0 (unset) unless peer_key.key_id is "
+        "set"));
+  }
   p.peer_key = ToKey(in.peer_key());
   switch (in.role()) {
     case v1::KEY_EXCHANGE_ROLE_INITIATOR:

@@ -132,6 +132,11 @@ void Sm4XtsCrypt(const Sm4Kernels& k, const uint32_t rk1[32], const uint32_t rk2
 
 namespace {
 
+// XtsName is the algorithm's name in error messages.
+const char* XtsName(Sm4XtsVariant variant) {
+  return variant == Sm4XtsVariant::kGbT17964 ? "SM4-XTS-GB" : "SM4-XTS";
+}
+
 class Sm4XtsCipher final : public Cipher {
  public:
   Sm4XtsCipher(const Sm4Key& key1, const Sm4Key& key2, Sm4XtsVariant variant)
@@ -154,11 +159,11 @@ class Sm4XtsCipher final : public Cipher {
                                     bool encrypt) const {
     if (iv.size() != kSm4BlockSize) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "SM4-XTS IV (tweak): expected %d bytes, got %d", kSm4BlockSize, iv.size()));
+          "%s IV (tweak): expected %d bytes, got %d", Name(), kSm4BlockSize, iv.size()));
     }
     if (in.size() < kSm4BlockSize || in.size() > kSm4XtsMaxBlocks * kSm4BlockSize) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "SM4-XTS data unit: expected 16 to %d bytes, got %d",
+          "%s data unit: expected 16 to %d bytes, got %d", Name(),
           kSm4XtsMaxBlocks * kSm4BlockSize, in.size()));
     }
     std::string out(in.size(), '\0');
@@ -167,6 +172,8 @@ class Sm4XtsCipher final : public Cipher {
                 out.size(), encrypt);
     return out;
   }
+
+  const char* Name() const { return XtsName(variant_); }
 
   const Sm4Key key1_;  // K1, the data key; wiped by ~Sm4Key
   const Sm4Key key2_;  // K2, the tweak key
@@ -177,19 +184,20 @@ class Sm4XtsCipher final : public Cipher {
 
 absl::StatusOr<std::unique_ptr<Cipher>> NewSm4Xts(absl::string_view key,
                                                   Sm4XtsVariant variant) {
-  if (key.size() != kSm4XtsKeySize) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "SM4-XTS key: expected %d bytes (K1 || K2), got %d", kSm4XtsKeySize, key.size()));
-  }
   if (variant != Sm4XtsVariant::kIeee1619 && variant != Sm4XtsVariant::kGbT17964) {
     return absl::InvalidArgumentError("SM4-XTS: unknown variant");
+  }
+  if (key.size() != kSm4XtsKeySize) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s key: expected %d bytes (K1 || K2), got %d", XtsName(variant),
+                        kSm4XtsKeySize, key.size()));
   }
   // Public: the verdict is returned to the caller (a key with K1 = K2 is refused).
   const bool halves_equal =
       CtMemEq(key.data(), key.data() + kSm4KeySize, kSm4KeySize);
   if (CtDeclassify(static_cast<uint32_t>(halves_equal)) != 0) {
-    return absl::InvalidArgumentError(
-        "SM4-XTS key: K1 and K2 must differ (IEEE Std 1619-2018 §5.1)");
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s key: K1 and K2 must differ (IEEE Std 1619-2018 §5.1)", XtsName(variant)));
   }
   Sm4Key k1, k2;
   SMCRYPT_RETURN_IF_ERROR(Sm4ExpandKey(key.substr(0, kSm4KeySize), &k1));

@@ -418,6 +418,21 @@ TEST_F(KeyExchangeTest, KeysAreResolvedAsForSigning) {
          return p;
        }()),
        StatusCode::INVALID_ARGUMENT},
+      {"key_version on an inline own key", [] {
+         v1::KeyRef k = Inline(KeyString(smcrypt::Sm2PrivateKeyToPkcs8(*a_)));
+         k.set_key_version(1);
+         return k;
+       }(), KeyId("kex-b-pub"), StatusCode::INVALID_ARGUMENT},
+      {"key_version on an inline peer key", KeyId("kex-a"), [] {
+         v1::KeyRef k = Inline(b_->public_key().ToPoint());
+         k.set_key_version(1);
+         return k;
+       }(), StatusCode::INVALID_ARGUMENT},
+      {"unknown version of the peer key", KeyId("kex-a"), [] {
+         v1::KeyRef k = KeyId("kex-b-pub");
+         k.set_key_version(7);
+         return k;
+       }(), StatusCode::NOT_FOUND},
   };
   for (const Case& tc : cases) {
     SCOPED_TRACE(tc.name);

@@ -641,7 +641,10 @@ TEST(Sm4CfbOfbXtsBadInputTest, ErrorsNameTheProblem) {
   for (size_t n : {0, 16, 31, 33, 64}) {
     EXPECT_THAT(NewSm4Xts(std::string(n, 'k'), Sm4XtsVariant::kIeee1619),
                 StatusIs(absl::StatusCode::kInvalidArgument,
-                         HasSubstr("expected 32 bytes (K1 || K2), got " + std::to_string(n))));
+                         HasSubstr("SM4-XTS key: expected 32 bytes (K1 || K2), got " +
+                                   std::to_string(n))));
+    EXPECT_THAT(NewSm4Xts(std::string(n, 'k'), Sm4XtsVariant::kGbT17964),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("SM4-XTS-GB key: ")));
   }
   // K1 = K2 is refused in both variants; keys differing in one bit of either half are not.
   const std::string half = HexToBytes("0123456789abcdeffedcba9876543210");
@@ -660,11 +663,13 @@ TEST(Sm4CfbOfbXtsBadInputTest, ErrorsNameTheProblem) {
   ASSERT_OK_AND_ASSIGN(auto xts, NewSm4Xts(half + std::string(16, 'x'), Sm4XtsVariant::kGbT17964));
   const std::string iv(16, 'i');
   EXPECT_THAT(xts->Encrypt(std::string(8, 'i'), std::string(32, 'p')),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("expected 16 bytes, got 8")));
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("SM4-XTS-GB IV (tweak): expected 16 bytes, got 8")));
   for (size_t n : {0, 1, 15}) {
     EXPECT_THAT(xts->Encrypt(iv, std::string(n, 'p')),
                 StatusIs(absl::StatusCode::kInvalidArgument,
-                         HasSubstr("expected 16 to 16777216 bytes, got " + std::to_string(n))));
+                         HasSubstr("SM4-XTS-GB data unit: expected 16 to 16777216 bytes, got " +
+                                   std::to_string(n))));
     EXPECT_THAT(xts->Decrypt(iv, std::string(n, 'c')),
                 StatusIs(absl::StatusCode::kInvalidArgument));
   }
