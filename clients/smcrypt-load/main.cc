@@ -63,7 +63,7 @@ const std::vector<OwnedFlag>& OwnedFlags() {
         {"alg", "ALG", "the algorithm (same as --algs with one value)"},
         {"rpc", "METHOD", "run: Hash, Hmac, Sign, Verify, Encrypt, Decrypt, PublicKeyEncrypt, "
                           "PublicKeyDecrypt, HybridEncrypt, HybridDecrypt, GenerateRandom, "
-                          "GenerateKeyPair, GetPublicKey, GetServerInfo, "
+                          "GenerateKeyPair, GetPublicKey, GetServerInfo, KeyExchange, "
                           "HashBatch, SignBatch, VerifyBatch, EncryptBatch, HybridEncryptBatch, "
                           "HashStream, EncryptStream, DecryptStream, HybridEncryptStream, "
                           "HybridDecryptStream"},
@@ -491,6 +491,7 @@ int Main(int argc, char** argv) {
   ctx.metrics_url = config->metrics_url;
   Preparer preparer(ctx.stubs.front(), config->timeout, seed);
   preparer.SetKeyIds(*key_ids);
+  preparer.SetMetadata(config->metadata);
   ctx.preparer = &preparer;
 
   Report report;

@@ -71,7 +71,10 @@ std::vector<std::string> StepRow(const Step& s) {
   const Histogram& h = r.latency;
   std::string conc = s.rate > 0 ? absl::StrCat(FmtRate(s.rate), "/s") : absl::StrCat(s.concurrency);
   std::string size = SizeName(s.size);
-  if (s.blocks > 1) absl::StrAppend(&size, " (", s.blocks, " blk)");
+  if (s.blocks > 1) {
+    // RSA-OAEP: blocks, one RPC each; KeyExchange: its two streams.
+    absl::StrAppend(&size, " (", s.blocks, s.rpc == "KeyExchange" ? " RPCs)" : " blk)");
+  }
   std::string errors = absl::StrCat(r.ops_failed);
   std::string cpu = "-", rss = "-", handled = "-";
   if (r.have_server) {

@@ -23,7 +23,7 @@ struct Step {
   size_t size = 0;        // payload bytes per operation
   int concurrency = 1;
   double rate = 0;        // open-loop arrival rate (ops/s); 0 closed loop
-  int blocks = 1;         // RPCs per operation (RSA-OAEP blocks, or 1)
+  int blocks = 1;         // RPCs per operation (RSA-OAEP blocks; KeyExchange 2; else 1)
   std::string note;
   RunResult result;
 };

@@ -85,7 +85,7 @@ class Runner {
   }
 
   void OnCallDone(Slot* s, const grpc::Status& status) {
-    rpcs_.fetch_add(1, std::memory_order_relaxed);
+    rpcs_.fetch_add(op_.rpcs_per_call, std::memory_order_relaxed);
     if (status.ok() && ++s->call_index < op_.calls.size()) {
       IssueCall(s);
       return;

@@ -33,6 +33,9 @@ using CallFn = std::function<void(Stub& stub, grpc::ClientContext* ctx,
 struct Operation {
   std::vector<CallFn> calls;
   size_t payload_bytes = 0;
+  // rpcs_per_call: RPCs one CallFn makes (KeyExchange: 2, the two streams of one
+  // exchange), so that RunResult::rpcs can be compared with the server's counters.
+  int rpcs_per_call = 1;
 };
 
 // RunOptions: closed loop when `rate` is 0 — `concurrency` operations always in flight,

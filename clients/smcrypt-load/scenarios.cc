@@ -61,6 +61,7 @@ std::string OpName(std::string rpc) {
   if (rpc == "GenerateKeyPair") return "keygen";
   if (rpc == "GetPublicKey") return "public key";
   if (rpc == "GetServerInfo") return "info";
+  if (rpc == "KeyExchange") return "key exchange";
   if (rpc.find("Decrypt") != std::string::npos) return "decrypt";
   return "encrypt";
 }
@@ -185,8 +186,13 @@ struct Measurer {
     s.size = spec.size;
     s.concurrency = opts.concurrency;
     s.rate = opts.rate;
-    s.blocks = w->blocks;
-    if (w->blocks > 1) {
+    s.blocks = w->blocks * w->op.rpcs_per_call;
+    if (spec.rpc == "KeyExchange") {
+      s.size = 16;  // K
+      s.note = "KeyExchange: an operation is one SM2 key exchange with confirmation and a "
+               "16-byte K: two streams on one channel, the server as initiator and as "
+               "responder for the same key, each side's messages relayed to the other";
+    } else if (w->blocks > 1) {
       s.note = absl::StrCat(s.algorithm, ": payloads above ", w->block_size,
                             " B go as consecutive maximum-size OAEP blocks, one RPC each; "
                             "\"(n blk)\" is the RPCs per operation");
@@ -746,7 +752,8 @@ absl::StatusOr<ScenarioReport> Generic(const Config& config, Context& ctx) {
   o.max_ops = config.requests.value_or(0);
   o.duration = config.duration.value_or(o.max_ops > 0 ? absl::ZeroDuration() : kRunDuration);
   rep.description = absl::StrCat(
-      config.rpc, " ", AlgorithmName(alg), " ", SizeName(size), ", ",
+      config.rpc, " ", AlgorithmName(alg), " ",
+      config.rpc == "KeyExchange" ? "(16-byte K)" : SizeName(size), ", ",
       config.rate > 0 ? absl::StrCat("open loop at ", config.rate,
                                      config.rate_end > 0 ? absl::StrCat(" ramping to ", config.rate_end) : "",
                                      "/s (latency from the scheduled "

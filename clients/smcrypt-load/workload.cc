@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
+#include <mutex>
 #include <random>
 #include <utility>
 
@@ -70,6 +72,189 @@ CallFn Batch(const Item& item, size_t items, Method method) {
                                    std::function<void(grpc::Status)> f) {                     \
     a->Method(c, q, r, std::move(f));                                                          \
   })
+
+// KeyExchange is one SM2 key exchange (GB/T 32918.3 §6, with confirmation) against the
+// server on two streams of one channel: the server as initiator for `initiator` and as
+// responder for `responder`, each side's messages relayed to the other:
+//   A: → params                      ← R_A
+//   B: → params, R_A                 ← R_B, S_B
+//   A: → R_B, S_B                    ← K, S_A
+//   B: → S_A                         ← K
+// The operation succeeds when both streams end OK and both K are equal and non-empty
+// (else DATA_LOSS). Stream A uses the runner's context; B a context of its own with the
+// same deadline and `metadata`. The object deletes itself after both streams' OnDone.
+class KeyExchange {
+ public:
+  struct Params {
+    v1::KeyExchangeParams initiator, responder;
+    std::vector<std::pair<std::string, std::string>> metadata;
+  };
+
+  static void Start(const Params& p, Stub& stub, grpc::ClientContext* ctx,
+                    std::function<void(grpc::Status)> done) {
+    auto* x = new KeyExchange(p, stub, ctx, std::move(done));
+    std::lock_guard<std::mutex> lock(x->mu_);
+    v1::KeyExchangeRequest first;
+    *first.mutable_params() = p.initiator;
+    x->Launch(kA, std::move(first));
+  }
+
+ private:
+  enum Side { kA = 0, kB = 1 };
+
+  class Stream final : public grpc::ClientBidiReactor<v1::KeyExchangeRequest,
+                                                      v1::KeyExchangeResponse> {
+   public:
+    Stream(KeyExchange* x, Side side) : x_(x), side_(side) {}
+    void OnWriteDone(bool ok) override { x_->WriteDone(side_, ok); }
+    void OnWritesDoneDone(bool ok) override { x_->WriteDone(side_, ok); }
+    void OnReadDone(bool ok) override { x_->ReadDone(side_, ok); }
+    void OnDone(const grpc::Status& s) override { x_->StreamDone(side_, s); }
+
+    v1::KeyExchangeResponse response;
+
+   private:
+    KeyExchange* x_;
+    Side side_;
+  };
+
+  // One side's stream: its pending writes (nullopt: writes-done), whether a write is in
+  // flight, and whether the stream was started and has ended.
+  struct Leg {
+    Leg(KeyExchange* x, Side side) : stream(x, side) {}
+    Stream stream;
+    grpc::ClientContext* ctx = nullptr;
+    std::deque<std::optional<v1::KeyExchangeRequest>> queue;
+    std::optional<v1::KeyExchangeRequest> writing;
+    bool write_in_flight = false;
+    bool started = false;
+    bool done = false;
+    grpc::Status status;
+  };
+
+  KeyExchange(const Params& p, Stub& stub, grpc::ClientContext* ctx,
+              std::function<void(grpc::Status)> done)
+      : params_(p), stub_(stub), done_(std::move(done)), legs_{Leg(this, kA), Leg(this, kB)} {
+    legs_[kA].ctx = ctx;
+    b_ctx_.set_deadline(ctx->deadline());
+    for (const auto& [key, value] : p.metadata) b_ctx_.AddMetadata(key, value);
+    legs_[kB].ctx = &b_ctx_;
+  }
+
+  // Launch starts `side`'s stream with its first message and a read (mu_ held).
+  void Launch(Side side, v1::KeyExchangeRequest first) {
+    Leg& leg = legs_[side];
+    leg.started = true;
+    stub_.async()->KeyExchange(leg.ctx, &leg.stream);
+    Send(side, std::move(first));
+    leg.stream.StartRead(&leg.stream.response);
+    leg.stream.StartCall();
+  }
+
+  // Send queues a message (nullopt: half-close) on `side` (mu_ held).
+  void Send(Side side, std::optional<v1::KeyExchangeRequest> req) {
+    legs_[side].queue.push_back(std::move(req));
+    Pump(side);
+  }
+
+  void Pump(Side side) {
+    Leg& leg = legs_[side];
+    if (leg.write_in_flight || leg.queue.empty()) return;
+    leg.write_in_flight = true;
+    leg.writing = std::move(leg.queue.front());
+    leg.queue.pop_front();
+    if (leg.writing) {
+      leg.stream.StartWrite(&*leg.writing);
+    } else {
+      leg.stream.StartWritesDone();
+    }
+  }
+
+  void WriteDone(Side side, bool ok) {
+    std::lock_guard<std::mutex> lock(mu_);
+    legs_[side].write_in_flight = false;
+    if (ok) Pump(side);  // a failed write: the stream is ending; OnDone has its status
+  }
+
+  void ReadDone(Side side, bool ok) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!ok) return;  // the stream ended: OnDone carries the status
+    Leg& leg = legs_[side];
+    v1::KeyExchangeResponse r = std::move(leg.stream.response);
+    ++reads_[side];
+    if (side == kA && reads_[kA] == 1) {  // R_A → B's first message
+      v1::KeyExchangeRequest req;
+      *req.mutable_params() = params_.responder;
+      req.set_peer_ephemeral_point(r.ephemeral_point());
+      Launch(kB, std::move(req));
+      leg.stream.StartRead(&leg.stream.response);
+    } else if (side == kB && reads_[kB] == 1) {  // R_B, S_B → A
+      v1::KeyExchangeRequest req;
+      req.set_peer_ephemeral_point(r.ephemeral_point());
+      req.set_peer_confirmation(r.confirmation());
+      Send(kA, std::move(req));
+      leg.stream.StartRead(&leg.stream.response);
+    } else if (side == kA && reads_[kA] == 2) {  // K_A, S_A → B
+      key_[kA] = r.shared_key();
+      Send(kA, std::nullopt);
+      v1::KeyExchangeRequest req;
+      req.set_peer_confirmation(r.confirmation());
+      Send(kB, std::move(req));
+    } else if (side == kB && reads_[kB] == 2) {  // K_B
+      key_[kB] = r.shared_key();
+      Send(kB, std::nullopt);
+    }
+  }
+
+  void StreamDone(Side side, const grpc::Status& s) {
+    bool last = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      Leg& leg = legs_[side];
+      leg.done = true;
+      leg.status = s;
+      const Side other = side == kA ? kB : kA;
+      if (!s.ok()) {
+        if (legs_[other].started && !legs_[other].done) legs_[other].ctx->TryCancel();
+      }
+      // B starts only after A's first response; once A has ended, B never starts.
+      if (!legs_[kB].started) legs_[kB].done = true;
+      last = legs_[kA].done && legs_[kB].done;
+    }
+    if (!last) return;
+    grpc::Status result = Result();
+    std::function<void(grpc::Status)> done = std::move(done_);
+    delete this;
+    done(result);
+  }
+
+  grpc::Status Result() const {
+    // The first failure is the cause; a cancelled other stream follows from it.
+    for (const Leg& leg : legs_) {
+      if (!leg.status.ok() && leg.status.error_code() != grpc::StatusCode::CANCELLED) {
+        return leg.status;
+      }
+    }
+    for (const Leg& leg : legs_) {
+      if (!leg.status.ok()) return leg.status;
+    }
+    if (key_[kA].empty() || key_[kA] != key_[kB]) {
+      return grpc::Status(grpc::StatusCode::DATA_LOSS,
+                          absl::StrCat("KeyExchange: the two streams' shared keys differ (",
+                                       key_[kA].size(), " and ", key_[kB].size(), " bytes)"));
+    }
+    return grpc::Status::OK;
+  }
+
+  const Params& params_;
+  Stub& stub_;
+  std::function<void(grpc::Status)> done_;
+  grpc::ClientContext b_ctx_;
+  std::mutex mu_;
+  Leg legs_[2];
+  int reads_[2] = {0, 0};
+  std::string key_[2];
+};
 
 size_t SymmetricKeySize(v1::Algorithm alg) {
   switch (alg) {
@@ -385,6 +570,32 @@ absl::StatusOr<Workload> Preparer::Make(const WorkloadSpec& spec) {
     w.op.payload_bytes = 0;
     w.op.calls.push_back(SMCRYPT_LOAD_CALL(GetServerInfo, v1::GetServerInfoRequest,
                                            v1::GetServerInfoResponse, req));
+  } else if (rpc == "KeyExchange") {
+    if (alg != v1::SM2) return wrong("SM2");
+    // The server plays both parties for one key (A = B: the same work as two keys), with
+    // confirmation and a 16-byte K; the Params outlive the run inside the CallFn.
+    auto p = std::make_shared<KeyExchange::Params>();
+    for (v1::KeyExchangeParams* side : {&p->initiator, &p->responder}) {
+      side->set_algorithm(v1::SM2);
+      if (absl::Status st = KeyRefFor(alg, /*private_key=*/true, side->mutable_key()); !st.ok()) {
+        return st;
+      }
+      if (absl::Status st = KeyRefFor(alg, /*private_key=*/false, side->mutable_peer_key());
+          !st.ok()) {
+        return st;
+      }
+      side->set_key_length(16);
+      side->set_confirmation(true);
+    }
+    p->initiator.set_role(v1::KEY_EXCHANGE_ROLE_INITIATOR);
+    p->responder.set_role(v1::KEY_EXCHANGE_ROLE_RESPONDER);
+    p->metadata = metadata_;
+    w.op.payload_bytes = 0;
+    w.op.rpcs_per_call = 2;
+    w.op.calls.push_back([p](Stub& stub, grpc::ClientContext* ctx,
+                             std::function<void(grpc::Status)> done) {
+      KeyExchange::Start(*p, stub, ctx, std::move(done));
+    });
   } else if (rpc == "GenerateRandom") {
     auto req = std::make_shared<v1::GenerateRandomRequest>();
     req->set_length(static_cast<uint32_t>(spec.size));

@@ -25,7 +25,7 @@ inline constexpr const char* kUnaryRpcs[] = {
     "Hash",          "Hmac",          "Sign",          "Verify",
     "Encrypt",       "Decrypt",       "PublicKeyEncrypt", "PublicKeyDecrypt",
     "HybridEncrypt", "HybridDecrypt", "GenerateRandom", "GenerateKeyPair",
-    "GetPublicKey",  "GetServerInfo"};
+    "GetPublicKey",  "GetServerInfo", "KeyExchange"};
 
 // The batch RPCs: one RPC of WorkloadSpec::batch_items copies of the request of the RPC
 // their name starts with.
@@ -73,6 +73,11 @@ class Preparer {
   void SetKeyIds(std::map<smcrypt::v1::Algorithm, std::string> key_ids) {
     key_ids_ = std::move(key_ids);
   }
+  // SetMetadata is the request metadata of the measured calls (RunOptions::metadata),
+  // for the calls a workload starts itself (KeyExchange's responder stream).
+  void SetMetadata(std::vector<std::pair<std::string, std::string>> metadata) {
+    metadata_ = std::move(metadata);
+  }
 
   // SymmetricRef sets `ref` to the key_id of `alg` or to the inline `key`.
   void SymmetricRef(smcrypt::v1::Algorithm alg, const std::string& key,
@@ -96,6 +101,7 @@ class Preparer {
   int64_t rpcs_ = 0;
   std::map<int, smcrypt::v1::GenerateKeyPairResponse> keys_;
   std::map<smcrypt::v1::Algorithm, std::string> key_ids_;
+  std::vector<std::pair<std::string, std::string>> metadata_;
   std::string symmetric_key_32_;
 };
 

@@ -245,6 +245,29 @@ TEST_F(SmcryptLoadTest, GenericClosedAndOpenLoop) {
   EXPECT_TRUE(o.count("latency_uncorrected_us"));
 }
 
+// KeyExchange: an operation is one SM2 key exchange with confirmation, two streams on the
+// server (RunAndCheck: the report's request count is the server's); closed and open loop.
+TEST_F(SmcryptLoadTest, KeyExchangeClosedAndOpenLoop) {
+  std::vector<Value> closed =
+      RunAndCheck({"--scenario run --rpc KeyExchange --alg SM2 --requests 60 --concurrency 6"});
+  ASSERT_EQ(closed.size(), 1u);
+  const auto& c =
+      closed[0].struct_value().fields().at("steps").list_value().values(0).struct_value().fields();
+  EXPECT_EQ(c.at("operations").number_value(), 60);
+  EXPECT_EQ(c.at("requests").number_value(), 120);
+  EXPECT_EQ(c.at("rpc").string_value(), "KeyExchange");
+  std::vector<Value> open =
+      RunAndCheck({"--scenario run --rpc KeyExchange --alg SM2 --rate 40 --duration 1"});
+  ASSERT_EQ(open.size(), 1u);
+  const auto& o =
+      open[0].struct_value().fields().at("steps").list_value().values(0).struct_value().fields();
+  EXPECT_NEAR(o.at("operations").number_value(), 40, 8);
+  EXPECT_EQ(o.at("requests").number_value(), 2 * o.at("operations").number_value());
+  LoadRun wrong = Run({"--scenario run --rpc KeyExchange --alg ECDSA-P256 --requests 1"});
+  EXPECT_EQ(wrong.exit_code, 2) << wrong.output;
+  EXPECT_TRUE(absl::StrContains(wrong.output, "takes SM2")) << wrong.output;
+}
+
 // Every stream RPC with inline keys (key pairs drawn by GenerateKeyPair, before the
 // measured stream): one operation, one measured request, the server's delta over the step.
 TEST_F(SmcryptLoadTest, StreamsWithInlineKeys) {
@@ -395,7 +418,8 @@ TEST_F(SmcryptLoadTest, KeyringKeysAgainstDenyInlinePrivateKeys) {
                           "--rpc VerifyBatch --alg SM2 --keys SM2=signing --batch 4",
                           "--rpc EncryptBatch --alg SM4-GCM --keys SM4-GCM=data --batch 4",
                           "--rpc HybridEncryptBatch --alg HPKE-SM2-SM3-SM4GCM "
-                          "--keys HPKE-SM2-SM3-SM4GCM=signing --batch 4"}) {
+                          "--keys HPKE-SM2-SM3-SM4GCM=signing --batch 4",
+                          "--rpc KeyExchange --alg SM2 --keys SM2=signing"}) {
     std::vector<Value> sc = RunAndCheck(
         {"--scenario run --size 512 --requests 20 --concurrency 4 --metadata x-load-test=1", run},
         &prod);
