@@ -4,6 +4,7 @@
 // tweaks: the tweaks of kSm4ModeChunkBlocks blocks are computed serially (two 64-bit
 // shifts and a mask each), XORed in, and the chunk goes through the back end's widest
 // ECB path in one call.
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -23,13 +24,15 @@ namespace smcrypt {
 namespace {
 
 inline uint64_t LoadLe64(const uint8_t* in) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | in[i];
+  uint64_t v;
+  std::memcpy(&v, in, 8);
+  if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap64(v);
   return v;
 }
 
 inline void StoreLe64(uint8_t* out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out[i] = static_cast<uint8_t>(v >> (8 * i));
+  if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap64(v);
+  std::memcpy(out, &v, 8);
 }
 
 // XorBlocks sets out = a ⊕ b over `len` bytes (a multiple of 8); `out` may equal `a`.
@@ -80,6 +83,39 @@ void Sm4XtsMulAlpha(Sm4XtsVariant variant, uint8_t t[16]) {
   }
 }
 
+namespace {
+
+// XtsTweaks writes the n tweaks t, t·α, …, t·α^(n−1) of consecutive blocks to `tweaks`
+// (16 bytes each) and sets t ← t·α^n: Sm4XtsMulAlpha's arithmetic with the 128-bit value
+// held in two 64-bit words from one block to the next.
+void XtsTweaks(Sm4XtsVariant variant, uint8_t t[16], uint8_t* tweaks, size_t n) {
+  if (variant == Sm4XtsVariant::kIeee1619) {
+    uint64_t lo = LoadLe64(t), hi = LoadLe64(t + 8);
+    for (size_t i = 0; i < n; ++i) {
+      StoreLe64(tweaks + i * kSm4BlockSize, lo);
+      StoreLe64(tweaks + i * kSm4BlockSize + 8, hi);
+      const uint64_t carry = 0 - (hi >> 63);
+      hi = (hi << 1) | (lo >> 63);
+      lo = (lo << 1) ^ (carry & 0x87);
+    }
+    StoreLe64(t, lo);
+    StoreLe64(t + 8, hi);
+  } else {
+    uint64_t hi = LoadBe64(t), lo = LoadBe64(t + 8);
+    for (size_t i = 0; i < n; ++i) {
+      StoreBe64(tweaks + i * kSm4BlockSize, hi);
+      StoreBe64(tweaks + i * kSm4BlockSize + 8, lo);
+      const uint64_t carry = 0 - (lo & 1);
+      lo = (lo >> 1) | (hi << 63);
+      hi = (hi >> 1) ^ (carry & (uint64_t{0xE1} << 56));
+    }
+    StoreBe64(t, hi);
+    StoreBe64(t + 8, lo);
+  }
+}
+
+}  // namespace
+
 void Sm4XtsCrypt(const Sm4Kernels& k, const uint32_t rk1[32], const uint32_t rk2[32],
                  Sm4XtsVariant variant, const uint8_t iv[16], const uint8_t* in,
                  uint8_t* out, size_t len, bool encrypt) {
@@ -94,10 +130,7 @@ void Sm4XtsCrypt(const Sm4Kernels& k, const uint32_t rk1[32], const uint32_t rk2
   for (size_t j = 0; j < bulk; j += kSm4ModeChunkBlocks) {
     const size_t n = bulk - j < kSm4ModeChunkBlocks ? bulk - j : kSm4ModeChunkBlocks;
     const size_t bytes = n * kSm4BlockSize;
-    for (size_t i = 0; i < n; ++i) {
-      std::memcpy(tweaks + i * kSm4BlockSize, t, kSm4BlockSize);
-      Sm4XtsMulAlpha(variant, t);
-    }
+    XtsTweaks(variant, t, tweaks, n);
     uint8_t* o = out + j * kSm4BlockSize;
     XorBlocks(in + j * kSm4BlockSize, tweaks, o, bytes);
     k.encrypt_blocks(rk1, o, o, n);
