@@ -55,6 +55,11 @@ std::vector<size_t> PkEncryptAndHybridSizes() {
   return sizes;
 }
 
+const std::string& XtsKey32() {
+  static const std::string k = TestBytes(32, 5);  // its halves differ
+  return k;
+}
+
 std::string TestBytes(size_t n, uint32_t seed) {
   // xorshift32: fast, deterministic, and plainly not a secret.
   std::string out(n, '\0');

@@ -81,6 +81,8 @@ void Register(const std::string& name, size_t bytes, bool count_bytes,
 // TestBytes returns `n` deterministic pseudo-random bytes (not secret; the same for
 // every implementation so outputs can be compared).
 std::string TestBytes(size_t n, uint32_t seed);
+// XtsKey32 is the 32-byte XTS key K1 || K2 of every implementation's XTS cases.
+const std::string& XtsKey32();
 
 // Registration per implementation (one translation unit each).
 void RegisterSmcryptCases(const BenchOptions& options);

@@ -149,6 +149,11 @@ std::string SmcryptSm4(const std::string& mode, const std::string& pt) {
   if (mode == "CTR") return NewSm4Ctr(Key16()).value()->Encrypt(Iv16(), pt).value();
   if (mode == "GCM") return NewSm4Gcm(Key16()).value()->Seal(Nonce12(), pt, "").value();
   if (mode == "CCM") return NewSm4Ccm(Key16()).value()->Seal(Nonce12(), pt, "").value();
+  if (mode == "CFB") return NewSm4Cfb(Key16()).value()->Encrypt(Iv16(), pt).value();
+  if (mode == "OFB") return NewSm4Ofb(Key16()).value()->Encrypt(Iv16(), pt).value();
+  if (mode == "XTS") {
+    return NewSm4Xts(XtsKey32(), Sm4XtsVariant::kIeee1619).value()->Encrypt(Iv16(), pt).value();
+  }
   return "";
 }
 
@@ -161,8 +166,9 @@ std::shared_ptr<SymCase> MakeSymCase(const std::string& cipher, const std::strin
     c->block->set_key(Bytes(Key16()), 16);
     return c;
   }
-  if (mode == "CTR") {
-    c->stream.reset(Botan::StreamCipher::create("CTR-BE(" + cipher + ")").release());
+  if (mode == "CTR" || mode == "OFB") {
+    c->stream.reset(
+        Botan::StreamCipher::create((mode == "CTR" ? "CTR-BE(" : "OFB(") + cipher + ")").release());
     if (!c->stream) return nullptr;
     c->stream->set_key(Bytes(Key16()), 16);
     c->iv = &Iv16();
@@ -170,18 +176,24 @@ std::shared_ptr<SymCase> MakeSymCase(const std::string& cipher, const std::strin
   }
   const std::string spec = mode == "CBC"   ? cipher + "/CBC/NoPadding"
                            : mode == "GCM" ? cipher + "/GCM"
+                           : mode == "CFB" ? cipher + "/CFB"  // full 128-bit feedback
+                           : mode == "XTS" ? cipher + "/XTS"
                                            : cipher + "/CCM(16,3)";  // L = 3: 12-byte nonce
   c->mode.reset(Botan::Cipher_Mode::create(spec, encrypt ? Botan::ENCRYPTION : Botan::DECRYPTION)
                     .release());
   if (!c->mode) return nullptr;
-  c->mode->set_key(Bytes(Key16()), 16);
-  c->iv = mode == "CBC" ? &Iv16() : &Nonce12();
+  if (mode == "XTS") {
+    c->mode->set_key(Bytes(XtsKey32()), 32);
+  } else {
+    c->mode->set_key(Bytes(Key16()), 16);
+  }
+  c->iv = mode == "GCM" || mode == "CCM" ? &Nonce12() : &Iv16();
   return c;
 }
 
 void RegisterCiphers() {
   for (const std::string cipher : {"SM4", "AES-128"}) {
-    for (const std::string mode : {"ECB", "CBC", "CTR", "GCM", "CCM"}) {
+    for (const std::string mode : {"ECB", "CBC", "CTR", "CFB", "OFB", "XTS", "GCM", "CCM"}) {
       auto enc = MakeSymCase(cipher, mode, true);
       auto dec = MakeSymCase(cipher, mode, false);
       if (enc == nullptr || dec == nullptr) continue;
@@ -208,7 +220,7 @@ void RegisterCiphers() {
               return ok;
             },
             check, label);
-        if (mode == "CTR") continue;
+        if (mode == "CTR" || mode == "OFB") continue;
         Register(
             CaseName(kImpl, alg, "decrypt", n), n, true,
             [dec, ct] {

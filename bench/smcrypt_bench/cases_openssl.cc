@@ -196,6 +196,8 @@ std::string SmcryptSm4(const std::string& alg, const std::string& pt) {
   if (alg == "SM4-ECB") return NewSm4Ecb(Key16(), Padding::kNone).value()->Encrypt("", pt).value();
   if (alg == "SM4-CBC") return NewSm4Cbc(Key16(), Padding::kNone).value()->Encrypt(Iv16(), pt).value();
   if (alg == "SM4-CTR") return NewSm4Ctr(Key16()).value()->Encrypt(Iv16(), pt).value();
+  if (alg == "SM4-CFB") return NewSm4Cfb(Key16()).value()->Encrypt(Iv16(), pt).value();
+  if (alg == "SM4-OFB") return NewSm4Ofb(Key16()).value()->Encrypt(Iv16(), pt).value();
   return "";
 }
 
@@ -210,6 +212,8 @@ void RegisterBlockModes() {
       {"SM4-ECB", "SM4-ECB", false, true},          {"SM4-CBC", "SM4-CBC", true, true},
       {"SM4-CTR", "SM4-CTR", true, false},          {"AES-128-ECB", "AES-128-ECB", false, true},
       {"AES-128-CBC", "AES-128-CBC", true, true},   {"AES-128-CTR", "AES-128-CTR", true, false},
+      {"SM4-CFB", "SM4-CFB", true, true},           {"SM4-OFB", "SM4-OFB", true, false},
+      {"AES-128-CFB", "AES-128-CFB", true, true},   {"AES-128-OFB", "AES-128-OFB", true, false},
   };
   for (const Mode& m : modes) {
     auto enc = MakeCipherCase(m.evp, true, m.has_iv);

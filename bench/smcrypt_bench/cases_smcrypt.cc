@@ -316,6 +316,13 @@ void RegisterSm4Modes(const Sm4Kernels* k, uint32_t features) {
       {"SM4-CBC", std::shared_ptr<Cipher>(NewSm4Cbc(Key16(), Padding::kNone).value().release()),
        true},
       {"SM4-CTR", std::shared_ptr<Cipher>(NewSm4Ctr(Key16()).value().release()), false},
+      // CFB encryption is serial, its decryption parallel; OFB is one keystream both ways.
+      {"SM4-CFB", std::shared_ptr<Cipher>(NewSm4Cfb(Key16()).value().release()), true},
+      {"SM4-OFB", std::shared_ptr<Cipher>(NewSm4Ofb(Key16()).value().release()), false},
+      // One message is one data unit (16 B to 16 MiB); the 32-byte key is K1 || K2.
+      {"SM4-XTS",
+       std::shared_ptr<Cipher>(NewSm4Xts(XtsKey32(), Sm4XtsVariant::kIeee1619).value().release()),
+       true},
   };
   struct AeadMode {
     const char* alg;
