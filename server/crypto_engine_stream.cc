@@ -268,7 +268,14 @@ absl::StatusOr<std::unique_ptr<Sm2KeyExchange>> CryptoEngine::NewKeyExchange(
     return absl::InvalidArgumentError("peer_key is required (key_id or inline_key)");
   }
   absl::StatusOr<absl::string_view> peer = PublicKey(*ring, in.algorithm, in.peer_key);
-  if (!peer.ok()) return peer.status();
+  if (!peer.ok()) {
+    // The same error as for the caller's own key, said of peer_key (reason and metadata
+    // kept).
+    absl::Status st(peer.status().code(), absl::StrCat("peer_key: ", peer.status().message()));
+    peer.status().ForEachPayload(
+        [&st](absl::string_view url, const absl::Cord& payload) { st.SetPayload(url, payload); });
+    return st;
+  }
   absl::StatusOr<Sm2PublicKey> peer_key = ParseSm2PublicKey(*peer);
   if (!peer_key.ok()) {
     absl::Status st = peer_key.status();

@@ -82,7 +82,13 @@ CallFn Batch(const Item& item, size_t items, Method method) {
 //   B: → S_A                         ← K
 // The operation succeeds when both streams end OK and both K are equal and non-empty
 // (else DATA_LOSS). Stream A uses the runner's context; B a context of its own with the
-// same deadline and `metadata`. The object deletes itself after both streams' OnDone.
+// same deadline and `metadata`. Both streams start together, so that they are admitted
+// together under the server's stream limit (the channel queues streams beyond it in
+// order): an initiator waiting for a responder that cannot start would hold its slot.
+// When one stream fails, the other is half-closed, so that the server ends it as well
+// (INVALID_ARGUMENT, an exchange ended early) and counts it: every exchange is two RPCs
+// at the server, and the operation fails with the first failure. The object deletes
+// itself after both streams' OnDone.
 class KeyExchange {
  public:
   struct Params {
@@ -96,7 +102,9 @@ class KeyExchange {
     std::lock_guard<std::mutex> lock(x->mu_);
     v1::KeyExchangeRequest first;
     *first.mutable_params() = p.initiator;
-    x->Launch(kA, std::move(first));
+    x->Send(kA, std::move(first));
+    x->Launch(kA);
+    x->Launch(kB);  // its first message (params, R_A) follows A's first response
   }
 
  private:
@@ -128,6 +136,7 @@ class KeyExchange {
     std::optional<v1::KeyExchangeRequest> writing;
     bool write_in_flight = false;
     bool started = false;
+    bool closed = false;  // writes-done queued
     bool done = false;
     grpc::Status status;
   };
@@ -141,25 +150,28 @@ class KeyExchange {
     legs_[kB].ctx = &b_ctx_;
   }
 
-  // Launch starts `side`'s stream with its first message and a read (mu_ held).
-  void Launch(Side side, v1::KeyExchangeRequest first) {
+  // Launch starts `side`'s stream with a read, and the writes queued so far (mu_ held).
+  void Launch(Side side) {
     Leg& leg = legs_[side];
-    leg.started = true;
     stub_.async()->KeyExchange(leg.ctx, &leg.stream);
-    Send(side, std::move(first));
+    leg.started = true;
+    Pump(side);
     leg.stream.StartRead(&leg.stream.response);
     leg.stream.StartCall();
   }
 
-  // Send queues a message (nullopt: half-close) on `side` (mu_ held).
+  // Send queues a message (nullopt: half-close) on `side` (mu_ held); nothing follows a
+  // half-close, and nothing is sent on a stream that has ended.
   void Send(Side side, std::optional<v1::KeyExchangeRequest> req) {
-    legs_[side].queue.push_back(std::move(req));
+    Leg& leg = legs_[side];
+    if (leg.done || (req.has_value() && leg.closed)) return;
+    leg.queue.push_back(std::move(req));
     Pump(side);
   }
 
   void Pump(Side side) {
     Leg& leg = legs_[side];
-    if (leg.write_in_flight || leg.queue.empty()) return;
+    if (!leg.started || leg.done || leg.write_in_flight || leg.queue.empty()) return;
     leg.write_in_flight = true;
     leg.writing = std::move(leg.queue.front());
     leg.queue.pop_front();
@@ -186,7 +198,7 @@ class KeyExchange {
       v1::KeyExchangeRequest req;
       *req.mutable_params() = params_.responder;
       req.set_peer_ephemeral_point(r.ephemeral_point());
-      Launch(kB, std::move(req));
+      Send(kB, std::move(req));
       leg.stream.StartRead(&leg.stream.response);
     } else if (side == kB && reads_[kB] == 1) {  // R_B, S_B → A
       v1::KeyExchangeRequest req;
@@ -196,12 +208,14 @@ class KeyExchange {
       leg.stream.StartRead(&leg.stream.response);
     } else if (side == kA && reads_[kA] == 2) {  // K_A, S_A → B
       key_[kA] = r.shared_key();
+      leg.closed = true;
       Send(kA, std::nullopt);
       v1::KeyExchangeRequest req;
       req.set_peer_confirmation(r.confirmation());
       Send(kB, std::move(req));
     } else if (side == kB && reads_[kB] == 2) {  // K_B
       key_[kB] = r.shared_key();
+      leg.closed = true;
       Send(kB, std::nullopt);
     }
   }
@@ -213,12 +227,14 @@ class KeyExchange {
       Leg& leg = legs_[side];
       leg.done = true;
       leg.status = s;
+      if (!s.ok() && first_failure_.ok()) first_failure_ = s;
       const Side other = side == kA ? kB : kA;
-      if (!s.ok()) {
-        if (legs_[other].started && !legs_[other].done) legs_[other].ctx->TryCancel();
+      if (!s.ok() && !legs_[other].done && !legs_[other].closed) {
+        // The other stream's exchange cannot finish: half-close it (after any write in
+        // flight), and the server ends it.
+        legs_[other].closed = true;
+        Send(other, std::nullopt);
       }
-      // B starts only after A's first response; once A has ended, B never starts.
-      if (!legs_[kB].started) legs_[kB].done = true;
       last = legs_[kA].done && legs_[kB].done;
     }
     if (!last) return;
@@ -229,15 +245,8 @@ class KeyExchange {
   }
 
   grpc::Status Result() const {
-    // The first failure is the cause; a cancelled other stream follows from it.
-    for (const Leg& leg : legs_) {
-      if (!leg.status.ok() && leg.status.error_code() != grpc::StatusCode::CANCELLED) {
-        return leg.status;
-      }
-    }
-    for (const Leg& leg : legs_) {
-      if (!leg.status.ok()) return leg.status;
-    }
+    // The first failure is the cause; the other stream's end follows from it.
+    if (!first_failure_.ok()) return first_failure_;
     if (key_[kA].empty() || key_[kA] != key_[kB]) {
       return grpc::Status(grpc::StatusCode::DATA_LOSS,
                           absl::StrCat("KeyExchange: the two streams' shared keys differ (",
@@ -254,6 +263,7 @@ class KeyExchange {
   Leg legs_[2];
   int reads_[2] = {0, 0};
   std::string key_[2];
+  grpc::Status first_failure_;
 };
 
 size_t SymmetricKeySize(v1::Algorithm alg) {

@@ -2,6 +2,7 @@
 // with the peer's messages read from stdin and the server's written to stdout as lines
 // "NAME HEX" (R_A, R_B, S_A, S_B, K), so two runs can be connected by pipes or a socket.
 #include <iostream>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -83,8 +84,17 @@ absl::StatusOr<int> RunKex(const Args& args) {
   if (peer_given != 1) {
     return UsageError("give exactly one of --peer-key FILE, --peer-key-id ID, --peer-key-hex HEX");
   }
+  if (args.Has("peer-key-version") && !args.Has("peer-key-id")) {
+    return UsageError("--peer-key-version goes with --peer-key-id (a version of a keyring key)");
+  }
   if (std::optional<std::string> pid = args.Get("peer-key-id")) {
     params.mutable_peer_key()->set_key_id(*pid);
+    if (args.Has("peer-key-version")) {
+      absl::StatusOr<uint64_t> version = UintFlag(args, "peer-key-version", 0, 1,
+                                                  std::numeric_limits<uint32_t>::max());
+      if (!version.ok()) return version.status();
+      params.mutable_peer_key()->set_key_version(static_cast<uint32_t>(*version));
+    }
   } else if (std::optional<std::string> hex = args.Get("peer-key-hex")) {
     absl::StatusOr<std::string> point = DecodeHexFlag("peer-key-hex", *hex);
     if (!point.ok()) return point.status();
@@ -163,6 +173,7 @@ const std::vector<FlagSpec> kKexFlags = {
     {"peer-key", "FILE", "the peer's SM2 public key: SubjectPublicKeyInfo PEM or DER, or a raw "
                          "65/33-byte point"},
     {"peer-key-id", "ID", "the peer's public key from smcryptd's keyring"},
+    {"peer-key-version", "N", "with --peer-key-id: version N of that key (default: the newest)"},
     {"peer-key-hex", "HEX", "the peer's public key as a hex point (04||x||y)"},
     {"id", "TEXT", "own user ID (default 1234567812345678)"},
     {"id-hex", "HEX", "own user ID in hex"},

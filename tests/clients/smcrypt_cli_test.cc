@@ -807,6 +807,17 @@ TEST_F(SmcryptCliTest, KeyVersionsInPubkeySignAndEncrypt) {
   r = run({"encrypt", "--alg", "sm4-gcm", "--key-id", "k"}, "secret");
   ASSERT_EQ(r.code, 0) << Describe(r);
   EXPECT_EQ(r.err, "smcrypt encrypt: key version 2\n");
+
+  // kex: a version of the peer's keyring key; an unknown one is the server's NOT_FOUND,
+  // named as the peer's, before any message of the exchange.
+  r = run({"kex", "--role", "initiator", "--key-id", "s", "--peer-key-id", "s",
+           "--peer-key-version", "3"});
+  EXPECT_EQ(r.code, 3) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("peer_key: key 's' has no version 3"));
+  r = run({"kex", "--role", "initiator", "--key-id", "s", "--peer-key", Path("s.v1.pub"),
+           "--peer-key-version", "1"});
+  EXPECT_EQ(r.code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--peer-key-version goes with --peer-key-id"));
   StopServer(pid);
 }
 

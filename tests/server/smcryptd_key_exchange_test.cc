@@ -402,6 +402,7 @@ TEST_F(KeyExchangeTest, KeysAreResolvedAsForSigning) {
     v1::KeyRef key;
     v1::KeyRef peer_key;
     StatusCode code;
+    const char* message = "";  // a part of the status message, when set
   };
   const std::vector<Case> cases = {
       {"unknown key_id", KeyId("no-such-key"), KeyId("kex-b-pub"), StatusCode::NOT_FOUND},
@@ -432,7 +433,11 @@ TEST_F(KeyExchangeTest, KeysAreResolvedAsForSigning) {
          v1::KeyRef k = KeyId("kex-b-pub");
          k.set_key_version(7);
          return k;
-       }(), StatusCode::NOT_FOUND},
+       }(), StatusCode::NOT_FOUND, "peer_key: key 'kex-b-pub' has no version 7"},
+      {"an SM4 key as peer key", KeyId("kex-a"), KeyId("sm4"), StatusCode::FAILED_PRECONDITION,
+       "peer_key: key 'sm4' is an SM4 key"},
+      {"unknown peer key_id", KeyId("kex-a"), KeyId("nobody"), StatusCode::NOT_FOUND,
+       "peer_key: "},
   };
   for (const Case& tc : cases) {
     SCOPED_TRACE(tc.name);
@@ -444,6 +449,7 @@ TEST_F(KeyExchangeTest, KeysAreResolvedAsForSigning) {
     c->stream->Write(req);
     grpc::Status s = FinishExpectingNoKey(*c);
     EXPECT_EQ(s.error_code(), tc.code) << s.error_message();
+    EXPECT_THAT(s.error_message(), HasSubstr(tc.message));
   }
   // Not SM2, and key lengths out of range.
   for (auto edit : std::vector<void (*)(v1::KeyExchangeParams*)>{
