@@ -263,6 +263,18 @@ TEST_F(SmcryptLoadTest, KeyExchangeClosedAndOpenLoop) {
       open[0].struct_value().fields().at("steps").list_value().values(0).struct_value().fields();
   EXPECT_NEAR(o.at("operations").number_value(), 40, 8);
   EXPECT_EQ(o.at("requests").number_value(), 2 * o.at("operations").number_value());
+  // More exchanges in flight than the server admits streams on the one connection: they
+  // queue and all complete (an exchange's two streams are admitted together).
+  testing::Smcryptd narrow;
+  ASSERT_TRUE(narrow.Start({"--max_concurrent_streams=4"})) << narrow.log();
+  std::vector<Value> queued = RunAndCheck(
+      {"--scenario run --rpc KeyExchange --alg SM2 --requests 64 --concurrency 16 "
+       "--connections 1 --timeout 20s"},
+      &narrow);
+  ASSERT_EQ(queued.size(), 1u);
+  EXPECT_EQ(queued[0].struct_value().fields().at("steps").list_value().values(0)
+                .struct_value().fields().at("operations").number_value(),
+            64);
   LoadRun wrong = Run({"--scenario run --rpc KeyExchange --alg ECDSA-P256 --requests 1"});
   EXPECT_EQ(wrong.exit_code, 2) << wrong.output;
   EXPECT_TRUE(absl::StrContains(wrong.output, "takes SM2")) << wrong.output;
