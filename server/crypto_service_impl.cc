@@ -1106,7 +1106,16 @@ absl::Status CryptoServiceImpl::Authorize(grpc::CallbackServerContext* ctx,
     r.operation = op;
     r.algorithm = AlgorithmLabel(alg);
     r.key = access_key;
-    if (key != nullptr && key->ref_case() == v1::KeyRef::kKeyId) r.key_version = key->key_version();
+    if (key != nullptr && key->ref_case() == v1::KeyRef::kKeyId) {
+      // The version named, else the newest of a key with version files (as PinKeyVersion
+      // reports it).
+      r.key_version = key->key_version();
+      if (r.key_version == 0) {
+        const std::shared_ptr<const KeyStore> keys = engine_->key_store();
+        absl::StatusOr<const StoredKey*> entry = keys->Find(key->key_id(), 0);
+        if (entry.ok() && (*entry)->versioned) r.key_version = (*entry)->version;
+      }
+    }
     r.code = s.code();
     guards_.audit->Write(r);
   }

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <fstream>
 #include <string>
 #include <thread>
 
@@ -433,6 +434,36 @@ TEST_F(SmcryptdKeyVersionsTest, RotationMinVersionAndVersionLists) {
   ASSERT_TRUE(Sign(stub_.get(), "s", 0, &still).ok());
   EXPECT_EQ(still.key_version(), 2u);
   EXPECT_TRUE(server_.Alive());
+}
+
+// A request the access policy denies is audited with the version it would have used: the
+// one named, else the newest of a key with version files.
+TEST_F(SmcryptdKeyVersionsTest, PolicyDenialsCarryTheVersion) {
+  files_ = {{"s.v1.pem", s1_.private_pem}, {"s.v2.pem", s2_.private_pem}};
+  keys_.Publish(files_);
+  const std::string policy = keys_.dir() + "-policy.txt";
+  {
+    std::ofstream f(policy);
+    f << "allow hash,info * anonymous\n";
+  }
+  const std::string audit = keys_.dir() + "-denied-audit.log";
+  Smcryptd denying;
+  ASSERT_TRUE(denying.Start({"--keys_dir=" + keys_.dir(), "--reload_interval=0",
+                             "--access_policy=" + policy, "--audit_log=" + audit}))
+      << denying.log();
+  auto stub = denying.Stub();
+  v1::SignResponse resp;
+  EXPECT_EQ(Sign(stub.get(), "s", 0, &resp).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(Sign(stub.get(), "s", 1, &resp).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_TRUE(WaitFor([&] {
+    const std::string lines = ReadAll(audit);
+    return lines.find("\"key_id\":\"s\",\"key_version\":2,\"status\":\"PERMISSION_DENIED\"") !=
+               std::string::npos &&
+           lines.find("\"key_id\":\"s\",\"key_version\":1,\"status\":\"PERMISSION_DENIED\"") !=
+               std::string::npos;
+  })) << ReadAll(audit);
+  std::remove(policy.c_str());
+  std::remove(audit.c_str());
 }
 
 }  // namespace
