@@ -76,7 +76,8 @@ ABSL_FLAG(std::string, access_policy, "",
           "mapping mTLS client identities to keys and operations; requests outside it are "
           "PERMISSION_DENIED. Empty: every request is allowed");
 ABSL_FLAG(std::string, audit_log, "",
-          "where private-key operations (Sign, PublicKeyDecrypt, HybridDecrypt, Hmac) and "
+          "where private-key operations (Sign and SignBatch items, PublicKeyDecrypt, "
+          "HybridDecrypt and its stream, KeyExchange, Hmac) and "
           "policy denials are written as JSON lines: empty for stderr, a file to append "
           "to, or 'none'");
 ABSL_FLAG(absl::Duration, reload_interval, absl::Seconds(10),

@@ -561,7 +561,8 @@ int Main(int argc, char** argv) {
       rc = 2;
     } else {
       (json_path == "-" || csv_path == "-" ? std::cerr : std::cout)
-          << "charts: " << files->size() << " SVG files in " << *dir << "\n";
+          << "charts: " << files->size() << (files->size() == 1 ? " SVG file in " : " SVG files in ")
+          << *dir << "\n";
     }
   }
   // Exit 1 when any measured operation failed, so scripts notice.

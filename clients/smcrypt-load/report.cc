@@ -89,7 +89,8 @@ std::vector<std::string> StepRow(const Step& s) {
           absl::StrCat(r.ops_ok + r.ops_failed),
           errors,
           FmtRate(r.OpsPerSecond()),
-          absl::StrFormat("%.2f", r.MegabytesPerSecond()),
+          // No payload (key pairs, key exchanges, server info) or none delivered: "-".
+          r.payload_bytes > 0 ? absl::StrFormat("%.2f", r.MegabytesPerSecond()) : "-",
           FmtMs(Ms(h.Mean())),
           FmtMs(Ms(h.ValueAtPercentile(50))),
           FmtMs(Ms(h.ValueAtPercentile(90))),

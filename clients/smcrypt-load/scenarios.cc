@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <vector>
@@ -740,6 +741,12 @@ absl::StatusOr<ScenarioReport> Generic(const Config& config, Context& ctx) {
       config.rpc == "HybridDecryptStream") {
     rep.description = absl::StrCat(config.rpc, " ", AlgorithmName(alg), ", one stream of ",
                                    SizeName(size));
+    if (config.concurrency || config.duration || config.requests || config.rate > 0) {
+      std::fprintf(stderr,
+                   "smcrypt-load: --rpc %s is one stream of --size; --concurrency, --duration, "
+                   "--requests and --rate do not apply to it\n",
+                   config.rpc.c_str());
+    }
     absl::StatusOr<Step> s = m.Stream(config.rpc, alg, size);
     if (!s.ok()) return s.status();
     rep.steps.push_back(std::move(*s));
