@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -30,9 +31,16 @@ std::string Escaped(absl::string_view message) {
   return out;
 }
 
+std::atomic<int> min_severity{static_cast<int>(LogSeverity::kInfo)};
+
 }  // namespace
 
+void SetMinLogSeverity(LogSeverity severity) {
+  min_severity.store(static_cast<int>(severity), std::memory_order_relaxed);
+}
+
 void Log(LogSeverity severity, absl::string_view message) {
+  if (static_cast<int>(severity) < min_severity.load(std::memory_order_relaxed)) return;
   const char* level = severity == LogSeverity::kInfo      ? "I"
                       : severity == LogSeverity::kWarning ? "W"
                                                           : "E";

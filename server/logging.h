@@ -11,8 +11,11 @@ namespace smcrypt::server {
 
 enum class LogSeverity { kInfo, kWarning, kError };
 
-// Log writes one line.
+// Log writes one line, unless `severity` is below the minimum (SetMinLogSeverity).
 void Log(LogSeverity severity, absl::string_view message);
+// SetMinLogSeverity drops lines below `severity` from then on (default kInfo: none
+// dropped); `smcrypt --local` keeps warnings and errors only.
+void SetMinLogSeverity(LogSeverity severity);
 
 inline void LogInfo(absl::string_view message) { Log(LogSeverity::kInfo, message); }
 inline void LogWarning(absl::string_view message) { Log(LogSeverity::kWarning, message); }

@@ -412,7 +412,20 @@ absl::StatusOr<int> RunDecrypt(const Args& args) {
   grpc::ClientContext ctx;
   session->Prepare(&ctx);
   grpc::Status s = session->stub().Decrypt(&ctx, req, &resp);
-  if (!s.ok()) return RpcStatus(s);
+  if (!s.ok()) {
+    absl::Status st = RpcStatus(s);
+    if (tag_len > 0 && ErrorReason(st) == kReasonDecryptionFailed) {
+      // The server says no more than "decryption failed"; the usual causes are the
+      // caller's, and one of them is this command's to name.
+      return RpcStatus(grpc::Status(
+          s.error_code(),
+          absl::StrCat(s.error_message(),
+                       " (wrong key, --aad or --nonce, or altered data; a file written by "
+                       "encrypt --stream needs decrypt --stream and the same --chunk-size)"),
+          s.error_details()));
+    }
+    return st;
+  }
   if (absl::Status w = out.Write(resp.plaintext()); !w.ok()) return w;
   if (absl::Status w = out.Close(); !w.ok()) return w;
   return kExitOk;

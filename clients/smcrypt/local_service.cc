@@ -7,6 +7,7 @@
 #include "server/crypto_engine.h"
 #include "server/crypto_service_impl.h"
 #include "server/key_store.h"
+#include "server/logging.h"
 #include "server/self_test.h"
 
 #ifndef SMCRYPT_VERSION
@@ -26,6 +27,9 @@ LocalService::~LocalService() {
 
 absl::StatusOr<std::unique_ptr<LocalService>> LocalService::Start() {
   std::unique_ptr<LocalService> local(new LocalService());
+  // The command's own output and errors speak for it; the engine's info lines
+  // ("self-tests: 31 run, all passed") are smcryptd's log, not this command's.
+  server::SetMinLogSeverity(server::LogSeverity::kWarning);
   // The self-tests run when `info` asks for them (it does under --local), not on every
   // command.
   local->self_tests_ = std::make_unique<server::SelfTests>();

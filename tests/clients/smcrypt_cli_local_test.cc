@@ -233,6 +233,15 @@ TEST_F(SmcryptLocalTest, HpkeSealOpenAndRandom) {
   EXPECT_EQ(Trim(r.out).size(), 32u);
 }
 
+// info runs the self-tests in process and reports them on stdout; stderr stays empty (the
+// engine's own log lines are smcryptd's).
+TEST_F(SmcryptLocalTest, InfoReportsSelfTestsWithoutLogLines) {
+  Result r = Sh("smcrypt info --local");
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("Self-tests: "));
+  EXPECT_EQ(r.err, "");
+}
+
 TEST_F(SmcryptLocalTest, ExitStatuses) {
   // 2: --key-id needs a server's keyring; --local with a connection flag.
   Result r = Sh("smcrypt sign --local --key-id signer msg.txt");

@@ -432,6 +432,7 @@ TEST_F(SmcryptCliTest, Sm4GcmRoundTripWithGeneratedKey) {
   EXPECT_EQ(r.code, 1) << Describe(r);
   EXPECT_THAT(r.err, HasSubstr("INVALID_ARGUMENT"));
   EXPECT_THAT(r.err, HasSubstr("decryption failed"));
+  EXPECT_THAT(r.err, HasSubstr("needs decrypt --stream and the same --chunk-size"));
   std::string flipped = ct;
   flipped[14] ^= 1;
   r = Run({"decrypt", "--key", key, "--aad", "hdr"}, BytesToHex(flipped));
