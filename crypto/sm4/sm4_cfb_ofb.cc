@@ -1,8 +1,8 @@
 // sm4_cfb_ofb.cc — SM4-CFB-128 and SM4-OFB (GB/T 17964-2021; NIST SP 800-38A §6.3 with
 // s = 128, §6.4), any length without padding, over the active back end's kernels. CFB
 // encryption and the OFB keystream are serial and run on the back end's single-block
-// path (its CBC encryption entry); CFB decryption encrypts the previous ciphertext
-// blocks kSm4ModeChunkBlocks at a time on the widest ECB path.
+// path (its CBC encryption entry, a chunk per call); CFB decryption encrypts the previous
+// ciphertext blocks kSm4ModeChunkBlocks at a time on the widest ECB path.
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -38,25 +38,29 @@ inline void XorBytes(const uint8_t* a, const uint8_t* b, uint8_t* out, size_t le
 
 void Sm4CfbEncrypt(const Sm4Kernels& k, const uint32_t rk[32], uint8_t iv[16],
                    const uint8_t* in, uint8_t* out, size_t len) {
-  uint8_t fb[kSm4BlockSize];  // C_{i−1}
-  uint8_t ks[kSm4BlockSize];  // E(C_{i−1})
-  std::memcpy(fb, iv, kSm4BlockSize);
+  // C_i = P_i ⊕ Y_i with Y_i = E(C_{i−1}). Then Y_{i+1} = E(P_i ⊕ Y_i): the keystream
+  // after Y_i is the CBC encryption of the plaintext under the chaining value Y_i, so a
+  // chunk's keystream comes from one cbc_encrypt_blocks call (serial, as CFB encryption
+  // is, but one call per chunk instead of one per block).
+  uint8_t ks[(kSm4ModeChunkBlocks + 1) * kSm4BlockSize];  // Y_j, Y_{j+1}, …, Y_{j+n}
+  uint8_t y[kSm4BlockSize];                               // the next block's Y
+  k.encrypt_blocks(rk, iv, y, 1);  // Y_0 = E(C_{−1}), C_{−1} = iv
   const size_t full = len / kSm4BlockSize;
-  for (size_t i = 0; i < full; ++i) {
-    // ks = E(0 ⊕ fb); cbc_encrypt_blocks also sets fb to ks, overwritten just below.
-    k.cbc_encrypt_blocks(rk, fb, kZeroBlocks, ks, 1);
-    XorBytes(in + i * kSm4BlockSize, ks, out + i * kSm4BlockSize, kSm4BlockSize);
-    std::memcpy(fb, out + i * kSm4BlockSize, kSm4BlockSize);
+  for (size_t j = 0; j < full; j += kSm4ModeChunkBlocks) {
+    const size_t n = full - j < kSm4ModeChunkBlocks ? full - j : kSm4ModeChunkBlocks;
+    const size_t off = j * kSm4BlockSize;
+    std::memcpy(ks, y, kSm4BlockSize);
+    // ks[1 … n] = Y_{j+1} … Y_{j+n}, and y ← Y_{j+n}. The plaintext is read here, before
+    // `out` (which may be `in`) is written below.
+    k.cbc_encrypt_blocks(rk, y, in + off, ks + kSm4BlockSize, n);
+    XorBytes(in + off, ks, out + off, n * kSm4BlockSize);
   }
-  const size_t rest = len % kSm4BlockSize;
   // `iv` is the last whole ciphertext block; a partial final segment is not fed back.
-  std::memcpy(iv, fb, kSm4BlockSize);
-  if (rest != 0) {
-    k.cbc_encrypt_blocks(rk, fb, kZeroBlocks, ks, 1);
-    XorBytes(in + full * kSm4BlockSize, ks, out + full * kSm4BlockSize, rest);
-  }
+  if (full > 0) std::memcpy(iv, out + (full - 1) * kSm4BlockSize, kSm4BlockSize);
+  const size_t rest = len % kSm4BlockSize;
+  if (rest != 0) XorBytes(in + full * kSm4BlockSize, y, out + full * kSm4BlockSize, rest);
   SecureZero(ks, sizeof(ks));
-  SecureZero(fb, sizeof(fb));
+  SecureZero(y, sizeof(y));
 }
 
 void Sm4CfbDecrypt(const Sm4Kernels& k, const uint32_t rk[32], uint8_t iv[16],
