@@ -56,40 +56,14 @@ void CryptOne(const Sm4Kernels& k, const uint32_t rk[32], const uint8_t t[16],
   SecureZero(x, sizeof(x));
 }
 
-}  // namespace
-
-void Sm4XtsMulAlpha(Sm4XtsVariant variant, uint8_t t[16]) {
+// XtsTweaks writes the n tweaks t, t·α, …, t·α^(n−1) of consecutive blocks to `tweaks`
+// (16 bytes each) and sets t ← t·α^n, with the 128-bit value held in two 64-bit words
+// from one block to the next.
+void XtsTweaks(Sm4XtsVariant variant, uint8_t t[16], uint8_t* tweaks, size_t n) {
   if (variant == Sm4XtsVariant::kIeee1619) {
     // IEEE Std 1619-2018 §5.2: t is a0 + a1·x + … + a127·x^127 with a0 the least
     // significant bit of byte 0 (little-endian). ·x is a left shift; x^128 reduces to
     // x^7 + x^2 + x + 1 (0x87) by the modulus x^128 + x^7 + x^2 + x + 1.
-    uint64_t lo = LoadLe64(t), hi = LoadLe64(t + 8);
-    const uint64_t carry = 0 - (hi >> 63);
-    hi = (hi << 1) | (lo >> 63);
-    lo = (lo << 1) ^ (carry & 0x87);
-    StoreLe64(t, lo);
-    StoreLe64(t + 8, hi);
-  } else {
-    // GB/T 17964-2021: the same field in GCM's bit order (SP 800-38D §6.3): the most
-    // significant bit of byte 0 is x^0 and the least significant bit of byte 15 is
-    // x^127. ·x is a right shift of the big-endian 128-bit string; x^128 reduces to
-    // 1 + x + x^2 + x^7, which in this order is 0xE1 in byte 0.
-    uint64_t hi = LoadBe64(t), lo = LoadBe64(t + 8);
-    const uint64_t carry = 0 - (lo & 1);
-    lo = (lo >> 1) | (hi << 63);
-    hi = (hi >> 1) ^ (carry & (uint64_t{0xE1} << 56));
-    StoreBe64(t, hi);
-    StoreBe64(t + 8, lo);
-  }
-}
-
-namespace {
-
-// XtsTweaks writes the n tweaks t, t·α, …, t·α^(n−1) of consecutive blocks to `tweaks`
-// (16 bytes each) and sets t ← t·α^n: Sm4XtsMulAlpha's arithmetic with the 128-bit value
-// held in two 64-bit words from one block to the next.
-void XtsTweaks(Sm4XtsVariant variant, uint8_t t[16], uint8_t* tweaks, size_t n) {
-  if (variant == Sm4XtsVariant::kIeee1619) {
     uint64_t lo = LoadLe64(t), hi = LoadLe64(t + 8);
     for (size_t i = 0; i < n; ++i) {
       StoreLe64(tweaks + i * kSm4BlockSize, lo);
@@ -101,6 +75,10 @@ void XtsTweaks(Sm4XtsVariant variant, uint8_t t[16], uint8_t* tweaks, size_t n) 
     StoreLe64(t, lo);
     StoreLe64(t + 8, hi);
   } else {
+    // GB/T 17964-2021: the same field in GCM's bit order (SP 800-38D §6.3): the most
+    // significant bit of byte 0 is x^0 and the least significant bit of byte 15 is
+    // x^127. ·x is a right shift of the big-endian 128-bit string; x^128 reduces to
+    // 1 + x + x^2 + x^7, which in this order is 0xE1 in byte 0.
     uint64_t hi = LoadBe64(t), lo = LoadBe64(t + 8);
     for (size_t i = 0; i < n; ++i) {
       StoreBe64(tweaks + i * kSm4BlockSize, hi);
@@ -115,6 +93,12 @@ void XtsTweaks(Sm4XtsVariant variant, uint8_t t[16], uint8_t* tweaks, size_t n) 
 }
 
 }  // namespace
+
+void Sm4XtsMulAlpha(Sm4XtsVariant variant, uint8_t t[16]) {
+  uint8_t before[kSm4BlockSize];  // t itself, as the one tweak written
+  XtsTweaks(variant, t, before, 1);
+  SecureZero(before, sizeof(before));
+}
 
 void Sm4XtsCrypt(const Sm4Kernels& k, const uint32_t rk1[32], const uint32_t rk2[32],
                  Sm4XtsVariant variant, const uint8_t iv[16], const uint8_t* in,
