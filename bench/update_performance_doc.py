@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """update_performance_doc.py — writes one run's tables into bench/PERFORMANCE.md and the
-README's Performance section (called by `deploy/local/bench.sh --update-doc`).
+headline of docs/performance.md (called by `deploy/local/bench.sh --update-doc`).
 
 bench/PERFORMANCE.md holds one section per CPU, keyed by lscpu's model name with its
 family and model ("AMD EPYC (family 25, model 17)"), each section the full summary of
 the latest run on that CPU with its date, dispatched back ends and command. Rerunning on
 a CPU replaces only that CPU's section; the others are kept, and the index at the top
-lists them all. The README section between <!-- performance:begin --> and
-<!-- performance:end --> gets the headline of this run's CPU and says which CPU it is.
+lists them all. The part of docs/performance.md between <!-- performance:begin --> and
+<!-- performance:end --> gets the headline of this run's CPU and says which CPU it is; it
+names bench/PERFORMANCE.md as code, not as a link, since the documentation site (MkDocs,
+deploy/local/docs.sh) serves docs/ only and fails on a link outside it.
 
-Usage: update_performance_doc.py --doc bench/PERFORMANCE.md --readme README.md
+Usage: update_performance_doc.py --doc bench/PERFORMANCE.md --page docs/performance.md
            --cpu KEY --date YYYY-MM-DD --dispatched SM2=..,SM3=..,SM4=..
            --provenance TEXT --summary bench-summary.txt --headline bench-headline.txt
 """
@@ -30,7 +32,7 @@ INDEX_BEGIN, INDEX_END = "<!-- cpu-index:begin -->", "<!-- cpu-index:end -->"
 # A section starts with <!-- cpu {"key": ..., "date": ..., "dispatched": ...} --> and ends
 # with <!-- cpu-end -->.
 SECTION = re.compile(r"<!-- cpu (\{.*?\}) -->\n(.*?)<!-- cpu-end -->\n?", re.S)
-README_BEGIN, README_END = "<!-- performance:begin -->", "<!-- performance:end -->"
+PAGE_BEGIN, PAGE_END = "<!-- performance:begin -->", "<!-- performance:end -->"
 
 
 def anchor(heading):
@@ -66,24 +68,26 @@ def write_doc(path, sections):
             f.write("\n" + text)
 
 
-def update_readme(path, cpu, others, provenance, headline):
+def update_page(path, cpu, others, provenance, headline):
     text = open(path).read()
-    if README_BEGIN not in text or README_END not in text:
-        sys.exit(f"update_performance_doc: {path} lacks the {README_BEGIN} / {README_END} markers")
-    head, rest = text.split(README_BEGIN, 1)
-    _, tail = rest.split(README_END, 1)
+    if PAGE_BEGIN not in text or PAGE_END not in text:
+        sys.exit(f"update_performance_doc: {path} lacks the {PAGE_BEGIN} / {PAGE_END} markers")
+    head, rest = text.split(PAGE_BEGIN, 1)
+    _, tail = rest.split(PAGE_END, 1)
     where = (f"The other CPUs measured ({', '.join(others)}) and every family, size and peer: "
              if others else "Every family, every size and every peer: ")
-    body = (f"{README_BEGIN}\nHeadline on **{cpu}**. {provenance}\n\n```\n{headline.rstrip()}\n"
-            f"```\n\n{where}[bench/PERFORMANCE.md](bench/PERFORMANCE.md).\n{README_END}")
+    body = (f"{PAGE_BEGIN}\nHeadline on **{cpu}**. {provenance}\n\n```\n{headline.rstrip()}\n"
+            f"```\n\n{where}`bench/PERFORMANCE.md`.\n{PAGE_END}")
     with open(path, "w") as f:
         f.write(head + body + tail)
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    for flag in ("doc", "readme", "cpu", "date", "dispatched", "provenance", "summary",
-                 "headline"):
+    p = argparse.ArgumentParser(description=" ".join(__doc__.splitlines()[:2]))
+    p.add_argument("--doc", required=True, help="bench/PERFORMANCE.md: one section per CPU")
+    p.add_argument("--page", required=True,
+                   help="docs/performance.md: the headline between its performance markers")
+    for flag in ("cpu", "date", "dispatched", "provenance", "summary", "headline"):
         p.add_argument("--" + flag, required=True)
     args = p.parse_args()
     meta = {"key": args.cpu, "date": args.date, "dispatched": args.dispatched}
@@ -99,8 +103,8 @@ def main():
     print(f"update_performance_doc: wrote the section \"{args.cpu}\" of {args.doc} "
           f"({len(sections)} CPU(s))", file=sys.stderr)
     others = [m["key"] for m, _ in sections if m["key"] != args.cpu]
-    update_readme(args.readme, args.cpu, others, args.provenance, open(args.headline).read())
-    print(f"update_performance_doc: updated the Performance section of {args.readme}",
+    update_page(args.page, args.cpu, others, args.provenance, open(args.headline).read())
+    print(f"update_performance_doc: updated the headline of {args.page}",
           file=sys.stderr)
 
 

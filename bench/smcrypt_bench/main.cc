@@ -10,7 +10,7 @@
 //   --large               add the 1 GiB streamed hash cases (slow)
 //   --paper               also print the study's ratio tables beside this run's
 //   --summary_out=FILE    also write the summary tables to FILE
-//   --headline_out=FILE   write the short headline table (README "Performance") to FILE
+//   --headline_out=FILE   write the short headline table (docs/performance.md) to FILE
 //   --no_summary          print Google Benchmark's output only
 //   --dispatch_cases      run only the smcrypt back ends of the headline cases (the
 //                         back-end comparison that bench/check_dispatch.py reads)

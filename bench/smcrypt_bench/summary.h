@@ -106,7 +106,7 @@ void PrintPaperView(const std::map<std::string, Result>& results, const Dispatch
 // SM3 at 64 B, 8 KiB and 1 MiB, the SM3 batch, HMAC-SM3, SM4 modes at 16 KiB and GCM at
 // 1 KiB, SM2 sign/verify/encrypt/decrypt, HPKE with the SM suite): the back end dispatch
 // chose on this CPU (what a caller gets), the ratio to OpenSSL's same algorithm and to
-// the international counterpart, with spreads. For the README.
+// the international counterpart, with spreads. For the headline of docs/performance.md.
 void PrintHeadline(const std::map<std::string, Result>& results, const Dispatch& dispatch,
                    std::ostream& out);
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""readme_cli_table_test.py README SMCRYPT — runs the README's table of everyday tasks.
+"""readme_cli_table_test.py PAGE SMCRYPT — runs the table of everyday tasks of docs/cli.md.
 
 Every smcrypt line of the table between <!-- cli-table:begin --> and <!-- cli-table:end -->
-in README.md runs, in order, in a temporary folder holding msg.txt and pw.txt, with
+in PAGE (docs/cli.md) runs, in order, in a temporary folder holding msg.txt and pw.txt, with
 SMCRYPT_TARGET at a closed port (so a line that needed a server would fail), and must
 exit 0; every OpenSSL line runs the same way in a second folder. Then the two columns are
 checked against each other: equal SM3 digests, HMAC-SM3 tags and SM4-CBC ciphertexts;
@@ -63,7 +63,7 @@ def run(argv_or_line, cwd, env, tool=None):
 
 def main():
     if len(sys.argv) != 3:
-        fail("usage: readme_cli_table_test.py README SMCRYPT")
+        fail("usage: readme_cli_table_test.py PAGE SMCRYPT")
     readme, smcrypt = sys.argv[1], os.path.abspath(sys.argv[2])
     rows = table_rows(readme)
     env = dict(os.environ)
