@@ -1,5 +1,5 @@
 # aarch64-linux-gnu.cmake — cross build of smcrypt for arm64 Linux on a Debian 12 amd64
-# host, against Debian's multiarch packages (README, "arm64"):
+# host, against Debian's multiarch packages (docs/backends.md, "arm64"):
 #
 #   cmake -S . -B build-arm64 -G Ninja \
 #         -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/aarch64-linux-gnu.cmake

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # stress-timing.sh — runs the tests that involve timing N times in a row with busy loops
-# beside them, to show they do not depend on the machine's load (README, "Tests").
+# beside them, to show they do not depend on the machine's load (docs/contributing.md, "CI stages").
 #
 #   deploy/local/stress-timing.sh [--runs 10] [--busy 2] [--build build] [--soak-seconds 30]
 #                                 [--labels 'integration|interop|deploy']

@@ -3,7 +3,7 @@
 
 Starts three smcryptd replicas on loopback ports and drives smcrypt-load at all three through
 one gRPC target, `ipv4:127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3`, the loopback equivalent of a
-headless Service resolved by `dns:///` in Kubernetes (README "Deploy"). Checks:
+headless Service resolved by `dns:///` in Kubernetes (docs/deployment.md). Checks:
 
 1. every replica's /metrics shows a share of the requests (round_robin spreads them);
 2. mid-run one replica is stopped gracefully (SIGTERM: it turns NOT_SERVING, drains, exits 0)

@@ -1,5 +1,5 @@
 // Tests of the Algorithm-keyed factories: every algorithm through its interface, key
-// formats, wrong-kind and wrong-family errors, and the README's example.
+// formats, wrong-kind and wrong-family errors, and the library example of docs/languages.md.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -18,7 +18,7 @@ using ::smcrypt::testing::IsOk;
 using ::smcrypt::testing::StatusIs;
 using ::testing::HasSubstr;
 
-// ---- The README's example, compiled and run as written there. ----
+// ---- The example of docs/languages.md, compiled and run as written there. ----
 absl::Status SignAndVerify(absl::string_view message) {
   auto pair = smcrypt::GenerateKeyPair(smcrypt::Algorithm::kSm2);
   if (!pair.ok()) return pair.status();

@@ -1,7 +1,7 @@
 // sm3_backends_test.cc — every compiled SM3 back end against generic, the standard and
 // OpenSSL (single-stream compress, multi-buffer jobs with lane refill, the public API
 // and the KDF through the testing override), and the dispatch choice for this CPU
-// (STYLE.md items 19–20).
+// (docs/contributing.md, house style 19–20).
 #include <openssl/core_names.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>

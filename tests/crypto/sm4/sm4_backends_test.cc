@@ -1,5 +1,5 @@
 // sm4_backends_test.cc — every compiled SM4 back end against generic and the standard,
-// and the dispatch choice for this CPU (STYLE.md items 19–20).
+// and the dispatch choice for this CPU (docs/contributing.md, house style 19–20).
 #include <cstdio>
 #include <cstdint>
 #include <cstring>

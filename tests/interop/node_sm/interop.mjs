@@ -3,7 +3,7 @@
 // and @hpke/core (HPKE P-256).
 //
 // @grpc/grpc-js and @grpc/proto-loader load PROTO_DIR/smcrypt/v1/crypto.proto directly (no
-// generated code). Encodings (the README's compatibility table):
+// generated code). Encodings (the compatibility table of docs/languages.md):
 //   SM2 signature   smcrypt DER by default (SIGNATURE_ENCODING_RAW: r‖s, 64 bytes);
 //                   sm-crypto hex r‖s, or DER with {der: true}. Z uses user ID
 //                   "1234567812345678" on both sides unless set (user_id / {userId}).
