@@ -267,8 +267,8 @@ def fmt_item_status(st):
 
 
 def fields(msg, hashed=(), lengths=()):
-    """Set fields of a response: `hashed` ones by fingerprint, `lengths` by length, others by
-    value (ints, bools, short strings)."""
+    """Set fields of a response: `hashed` ones by fingerprint, `lengths` by length, numbers and
+    flags by value, other bytes, strings and messages as <set>."""
     out = []
     for fd, value in msg.ListFields():
         n = fd.name
@@ -276,7 +276,10 @@ def fields(msg, hashed=(), lengths=()):
             out.append("%s=%s" % (n, h(value)))
         elif n in lengths:
             out.append("%s=len%d" % (n, len(value)))
-        elif fd.type in (fd.TYPE_BYTES, fd.TYPE_MESSAGE) or fd.label == fd.LABEL_REPEATED:
+        elif n == "status":
+            continue  # a batch item's, printed before its fields
+        elif (fd.type in (fd.TYPE_BYTES, fd.TYPE_MESSAGE, fd.TYPE_STRING) or
+              fd.label == fd.LABEL_REPEATED):
             out.append("%s=<set>" % n)
         else:
             out.append("%s=%s" % (n, value))
@@ -426,7 +429,7 @@ def open_cases(rec, pb, stub):
     mac = rec.record("Hmac/keyring-hmac-sm3", lambda: unary(stub.Hmac, pb.HmacRequest(
         algorithm=A.HMAC_SM3, key=K("hmac"), data=b"message"), lambda x: "mac=" + h(x.mac)))
     mac = mac.mac if mac is not None else b"\x00" * 32
-    hv = lambda x: fields(x, hashed=("mac",))
+    hv = lambda x: "mac=%s valid=%s" % (h(x.mac) if x.mac else "(empty)", x.valid)
     r("Hmac/inline-empty-key", lambda: unary(stub.Hmac, pb.HmacRequest(
         algorithm=A.HMAC_SHA_256, key=I(b""), data=b"message"), hv))
     r("Hmac/verify-truncated-16", lambda: unary(stub.Hmac, pb.HmacRequest(
@@ -448,7 +451,7 @@ def open_cases(rec, pb, stub):
         algorithm=A.HMAC_SM3, key=K("../hmac"), data=b"m")))
 
     # Sign, Verify, SignBatch, VerifyBatch
-    sv = lambda x: fields(x, lengths=("signature",) if len(x.signature) in (64, 256, 384) else ())
+    sv = sig_fields
     sig = rec.record("Sign/sm2-keyring", lambda: unary(stub.Sign, pb.SignRequest(
         algorithm=A.SM2, key=K("sm2"), data=b"message"), lambda x: "signature=<set>"))
     sig = sig.signature if sig is not None else b""
@@ -520,7 +523,6 @@ def open_cases(rec, pb, stub):
         algorithm=A.SM2, key=I(off_curve), data=b"m", signature=sig)))
     r("Verify/sm4-key", lambda: unary(stub.Verify, pb.VerifyRequest(
         algorithm=A.SM2, key=K("sm4"), data=b"m", signature=sig)))
-    sbi = lambda x: fields(x, lengths=("signature",) if len(x.signature) == 64 else ())
     raw = pb.SignatureOptions(encoding=pb.SIGNATURE_ENCODING_RAW)
     r("SignBatch/mixed", lambda: unary(stub.SignBatch, pb.SignBatchRequest(items=[
         pb.SignRequest(algorithm=A.SM2, key=K("sm2"), data=b"a", options=raw),
@@ -532,8 +534,8 @@ def open_cases(rec, pb, stub):
         pb.SignRequest(algorithm=A.SM2, key=K("ver-sm2", 9), data=b"g"),
         pb.SignRequest(algorithm=A.SM2, key=I(sm2_pub), data=b"h"),
         pb.SignRequest(algorithm=A.SM2, key=K("sm2"), data=bytes(31),
-                       options=pb.SignatureOptions(prehashed=True))]), items=sbi))
-    r("SignBatch/no-items", lambda: unary(stub.SignBatch, pb.SignBatchRequest(), items=sbi))
+                       options=pb.SignatureOptions(prehashed=True))]), items=sv))
+    r("SignBatch/no-items", lambda: unary(stub.SignBatch, pb.SignBatchRequest(), items=sv))
     r("VerifyBatch/mixed", lambda: unary(stub.VerifyBatch, pb.VerifyBatchRequest(items=[
         pb.VerifyRequest(algorithm=A.SM2, key=K("sm2pub"), data=b"message", signature=sig),
         pb.VerifyRequest(algorithm=A.SM2, key=K("sm2pub"), data=b"other", signature=sig),
@@ -825,6 +827,11 @@ def info(x):
                 len(x.self_tests)))
 
 
+def sig_fields(x):
+    """A signature by its length when that is fixed (raw r || s, RSA-PSS), not for DER."""
+    return fields(x, lengths=("signature",) if len(x.signature) in (64, 256, 384) else ())
+
+
 def kx_show(x):
     return fields(x, lengths=("ephemeral_point", "confirmation", "shared_key"))
 
@@ -852,9 +859,12 @@ def kx(rec, pb, stub, K, I, sm2_priv, sm2_point, off_curve):
             ka = a.recv()
             b.send(KR(peer_confirmation=ka.confirmation))
             kb = b.recv()
+            # One stream ends before the other is closed, so that their audit lines come in
+            # one order.
             a.close()
+            rest = list(a.call)
             b.close()
-            rest = list(a.call) + list(b.call)
+            rest += list(b.call)
             return Result("OK initiator=[%s | %s] responder=[%s | %s] equal_keys=%s extra=%d" % (
                 kx_show(ra), kx_show(ka), kx_show(rb), kx_show(kb),
                 ka.shared_key == kb.shared_key, len(rest)))
@@ -909,7 +919,7 @@ def restricted_cases(rec, pb, alice, bob):
     r = rec.record
     iv = bytes(range(100, 116))
     raw = pb.SignatureOptions(encoding=pb.SIGNATURE_ENCODING_RAW)
-    sv = lambda x: fields(x, lengths=("signature",))
+    sv = sig_fields
     ev = lambda x: fields(x, hashed=("ciphertext", "tag"))
     dv = lambda x: "plaintext=" + h(x.plaintext)
     vv = lambda x: "valid=%s" % x.valid
