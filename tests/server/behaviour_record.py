@@ -4,8 +4,9 @@
 Starts a given smcryptd twice on free loopback ports, each with a fresh keyring, sends a fixed
 list of tricky requests to every CryptoService RPC and writes one text line per request: its
 label, the gRPC status code name, the message, the google.rpc.ErrorInfo of the status details
-(reason, domain, sorted metadata) and, for batches, one line per item with the same. A
-successful call prints only what is deterministic (a digest, a ciphertext under a given nonce,
+(reason, domain, sorted metadata); for batches one line per item with the same, for streams
+one line per response before the final status. A successful call prints only what is
+deterministic (a digest, a ciphertext under a given nonce,
 a `valid` flag, key versions, lengths of randomised outputs). Under each request follow the
 audit lines (--audit_log) the server wrote for it, with the time and the peer's port masked.
 
@@ -65,6 +66,7 @@ def generate_stubs(work):
     subprocess.run(["protoc", "-I", os.path.join(REPO, "proto"), "--python_out=" + gen,
                     "--grpc_python_out=" + gen, "--plugin=protoc-gen-grpc_python=" + plugin,
                     "smcrypt/v1/crypto.proto"], check=True)
+    sys.dont_write_bytecode = True  # no __pycache__ in the checkout
     sys.path.insert(0, gen)
     sys.path.insert(0, os.path.join(REPO, "tests", "interop", "python"))
 
@@ -362,8 +364,11 @@ class Recorder:
     def record(self, label, fn):
         rpc = label.split("/")[0]
         self.count[rpc] = self.count.get(rpc, 0) + 1
+        import grpc
         try:
             res = fn()
+        except grpc.RpcError as e:  # a call of a multi-step case (KeyExchange) failed
+            res = Result(fmt_rpc_error(e))
         except Exception as e:  # a request the record could not even make
             res = Result("CLIENT-ERROR %s: %s" % (type(e).__name__, e))
         self.out.append("[%s] %s: %s" % (self.phase, label, res.text))
