@@ -8,9 +8,14 @@ tests it runs find every program they start, and nothing more.
 BUILD_DIR is a configured (not necessarily built) Ninja build folder. Prints one target per
 line, for `cmake --build BUILD_DIR --target ...`:
 
-  * every GoogleTest executable (gtest_discover_tests), whatever the selection: its tests are
-    only known once it is built, and until then ctest lists a label-less placeholder
-    <target>_NOT_BUILT that a -L selection would drop without a word, so none is left out;
+  * every GoogleTest executable (gtest_discover_tests) whose tests the selection's -L / -LE
+    can pick. Its tests are only known once it is built (until then ctest lists a label-less
+    placeholder <target>_NOT_BUILT, which a -L selection drops without a word), so this is
+    decided from the labels each gtest_discover_tests call gives (the TEST_PROPERTIES of the
+    discovery step in build.ninja, with the LABELS of its CTestTestfile.cmake folders); -R and
+    -E are not applied (test names are not known yet). Every GoogleTest executable is built
+    when the selection has no -L (ctest would pick the placeholders, which fail), when it has
+    options other than -L, -LE, -R and -E, and when an executable's labels cannot be read;
   * every build output named by the command line of a test the selection picks
     (`ctest -N --show-only=json-v1 CTEST_SELECTION`; the command lines are read from the
     CTestTestfile.cmake files, as ctest omits a command whose program is not built yet):
@@ -26,6 +31,7 @@ a test whose program is missing ("Could not find executable").
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 
@@ -66,6 +72,68 @@ def gtest_targets(build_dir):
     return names
 
 
+def directory_labels(build_dir, folder):
+    """The LABELS directory property of folder and the folders above it up to build_dir."""
+    labels = []
+    while True:
+        testfile = os.path.join(folder, "CTestTestfile.cmake")
+        if os.path.exists(testfile):
+            with open(testfile, encoding="utf-8") as f:
+                for m in re.finditer(r'set_directory_properties\(PROPERTIES LABELS "([^"]*)"\)',
+                                     f.read()):
+                    labels += m.group(1).split(";")
+        if folder == build_dir or len(folder) <= len(build_dir):
+            return labels
+        folder = os.path.dirname(folder)
+
+
+def gtest_label_sets(build_dir, target):
+    """The labels of the tests of each gtest_discover_tests call on target, or None."""
+    out = subprocess.run(["ninja", "-C", build_dir, "-t", "commands", target], check=True,
+                         capture_output=True, text=True).stdout.splitlines()
+    words = shlex.split(out[-1]) if out else []
+    sets = []
+    for i, word in enumerate(words):
+        if word != "-D" or i + 1 >= len(words) or words[i + 1] != f"TEST_TARGET={target}":
+            continue
+        props = ctest_file = None
+        for w in words[i + 2:]:
+            if w.startswith("TEST_TARGET="):
+                break
+            if w.startswith("TEST_PROPERTIES="):
+                props = w[len("TEST_PROPERTIES="):].split(";")
+            if w.startswith("CTEST_FILE="):
+                ctest_file = w[len("CTEST_FILE="):]
+        if props is None or ctest_file is None or len(props) % 2:
+            return None
+        labels = []
+        for key, value in zip(props[0::2], props[1::2]):
+            if key == "LABELS":
+                labels.append(value)
+        sets.append(labels + directory_labels(build_dir, os.path.dirname(ctest_file)))
+    return sets or None
+
+
+def label_filter(selection):
+    """A function labels -> picked for the selection's -L / -LE, or None when the selection
+    has options this does not know (then every GoogleTest executable is built)."""
+    include, exclude, i = [], [], 0
+    while i < len(selection):
+        option = selection[i]
+        if option in ("-L", "-LE", "-R", "-E") and i + 1 < len(selection):
+            if option == "-L":
+                include.append(re.compile(selection[i + 1]))
+            elif option == "-LE":
+                exclude.append(re.compile(selection[i + 1]))
+            i += 2  # -R / -E: names, unknown before the build; not applied
+        else:
+            return None
+    if not include:
+        return None
+    return lambda labels: (all(any(r.search(l) for l in labels) for r in include)
+                           and not any(r.search(l) for r in exclude for l in labels))
+
+
 def installed_files(build_dir):
     found = []
     for root, _, files in os.walk(build_dir):
@@ -99,7 +167,17 @@ def main(argv):
         return found
 
     gtests = gtest_targets(build_dir)
-    targets = set(gtests)
+    picked = label_filter(selection)
+    targets, unpicked = set(), []
+    for target in sorted(gtests):
+        label_sets = gtest_label_sets(build_dir, target) if picked else None
+        if label_sets is None or any(picked(labels) for labels in label_sets):
+            targets.add(target)
+        else:
+            unpicked.append(f"{target} ({' / '.join(','.join(l) for l in label_sets)})")
+    if unpicked:
+        print(f"stage-targets: GoogleTest executables whose labels are not selected, not built: "
+              f"{', '.join(unpicked)}", file=sys.stderr)
     commands = add_test_lines(build_dir)
     for test in ctest_selection(build_dir, selection):
         name = test["name"]
