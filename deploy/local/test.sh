@@ -41,8 +41,10 @@
 # flag sets (gcc -O3; clang ASan+UBSan+fuzzer coverage; clang TSan; the aarch64 gcc), so
 # no object is shared between stages within one run, and protoc's output, regenerated in
 # each build folder, hits only for the same compiler and flags. CCACHE_BASEDIR is this
-# checkout, so a clone in another folder hits too, except the test sources whose compile
-# definitions carry absolute paths (SMCRYPT_TESTDATA_DIR, SMCRYPTD_PATH, ...).
+# checkout, so a clone in another folder hits too (ccache's preprocessor mode), except the
+# sources that use a compile definition holding an absolute path (SMCRYPT_TESTDATA_DIR,
+# SMCRYPTD_PATH, ...). The cache is capped at 2 GB (CCACHE_MAXSIZE or ccache.conf's
+# max_size win); one run stores a few hundred MB (the tsan build: 22 MB).
 #
 # Each stage prints its wall time and, when it compiled, its ccache hits and misses; a table
 # of every stage's time and hit rate is printed at the end, also when a stage fails.
@@ -52,17 +54,14 @@ cd "$(dirname "$0")/../.."
 # ccache (SMCRYPT_CCACHE=0: off) is every build stage's compiler launcher. The cache is
 # ccache's own folder (CCACHE_DIR, default ~/.cache/ccache), so it persists between runs on
 # one machine; CCACHE_BASEDIR is this checkout, so a clone in another folder hits the same
-# entries (see "ccache" above for what does not).
+# entries (see "ccache" above for what does not, and for the size cap).
 ccache_on=0
 launcher_flags=(-DCMAKE_C_COMPILER_LAUNCHER= -DCMAKE_CXX_COMPILER_LAUNCHER=)
 if [ "${SMCRYPT_CCACHE:-1}" != "0" ] && command -v ccache >/dev/null 2>&1; then
   ccache_on=1
   export CCACHE_BASEDIR=$PWD
-  # ccache's default cap (5 GB) is raised to 8 GB, room for the four build folders; a cap
-  # set in CCACHE_MAXSIZE or ccache.conf is kept.
-  if [ -z "${CCACHE_MAXSIZE:-}" ] && [ "$(ccache --get-config max_size)" = "5.0G" ]; then
-    export CCACHE_MAXSIZE=8G
-  fi
+  # The size cap: 2 GB, room for several runs, unless CCACHE_MAXSIZE or ccache.conf set one.
+  if ccache --show-config | grep -q '^(default) max_size '; then export CCACHE_MAXSIZE=2G; fi
   launcher_flags=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   ccache --zero-stats >/dev/null
   echo "test.sh: ccache $(ccache --version | head -n 1 | awk '{print $3}'), cache $(ccache --get-config cache_dir), max $(ccache --get-config max_size), base $CCACHE_BASEDIR"
