@@ -57,17 +57,20 @@ cd "$(dirname "$0")/../.."
 # entries (see "ccache" above for what does not, and for the size cap).
 ccache_on=0
 launcher_flags=(-DCMAKE_C_COMPILER_LAUNCHER= -DCMAKE_CXX_COMPILER_LAUNCHER=)
-if [ "${SMCRYPT_CCACHE:-1}" != "0" ] && command -v ccache >/dev/null 2>&1; then
-  ccache_on=1
-  export CCACHE_BASEDIR=$PWD
-  # The size cap: 2 GB, room for several runs, unless CCACHE_MAXSIZE or ccache.conf set one.
-  if ccache --show-config | grep -q '^(default) max_size '; then export CCACHE_MAXSIZE=2G; fi
-  launcher_flags=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-  ccache --zero-stats >/dev/null
-  echo "test.sh: ccache $(ccache --version | head -n 1 | awk '{print $3}'), cache $(ccache --get-config cache_dir), max $(ccache --get-config max_size), base $CCACHE_BASEDIR"
-elif [ "${SMCRYPT_CCACHE:-1}" != "0" ]; then
-  echo "test.sh: ccache not found: builds without it (deploy/local/install-deps.sh installs it)"
-fi
+# After the deps stage, which installs ccache.
+ccache_setup() {
+  if [ "${SMCRYPT_CCACHE:-1}" != "0" ] && command -v ccache >/dev/null 2>&1; then
+    ccache_on=1
+    export CCACHE_BASEDIR=$PWD
+    # The size cap: 2 GB, room for several runs, unless CCACHE_MAXSIZE or ccache.conf set one.
+    if ccache --show-config | grep '^(default) max_size ' >/dev/null; then export CCACHE_MAXSIZE=2G; fi
+    launcher_flags=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+    ccache --zero-stats >/dev/null
+    echo "test.sh: ccache $(ccache --version | head -n 1 | awk '{print $3}'), cache $(ccache --get-config cache_dir), max $(ccache --get-config max_size), base $CCACHE_BASEDIR"
+  elif [ "${SMCRYPT_CCACHE:-1}" != "0" ]; then
+    echo "test.sh: ccache not found: builds without it (deploy/local/install-deps.sh installs it)"
+  fi
+}
 # Cache hits and misses since the counters were zeroed: "hits misses".
 ccache_counts() {
   if [ "$ccache_on" = 1 ]; then
@@ -132,6 +135,7 @@ build_for_tests() {
 stage "deps"
 deploy/local/install-deps.sh
 stage_done
+ccache_setup
 stage "proto lint and breaking check"
 deploy/local/lint-proto.sh
 deploy/local/breaking-proto.sh
