@@ -6,6 +6,11 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates openssl
+  # Compiler cache of every build stage of deploy/local/test.sh (its own folder,
+  # ~/.cache/ccache, kept between runs; SMCRYPT_CCACHE=0 builds without it).
+  ccache
+  # The documentation site (deploy/local/docs.sh, test.sh stage docs): mkdocs build --strict.
+  mkdocs mkdocs-material
   libssl-dev libabsl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   # The smcrypt CLI's flag parser (clients/smcrypt/flags.cc).
