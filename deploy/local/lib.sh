@@ -3,8 +3,9 @@
 #
 #   source "$(dirname "$0")/lib.sh"          # deploy/local/*.sh
 #
-# It defines functions and two arrays and changes nothing else (no `set`, no `cd`, no trap
-# until cleanup_on_exit is called). Messages start with the calling script's name.
+# It defines smcrypt_root, two arrays and the functions below and changes nothing else (no
+# `set`, no `cd`, no trap until cleanup_on_exit is called). Messages start with the calling
+# script's name.
 # shellcheck shell=bash
 
 # The checkout this file belongs to (build_release configures it from any working folder).
