@@ -24,8 +24,10 @@
 #   SMCRYPT_CPU_DISABLE (hide CPU features, so dispatch picks another back end).
 # Flags given after the options win over these defaults (Google Benchmark takes the last).
 set -euo pipefail
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$(dirname "$0")/lib.sh"
 
-root="$(cd "$(dirname "$0")/../.." && pwd)"
+root=$smcrypt_root
 build_dir="${BUILD_DIR:-$root/build}"
 out_dir="${OUT_DIR:-.}"
 pin_cpu="${PIN_CPU:-$(( $(nproc) - 1 ))}"
@@ -47,8 +49,7 @@ if [ "$update_doc" -eq 1 ] && [ "$check_dispatch" -eq 1 ]; then
   exit 2
 fi
 
-cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$build_dir" --target smcrypt-bench --parallel "$(nproc)"
+build_release "$build_dir" "$(nproc)" smcrypt-bench
 
 mkdir -p "$out_dir"
 common=("$build_dir/bench/smcrypt-bench" "--pin_cpu=$pin_cpu"

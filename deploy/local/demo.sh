@@ -8,60 +8,41 @@
 # JOBS (parallel build jobs, default: the number of CPUs).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=SCRIPTDIR/lib.sh
+source deploy/local/lib.sh
 keep_running=0
 [ "${1:-}" = "--keep-running" ] && keep_running=1
 
 BUILD_DIR=${BUILD_DIR:-build}
-PORT=${PORT:-50051}
-METRICS_PORT=${METRICS_PORT:-9464}
+default_ports
 JOBS=${JOBS:-$(nproc)}
 
 # A port already in use would leave smcryptd unable to start and the calls below talking to
 # whatever holds it; refuse before installing and building, with a hint.
-for port in "$PORT" "$METRICS_PORT"; do
-  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-    echo "demo: port $port on 127.0.0.1 is in use; set PORT=... METRICS_PORT=... to pick others" >&2
-    exit 1
-  fi
-done
+require_free_ports "$PORT" "$METRICS_PORT"
 
 deploy/local/install-deps.sh
-cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$BUILD_DIR" --parallel "$JOBS" --target smcryptd smcrypt
+build_release "$BUILD_DIR" "$JOBS" smcryptd smcrypt
 
 work=$(mktemp -d)
+smcrypt_temp+=("$work")
+cleanup_on_exit
 smcryptd="$BUILD_DIR/server/smcryptd"
 export SMCRYPT_TARGET="127.0.0.1:$PORT"
 cli() { "$BUILD_DIR/clients/smcrypt/smcrypt" "$@"; }
 
 # A keyring as smcryptd reads it: <key_id>.pem, the PEM label binding the family.
 mkdir -p "$work/keys"
-openssl genpkey -algorithm SM2 -out "$work/keys/sm2-signing.pem" 2>/dev/null
-head -c 16 /dev/urandom | base64 | { echo "-----BEGIN SM4 KEY-----"; cat; echo "-----END SM4 KEY-----"; } \
-  > "$work/keys/sm4-data.pem"
-chmod 600 "$work/keys"/*.pem
+write_sm2_key "$work/keys/sm2-signing.pem"
+write_secret_key "SM4 KEY" 16 "$work/keys/sm4-data.pem"
+lock_keyring "$work/keys"
 
 "$smcryptd" --listen="127.0.0.1:$PORT" --metrics_listen="127.0.0.1:$METRICS_PORT" \
   --keys_dir="$work/keys" >"$work/smcryptd.log" 2>&1 &
 pid=$!
-cleanup() {
-  if [ "$keep_running" = 0 ] && kill -0 "$pid" 2>/dev/null; then
-    kill -TERM "$pid"; wait "$pid" || true
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-ready=0
-for _ in $(seq 1 100); do
-  kill -0 "$pid" 2>/dev/null || break
-  if cli info >/dev/null 2>&1; then ready=1; break; fi
-  sleep 0.1
-done
-if [ "$ready" = 0 ] || ! kill -0 "$pid" 2>/dev/null; then
-  echo "demo: smcryptd did not start; its log:" >&2
-  cat "$work/smcryptd.log" >&2
-  exit 1
-fi
+smcrypt_pids+=("$pid")
+# Ready once it logs its listening address (our own process, not whatever else).
+wait_port "$work/smcryptd.log" "listening on" "$pid" 100 >/dev/null
 
 printf 'The quick brown fox jumps over the lazy dog\n' > "$work/msg.txt"
 head -c 5000000 /dev/urandom > "$work/big.bin"

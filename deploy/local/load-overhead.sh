@@ -20,6 +20,8 @@
 #   the RPC is HybridEncrypt HPKE-SM2-SM3-SM4GCM of 512 B (the concurrency scenario's).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=SCRIPTDIR/lib.sh
+source deploy/local/lib.sh
 
 build_dir=build
 rounds=5
@@ -43,8 +45,7 @@ smcryptd=$build_dir/server/smcryptd
 load=$build_dir/clients/smcrypt-load/smcrypt-load
 minimal=$build_dir/bench/rpc_ceiling/smcrypt-rpc-ceiling
 if [[ ! -x "$smcryptd" || ! -x "$load" || ! -x "$minimal" ]]; then
-  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build "$build_dir" --parallel "$(nproc)" --target smcryptd smcrypt-load smcrypt-rpc-ceiling
+  build_release "$build_dir" "$(nproc)" smcryptd smcrypt-load smcrypt-rpc-ceiling
 fi
 
 server_cpu=() client_cpu=()
@@ -54,47 +55,21 @@ if [[ "$(nproc)" -ge 2 ]] && command -v taskset >/dev/null; then
 fi
 
 tmp=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do
-    if kill -0 "$p" 2>/dev/null; then
-      kill -TERM "$p"
-      wait "$p" || true
-    fi
-  done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+smcrypt_temp+=("$tmp")
+cleanup_on_exit
 
 mkdir -p "$tmp/keys"
-openssl genpkey -algorithm SM2 -out "$tmp/keys/signing.pem" 2>/dev/null
-chmod 700 "$tmp/keys"
-chmod 600 "$tmp/keys"/*.pem
-
-wait_port() {
-  local log=$1 pattern=$2 pid=$3 port=""
-  for _ in $(seq 1 600); do
-    port=$(sed -n "s/.*$pattern 127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p" "$log" | head -n 1)
-    [[ -n "$port" ]] && break
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  if [[ -z "$port" ]]; then
-    echo "load-overhead: $(basename "$log" .log) did not start; its log:" >&2
-    cat "$log" >&2
-    return 1
-  fi
-  echo "$port"
-}
+write_sm2_key "$tmp/keys/signing.pem"
+lock_keyring "$tmp/keys"
 
 "${client_cpu[@]}" "$minimal" --serve_echo=127.0.0.1:0 2>"$tmp/echo.log" &
-pids+=($!)
-echo_port=$(wait_port "$tmp/echo.log" "echo listening on" "${pids[-1]}")
+smcrypt_pids+=($!)
+echo_port=$(wait_port "$tmp/echo.log" "echo listening on" "${smcrypt_pids[-1]}")
 "${server_cpu[@]}" "$smcryptd" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 \
   --keys_dir="$tmp/keys" --inline_private_keys=deny --audit_log=none >"$tmp/smcryptd.log" 2>&1 &
-pids+=($!)
-port=$(wait_port "$tmp/smcryptd.log" "listening on" "${pids[-1]}")
-metrics_port=$(wait_port "$tmp/smcryptd.log" "metrics on" "${pids[-1]}")
+smcrypt_pids+=($!)
+port=$(wait_port "$tmp/smcryptd.log" "listening on" "${smcrypt_pids[-1]}")
+metrics_port=$(wait_port "$tmp/smcryptd.log" "metrics on" "${smcrypt_pids[-1]}")
 
 alg=HPKE-SM2-SM3-SM4GCM
 echo "load-overhead: HybridEncrypt $alg 512 B, key_id signing, $in_flight in flight," \

@@ -9,6 +9,8 @@
 # Environment: BUILD_DIR (default build), PORT / METRICS_PORT (default 50051 / 9464).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=SCRIPTDIR/lib.sh
+source deploy/local/lib.sh
 doc=clients/smcrypt-load/REPORTS.md
 runs=(
   "--scenario baseline --duration 2s"
@@ -18,12 +20,11 @@ runs=(
 )
 BUILD_DIR=${BUILD_DIR:-build}
 # Build first, so the reports below hold only what smcrypt-load prints.
-cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$BUILD_DIR" --parallel "$(nproc)" --target smcryptd smcrypt-load \
-  smcrypt-rpc-ceiling >/dev/null 2>&1
+build_release "$BUILD_DIR" "$(nproc)" smcryptd smcrypt-load smcrypt-rpc-ceiling >/dev/null 2>&1
 export BUILD_DIR
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+smcrypt_temp+=("$tmp")
+cleanup_on_exit
 {
   echo "# smcrypt-load reports"
   echo

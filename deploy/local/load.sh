@@ -10,46 +10,26 @@
 # Extra arguments go to smcrypt-load, e.g.: deploy/local/load.sh --scenario baseline
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=SCRIPTDIR/lib.sh
+source deploy/local/lib.sh
 
 BUILD_DIR=${BUILD_DIR:-build}
-PORT=${PORT:-50051}
-METRICS_PORT=${METRICS_PORT:-9464}
+default_ports
 OUT_DIR=${OUT_DIR:-$BUILD_DIR/load-report}
-cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$BUILD_DIR" --parallel "$(nproc)" --target smcryptd smcrypt-load
+build_release "$BUILD_DIR" "$(nproc)" smcryptd smcrypt-load
 
 # A port already in use would leave smcryptd unable to start and the load going to whatever
 # holds it; refuse early with a hint instead.
-for port in "$PORT" "$METRICS_PORT"; do
-  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-    echo "load: port $port on 127.0.0.1 is in use; set PORT=... METRICS_PORT=... to pick others" >&2
-    exit 1
-  fi
-done
+require_free_ports "$PORT" "$METRICS_PORT"
 
-log=$(mktemp)
+tmp=$(mktemp -d)
+smcrypt_temp+=("$tmp")
+cleanup_on_exit
 "$BUILD_DIR/server/smcryptd" --listen="127.0.0.1:$PORT" --metrics_listen="127.0.0.1:$METRICS_PORT" \
-  >"$log" 2>&1 &
-pid=$!
-cleanup() {
-  if kill -0 "$pid" 2>/dev/null; then
-    kill -TERM "$pid"
-    wait "$pid" || true
-  fi
-  rm -f "$log"
-}
-trap cleanup EXIT
+  >"$tmp/smcryptd.log" 2>&1 &
+smcrypt_pids+=($!)
 # Ready once it logs its listening address (our own process, not whatever else).
-for _ in $(seq 1 100); do
-  kill -0 "$pid" 2>/dev/null || break
-  grep -q "listening on 127.0.0.1:$PORT" "$log" && break
-  sleep 0.1
-done
-if ! kill -0 "$pid" 2>/dev/null || ! grep -q "listening on 127.0.0.1:$PORT" "$log"; then
-  echo "load: smcryptd did not start; its log:" >&2
-  cat "$log" >&2
-  exit 1
-fi
+wait_port "$tmp/smcryptd.log" "listening on" "${smcrypt_pids[-1]}" 100 >/dev/null
 
 mkdir -p "$OUT_DIR"
 "$BUILD_DIR/clients/smcrypt-load/smcrypt-load" --target "127.0.0.1:$PORT" \

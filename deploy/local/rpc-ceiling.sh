@@ -17,6 +17,8 @@
 # --big_in_flight=20000 --big_channels=64 (smcrypt-rpc-ceiling --help lists them).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=SCRIPTDIR/lib.sh
+source deploy/local/lib.sh
 
 build_dir=""
 smcryptd=""
@@ -43,8 +45,7 @@ done
 
 if [[ -z "$build_dir" ]]; then
   build_dir=build
-  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build "$build_dir" --parallel "$(nproc)" --target smcryptd smcrypt-rpc-ceiling
+  build_release "$build_dir" "$(nproc)" smcryptd smcrypt-rpc-ceiling
 fi
 client="$build_dir/bench/rpc_ceiling/smcrypt-rpc-ceiling"
 smcryptd=${smcryptd:-$build_dir/server/smcryptd}
@@ -55,50 +56,22 @@ for f in "$client" "$smcryptd"; do
 done
 
 tmp=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do
-    if kill -0 "$p" 2>/dev/null; then
-      kill -TERM "$p"
-      wait "$p" || true
-    fi
-  done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+smcrypt_temp+=("$tmp")
+cleanup_on_exit
 
 keys="$tmp/keys"
 mkdir -p "$keys"
-openssl genpkey -algorithm SM2 -out "$keys/signing.pem" 2>/dev/null
-{ echo "-----BEGIN SM4 KEY-----"; head -c 16 /dev/urandom | base64; echo "-----END SM4 KEY-----"; } \
-  >"$keys/data.pem"
-chmod 700 "$keys"
-chmod 600 "$keys"/*.pem
-
-# wait_port LOG PATTERN: prints the port once the process logs "PATTERN 127.0.0.1:PORT".
-wait_port() {
-  local log=$1 pattern=$2 pid=$3 port=""
-  for _ in $(seq 1 600); do
-    port=$(sed -n "s/.*$pattern 127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p" "$log" | head -n 1)
-    [[ -n "$port" ]] && break
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  if [[ -z "$port" ]]; then
-    echo "rpc-ceiling: $(basename "$log" .log) did not start; its log:" >&2
-    cat "$log" >&2
-    return 1
-  fi
-  echo "$port"
-}
+write_sm2_key "$keys/signing.pem"
+write_secret_key "SM4 KEY" 16 "$keys/data.pem"
+lock_keyring "$keys"
 
 "$client" --serve_echo=127.0.0.1:0 2>"$tmp/echo.log" &
-pids+=($!)
-echo_port=$(wait_port "$tmp/echo.log" "echo listening on" "${pids[-1]}")
+smcrypt_pids+=($!)
+echo_port=$(wait_port "$tmp/echo.log" "echo listening on" "${smcrypt_pids[-1]}")
 "$smcryptd" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 --keys_dir="$keys" \
   --audit_log="$audit_log" >"$tmp/smcryptd.log" 2>&1 &
-pids+=($!)
-port=$(wait_port "$tmp/smcryptd.log" "listening on" "${pids[-1]}")
+smcrypt_pids+=($!)
+port=$(wait_port "$tmp/smcryptd.log" "listening on" "${smcrypt_pids[-1]}")
 echo "rpc-ceiling: echo on 127.0.0.1:$echo_port, $smcryptd on 127.0.0.1:$port" \
      "(--audit_log=$audit_log)" >&2
 

@@ -12,6 +12,8 @@
 # folder (Release, or the ASan build with --labels integration).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=SCRIPTDIR/lib.sh
+source deploy/local/lib.sh
 runs=10 busy=2 build=build soak=30 labels='integration|interop|deploy' 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -24,16 +26,15 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -d "$build" ] || { echo "stress-timing.sh: no build folder $build" >&2; exit 2; }
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
-trap cleanup EXIT
+cleanup_on_exit
 for _ in $(seq 1 "$busy"); do
   bash -c 'while :; do :; done' &
-  pids+=($!)
+  smcrypt_pids+=($!)
 done
 echo "stress-timing.sh: $runs runs in $build with $busy busy loops on $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs))"
 failed_runs=0
 log=$(mktemp)
+smcrypt_temp+=("$log")
 for i in $(seq 1 "$runs"); do
   start=$SECONDS
   rc=0
@@ -58,6 +59,5 @@ for i in $(seq 1 "$runs"); do
     echo "    log: /tmp/stress-timing-run$i.log"
   fi
 done
-rm -f "$log"
 echo "stress-timing.sh: $((runs - failed_runs)) of $runs runs passed"
 [ $failed_runs -eq 0 ]

@@ -68,13 +68,7 @@ start_smcryptd "$smcryptd" "$work"
 
 tls_pids=()
 stop_all() {
-  local pid
-  for pid in "${tls_pids[@]}"; do
-    kill -TERM "$pid" 2>/dev/null || true
-  done
-  for pid in "${tls_pids[@]}"; do
-    wait "$pid" 2>/dev/null || true
-  done
+  stop_pids "${tls_pids[@]}"
   stop_smcryptd
 }
 trap stop_all EXIT
@@ -88,21 +82,10 @@ start_tls_smcryptd() {
     --tls_cert="$tls/server.pem" --tls_key="$tls/server.key" "$@" >>"$log" 2>&1 &
   pid=$!
   tls_pids+=("$pid")
-  for _ in $(seq 1 300); do
-    port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$log" | head -n 1)
-    [[ -n "$port" ]] && break
-    if ! kill -0 "$pid" 2>/dev/null; then
-      echo "FAIL: smcryptd ($name) exited during start-up; its log:" >&2
-      cat "$log" >&2
-      exit 1
-    fi
-    sleep 0.1
-  done
-  if [[ -z "$port" ]]; then
-    echo "FAIL: smcryptd ($name) did not report its port within 30 s; its log:" >&2
-    cat "$log" >&2
+  port=$(wait_port "$log" "listening on" "$pid" 300) || {
+    echo "FAIL: smcryptd ($name) did not report its port (it exited, or 30 s passed)" >&2
     exit 1
-  fi
+  }
   echo "smcryptd ($name, pid $pid) serving on 127.0.0.1:$port" >&2
   tls_target="127.0.0.1:$port"
 }

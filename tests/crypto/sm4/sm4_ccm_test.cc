@@ -13,6 +13,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -21,7 +22,9 @@
 #include "absl/strings/strip.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "crypto/sm4/sm4_internal.h"
 #include "smcrypt/sm4.h"
+#include "tests/crypto/aead_contract_test.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/test_util.h"
 
@@ -35,7 +38,6 @@ namespace {
 
 using ::smcrypt::testing::BytesToHex;
 using ::smcrypt::testing::HexToBytes;
-using ::smcrypt::testing::IsOk;
 using ::smcrypt::testing::RandomBytes;
 using ::smcrypt::testing::ReadTestData;
 using ::smcrypt::testing::StatusIs;
@@ -106,177 +108,75 @@ TEST(Sm4CcmTest, TagSizeChangesTagNotCiphertext) {
 }
 
 // ---------------------------------------------------------------------------------
-// Contract tests (Tink's AEAD test shapes)
+// The AEAD contract (tests/crypto/aead_contract_test.h) for SM4-CCM: as dispatched and
+// on each SM4 back end (Sm4SetKernelsForTesting; back ends this CPU lacks skip).
 
-class Sm4CcmContractTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    key_ = HexToBytes("0123456789abcdeffedcba9876543210");
-    nonce_ = HexToBytes("00001234567800000000abcd");
-    ASSERT_OK_AND_ASSIGN(aead_, NewSm4Ccm(key_));
-  }
-  std::string key_, nonce_;
-  std::unique_ptr<Aead> aead_;
-};
-
-TEST_F(Sm4CcmContractTest, FlipEveryBitOfCiphertextAndTag) {
-  const std::string pt = "short message!";
-  const std::string aad = "header";
-  ASSERT_OK_AND_ASSIGN(std::string sealed, aead_->Seal(nonce_, pt, aad));
-  ASSERT_EQ(sealed.size(), pt.size() + 16);
-  for (size_t i = 0; i < sealed.size() * 8; ++i) {
-    std::string bad = sealed;
-    bad[i / 8] ^= static_cast<char>(1 << (i % 8));
-    EXPECT_THAT(aead_->Open(nonce_, bad, aad),
-                StatusIs(absl::StatusCode::kInvalidArgument, "decryption failed"))
-        << "bit " << i;
-  }
-  EXPECT_THAT(aead_->Open(nonce_, sealed, aad), IsOk());
+AeadContractParam Sm4CcmContract(std::string name) {
+  AeadContractParam p;
+  p.name = std::move(name);
+  p.make = [](absl::string_view key, size_t tag_size) { return NewSm4Ccm(key, tag_size); };
+  p.key_size = 16;
+  p.bad_key_sizes = {0, 15, 17, 24};
+  p.tag_sizes = {4, 6, 8, 10, 12, 14, 16};
+  p.bad_tag_sizes = {0, 2, 3, 5, 15, 17, 18};
+  p.nonce_sizes = {7, 8, 9, 10, 11, 12, 13};
+  p.bad_nonce_sizes = {0, 1, 6, 14, 16, 32};
+  p.key_size_error = [](size_t got) {
+    return absl::StrCat("SM4-CCM key size must be 16 bytes, got ", got);
+  };
+  p.tag_size_error = [](size_t got) {
+    return absl::StrCat("SM4-CCM tag size must be an even number from 4 to 16 bytes, got ", got);
+  };
+  p.nonce_size_error = [](size_t got) {
+    return absl::StrCat("SM4-CCM nonce size must be 7 to 13 bytes, got ", got);
+  };
+  p.too_short_error = [](size_t tag_size, size_t got) {
+    return absl::StrCat("ciphertext too short: expected at least ", tag_size,
+                        " bytes (the tag), got ", got);
+  };
+  return p;
 }
 
-TEST_F(Sm4CcmContractTest, FlipEveryBitOfAadAndNonce) {
-  const std::string pt = "short message!";
-  const std::string aad = "associated data!!";
-  ASSERT_OK_AND_ASSIGN(std::string sealed, aead_->Seal(nonce_, pt, aad));
-  for (size_t i = 0; i < aad.size() * 8; ++i) {
-    std::string bad = aad;
-    bad[i / 8] ^= static_cast<char>(1 << (i % 8));
-    EXPECT_THAT(aead_->Open(nonce_, sealed, bad),
-                StatusIs(absl::StatusCode::kInvalidArgument, "decryption failed"))
-        << "aad bit " << i;
+std::vector<AeadContractParam> Sm4CcmContractParams() {
+  std::vector<AeadContractParam> params = {Sm4CcmContract("dispatched")};
+  for (const Sm4Kernels* k : Sm4AllKernelsForTesting()) {
+    AeadContractParam p = Sm4CcmContract(absl::StrCat("sm4_", k->name));
+    p.skip = [k] { return MissingCpuFeatures("SM4 back end", k->name, k->required_features); };
+    p.enter = [k] { Sm4SetKernelsForTesting(k); };
+    p.leave = [] { Sm4SetKernelsForTesting(nullptr); };
+    params.push_back(std::move(p));
   }
-  for (size_t i = 0; i < nonce_.size() * 8; ++i) {
-    std::string bad = nonce_;
-    bad[i / 8] ^= static_cast<char>(1 << (i % 8));
-    EXPECT_THAT(aead_->Open(bad, sealed, aad),
-                StatusIs(absl::StatusCode::kInvalidArgument, "decryption failed"))
-        << "nonce bit " << i;
-  }
-  EXPECT_THAT(aead_->Open(nonce_ + '\0', sealed, aad),
-              StatusIs(absl::StatusCode::kInvalidArgument, "decryption failed"));
-  EXPECT_THAT(aead_->Open(nonce_, sealed, aad + '\0'),
-              StatusIs(absl::StatusCode::kInvalidArgument, "decryption failed"));
-  EXPECT_THAT(aead_->Open(nonce_, sealed, ""),
-              StatusIs(absl::StatusCode::kInvalidArgument, "decryption failed"));
+  return params;
 }
 
-TEST_F(Sm4CcmContractTest, TruncateAtEveryLength) {
-  const std::string pt = "a message of 32 bytes, exactly!";
-  ASSERT_OK_AND_ASSIGN(std::string sealed, aead_->Seal(nonce_, pt, "aad"));
-  for (size_t len = 0; len < sealed.size(); ++len) {
-    const std::string cut = sealed.substr(0, len);
-    if (len < 16) {
-      EXPECT_THAT(aead_->Open(nonce_, cut, "aad"),
-                  StatusIs(absl::StatusCode::kInvalidArgument,
-                           absl::StrCat("ciphertext too short: expected at least 16 bytes (the "
-                                        "tag), got ",
-                                        len)));
-    } else {
-      EXPECT_THAT(aead_->Open(nonce_, cut, "aad"),
-                  StatusIs(absl::StatusCode::kInvalidArgument, "decryption failed"))
-          << "length " << len;
-    }
-  }
-  EXPECT_THAT(aead_->Open(nonce_, sealed + 'x', "aad"),
-              StatusIs(absl::StatusCode::kInvalidArgument, "decryption failed"));
-}
+INSTANTIATE_TEST_SUITE_P(Sm4Ccm, AeadContractTest, ::testing::ValuesIn(Sm4CcmContractParams()),
+                         AeadContractName);
 
-TEST_F(Sm4CcmContractTest, EmptyPlaintextAndEmptyAad) {
-  for (absl::string_view aad : {absl::string_view(), absl::string_view(""),
-                                absl::string_view("aad")}) {
-    for (absl::string_view pt : {absl::string_view(), absl::string_view("")}) {
-      ASSERT_OK_AND_ASSIGN(std::string sealed, aead_->Seal(nonce_, pt, aad));
-      EXPECT_EQ(sealed.size(), 16u);
-      ASSERT_OK_AND_ASSIGN(std::string opened, aead_->Open(nonce_, sealed, aad));
-      EXPECT_TRUE(opened.empty());
-    }
-  }
-  ASSERT_OK_AND_ASSIGN(std::string a, aead_->Seal(nonce_, "m", absl::string_view()));
-  ASSERT_OK_AND_ASSIGN(std::string b, aead_->Seal(nonce_, "m", ""));
-  EXPECT_EQ(a, b);
-  // Adata = 0 and an empty AAD differ from a present AAD.
-  ASSERT_OK_AND_ASSIGN(std::string empty_all, aead_->Seal(nonce_, "", ""));
-  ASSERT_OK_AND_ASSIGN(std::string aad_only, aead_->Seal(nonce_, "", "aad"));
-  EXPECT_NE(empty_all, aad_only);
-  EXPECT_THAT(aead_->Open(nonce_, aad_only, ""),
-              StatusIs(absl::StatusCode::kInvalidArgument, "decryption failed"));
-}
-
-TEST_F(Sm4CcmContractTest, WrongKeyAndWrongTagSizeFail) {
-  ASSERT_OK_AND_ASSIGN(std::string sealed, aead_->Seal(nonce_, "secret", "aad"));
-  std::string other_key = key_;
-  other_key[15] ^= 0x80;
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Aead> other, NewSm4Ccm(other_key));
-  EXPECT_THAT(other->Open(nonce_, sealed, "aad"),
-              StatusIs(absl::StatusCode::kInvalidArgument, "decryption failed"));
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Aead> short_tag, NewSm4Ccm(key_, 8));
-  EXPECT_THAT(short_tag->Open(nonce_, sealed, "aad"),
-              StatusIs(absl::StatusCode::kInvalidArgument, "decryption failed"));
-}
-
-TEST_F(Sm4CcmContractTest, PayloadMustFitTheLengthField) {
+TEST(Sm4CcmTest, PayloadMustFitTheLengthField) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Aead> aead,
+                       NewSm4Ccm(HexToBytes("0123456789abcdeffedcba9876543210")));
   // A 13-byte nonce leaves q = 2 length bytes: at most 65535 bytes.
   const std::string nonce13(13, '\x42');
   const std::string max_pt(65535, 'p');
-  ASSERT_OK_AND_ASSIGN(std::string sealed, aead_->Seal(nonce13, max_pt, "a"));
-  ASSERT_OK_AND_ASSIGN(std::string opened, aead_->Open(nonce13, sealed, "a"));
+  ASSERT_OK_AND_ASSIGN(std::string sealed, aead->Seal(nonce13, max_pt, "a"));
+  ASSERT_OK_AND_ASSIGN(std::string opened, aead->Open(nonce13, sealed, "a"));
   EXPECT_EQ(opened, max_pt);
-  EXPECT_THAT(aead_->Seal(nonce13, max_pt + 'p', "a"),
+  EXPECT_THAT(aead->Seal(nonce13, max_pt + 'p', "a"),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        "SM4-CCM plaintext too long for a 13-byte nonce: at most 65535 bytes, "
                        "got 65536"));
-  EXPECT_THAT(aead_->Open(nonce13, sealed + 'c', "a"),
+  EXPECT_THAT(aead->Open(nonce13, sealed + 'c', "a"),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        "SM4-CCM ciphertext too long for a 13-byte nonce: at most 65535 bytes, "
                        "got 65536"));
 }
 
-TEST(Sm4CcmBadInputTest, ConstructionTable) {
-  struct Case {
-    size_t key_size, tag_size;
-    std::string message;
-  };
-  const std::vector<Case> cases = {
-      {0, 16, "SM4-CCM key size must be 16 bytes, got 0"},
-      {15, 16, "SM4-CCM key size must be 16 bytes, got 15"},
-      {17, 16, "SM4-CCM key size must be 16 bytes, got 17"},
-      {24, 16, "SM4-CCM key size must be 16 bytes, got 24"},
-      {16, 0, "SM4-CCM tag size must be an even number from 4 to 16 bytes, got 0"},
-      {16, 2, "SM4-CCM tag size must be an even number from 4 to 16 bytes, got 2"},
-      {16, 3, "SM4-CCM tag size must be an even number from 4 to 16 bytes, got 3"},
-      {16, 5, "SM4-CCM tag size must be an even number from 4 to 16 bytes, got 5"},
-      {16, 15, "SM4-CCM tag size must be an even number from 4 to 16 bytes, got 15"},
-      {16, 17, "SM4-CCM tag size must be an even number from 4 to 16 bytes, got 17"},
-      {16, 18, "SM4-CCM tag size must be an even number from 4 to 16 bytes, got 18"},
-  };
-  for (const Case& c : cases) {
-    SCOPED_TRACE(c.message);
-    EXPECT_THAT(NewSm4Ccm(std::string(c.key_size, 'k'), c.tag_size),
-                StatusIs(absl::StatusCode::kInvalidArgument, c.message));
-  }
-  for (size_t t = 4; t <= 16; t += 2) {
-    EXPECT_THAT(NewSm4Ccm(std::string(16, 'k'), t), IsOk()) << "tag " << t;
-  }
-}
-
-TEST(Sm4CcmBadInputTest, NonceSizeTable) {
+// On Open the tag-length check comes before the nonce check.
+TEST(Sm4CcmBadInputTest, ShortCiphertextIsReportedBeforeTheNonce) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<Aead> aead, NewSm4Ccm(std::string(16, 'k')));
-  for (size_t n : {0, 1, 6, 14, 16, 32}) {
-    const std::string msg =
-        absl::StrCat("SM4-CCM nonce size must be 7 to 13 bytes, got ", n);
-    EXPECT_THAT(aead->Seal(std::string(n, 'n'), "pt", "aad"),
-                StatusIs(absl::StatusCode::kInvalidArgument, msg));
-    EXPECT_THAT(aead->Open(std::string(n, 'n'), std::string(20, 'c'), "aad"),
-                StatusIs(absl::StatusCode::kInvalidArgument, msg));
-  }
-  // The tag-length check comes first on Open.
   EXPECT_THAT(aead->Open(std::string(3, 'n'), std::string(15, 'c'), ""),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        "ciphertext too short: expected at least 16 bytes (the tag), got 15"));
-  for (size_t n = 7; n <= 13; ++n) {
-    ASSERT_OK_AND_ASSIGN(std::string sealed, aead->Seal(std::string(n, 'n'), "pt", "aad"));
-    EXPECT_THAT(aead->Open(std::string(n, 'n'), sealed, "aad"), IsOk()) << "nonce " << n;
-  }
 }
 
 // ---------------------------------------------------------------------------------
