@@ -599,7 +599,7 @@ absl::StatusOr<std::string> CryptoEngine::Decrypt(const SymmetricParams& p,
     absl::StatusOr<std::shared_ptr<const Aead>> aead =
         cached != nullptr ? cached : Shared(NewAead(p.algorithm, *key, tag.size()));
     if (!aead.ok()) return aead.status();
-    pt = (*aead)->Open(nonce, absl::StrCat(ciphertext, tag), p.aad);
+    pt = (*aead)->OpenDetached(nonce, ciphertext, tag, p.aad);
   } else {
     if (!tag.empty()) {
       return absl::InvalidArgumentError(

@@ -140,22 +140,36 @@ absl::StatusOr<std::string> AesGcmOpenSsl::Open(absl::string_view nonce,
                      tag_size_, " bytes, got ", ciphertext_and_tag.size()));
   }
   const size_t ct_size = ciphertext_and_tag.size() - tag_size_;
+  return OpenDetached(nonce, ciphertext_and_tag.substr(0, ct_size),
+                      ciphertext_and_tag.substr(ct_size), aad);
+}
+
+absl::StatusOr<std::string> AesGcmOpenSsl::OpenDetached(absl::string_view nonce,
+                                                        absl::string_view ciphertext,
+                                                        absl::string_view tag,
+                                                        absl::string_view aad) const {
+  SMCRYPT_RETURN_IF_ERROR(CheckNonce(nonce));
+  if (tag.size() != tag_size_) {
+    return absl::InvalidArgumentError(absl::StrCat(OpenSslAlgorithmName(alg_), " tag must be ",
+                                                   tag_size_, " bytes, got ", tag.size()));
+  }
+  const size_t ct_size = ciphertext.size();
   if (ct_size > kGcmMaxPlaintextSize) {
     return absl::InvalidArgumentError(absl::StrCat(OpenSslAlgorithmName(alg_), " ciphertext of ",
                                                    ct_size, " bytes is over the limit of ",
                                                    ReadableCount(kGcmMaxPlaintextSize), " bytes"));
   }
   SMCRYPT_ASSIGN_OR_RETURN(SslUniquePtr<EVP_CIPHER_CTX> ctx, Start(dec_.get(), nonce, aad));
-  unsigned char tag[kGcmMaxTagSize];
-  std::memcpy(tag, ciphertext_and_tag.data() + ct_size, tag_size_);
-  if (EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_SET_TAG, static_cast<int>(tag_size_), tag) !=
-      1) {
+  unsigned char tag_copy[kGcmMaxTagSize];
+  std::memcpy(tag_copy, tag.data(), tag_size_);
+  if (EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_SET_TAG, static_cast<int>(tag_size_),
+                          tag_copy) != 1) {
     return SslInternalError("setting the AES-GCM tag");
   }
   std::string out(ct_size, '\0');
   absl::Cleanup wipe = [&out] { OPENSSL_cleanse(out.data(), out.size()); };
   unsigned char* o = reinterpret_cast<unsigned char*>(out.data());
-  SMCRYPT_RETURN_IF_ERROR(Feed(ctx.get(), ciphertext_and_tag.substr(0, ct_size), o));
+  SMCRYPT_RETURN_IF_ERROR(Feed(ctx.get(), ciphertext, o));
   int len = 0;
   // EVP_DecryptFinal_ex compares the computed tag's first tag_size_ bytes with `tag`
   // using CRYPTO_memcmp.

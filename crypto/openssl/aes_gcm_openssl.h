@@ -48,6 +48,9 @@ class AesGcmOpenSsl final : public Aead {
   absl::StatusOr<std::string> Open(absl::string_view nonce,
                                    absl::string_view ciphertext_and_tag,
                                    absl::string_view aad) const override;
+  absl::StatusOr<std::string> OpenDetached(absl::string_view nonce, absl::string_view ciphertext,
+                                           absl::string_view tag,
+                                           absl::string_view aad) const override;
   size_t tag_size() const override { return tag_size_; }
   size_t nonce_size() const override { return kGcmNonceSize; }
 

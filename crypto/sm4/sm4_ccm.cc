@@ -146,8 +146,20 @@ class Sm4Ccm final : public Aead {
                        " bytes (the tag), got ", ciphertext_and_tag.size()));
     }
     const size_t ct_size = ciphertext_and_tag.size() - tag_size_;
+    return OpenDetached(nonce, ciphertext_and_tag.substr(0, ct_size),
+                        ciphertext_and_tag.substr(ct_size), aad);
+  }
+
+  absl::StatusOr<std::string> OpenDetached(absl::string_view nonce, absl::string_view ciphertext,
+                                           absl::string_view tag,
+                                           absl::string_view aad) const override {
+    if (tag.size() != tag_size_) {
+      return absl::InvalidArgumentError(absl::StrCat("SM4-CCM tag must be ", tag_size_,
+                                                     " bytes, got ", tag.size()));
+    }
+    const size_t ct_size = ciphertext.size();
     SMCRYPT_RETURN_IF_ERROR(CheckSizes(nonce, ct_size, "ciphertext"));
-    const uint8_t* ct = BytePtr(ciphertext_and_tag.data());
+    const uint8_t* ct = BytePtr(ciphertext.data());
     std::string out(ct_size, '\0');
     uint8_t* pt = BytePtr(out.data());
     uint8_t s0[kSm4BlockSize] = {};
@@ -156,7 +168,7 @@ class Sm4Ccm final : public Aead {
     ComputeMac(nonce, aad, pt, ct_size, t);
     for (size_t i = 0; i < kSm4BlockSize; ++i) t[i] ^= s0[i];
     // Public: the verdict is what Open returns (one generic error).
-    const bool ok = CtDeclassify(CtMemEq(t, ct + ct_size, tag_size_));
+    const bool ok = CtDeclassify(CtMemEq(t, BytePtr(tag.data()), tag_size_));
     SecureZero(t, sizeof(t));
     SecureZero(s0, sizeof(s0));
     if (!ok) {

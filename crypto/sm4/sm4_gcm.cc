@@ -145,26 +145,38 @@ class Sm4Gcm final : public Aead {
           absl::StrCat("ciphertext too short: expected at least ", tag_size_,
                        " bytes (the tag), got ", ciphertext_and_tag.size()));
     }
-    SMCRYPT_RETURN_IF_ERROR(CheckNonceAndAad(nonce, aad));
     const size_t ct_size = ciphertext_and_tag.size() - tag_size_;
+    return OpenDetached(nonce, ciphertext_and_tag.substr(0, ct_size),
+                        ciphertext_and_tag.substr(ct_size), aad);
+  }
+
+  absl::StatusOr<std::string> OpenDetached(absl::string_view nonce, absl::string_view ciphertext,
+                                           absl::string_view tag,
+                                           absl::string_view aad) const override {
+    if (tag.size() != tag_size_) {
+      return absl::InvalidArgumentError(absl::StrCat("SM4-GCM tag must be ", tag_size_,
+                                                     " bytes, got ", tag.size()));
+    }
+    SMCRYPT_RETURN_IF_ERROR(CheckNonceAndAad(nonce, aad));
+    const size_t ct_size = ciphertext.size();
     if (ct_size > kGcmMaxPlaintextSize) {
       return absl::InvalidArgumentError(
           absl::StrCat("SM4-GCM ciphertext too long: at most ",
                        ReadableCount(kGcmMaxPlaintextSize + tag_size_), " bytes, got ",
-                       ciphertext_and_tag.size()));
+                       ct_size + tag_size_));
     }
-    const uint8_t* ct = BytePtr(ciphertext_and_tag.data());
+    const uint8_t* ct = BytePtr(ciphertext.data());
     std::string out(ct_size, '\0');
     uint8_t j0[kSm4BlockSize];
     ComputeJ0(nonce, j0);
     uint8_t y[kSm4BlockSize] = {};
     HashPadded(y, BytePtr(aad.data()), aad.size());
     Crypt(j0, y, ct, BytePtr(out.data()), ct_size, /*encrypt=*/false);
-    uint8_t tag[kGcmMaxTagSize];
-    Finish(j0, y, aad.size(), ct_size, tag);
+    uint8_t computed[kGcmMaxTagSize];
+    Finish(j0, y, aad.size(), ct_size, computed);
     // Public: the verdict is what Open returns (one generic error).
-    const bool ok = CtDeclassify(CtMemEq(tag, ct + ct_size, tag_size_));
-    SecureZero(tag, sizeof(tag));
+    const bool ok = CtDeclassify(CtMemEq(computed, BytePtr(tag.data()), tag_size_));
+    SecureZero(computed, sizeof(computed));
     if (!ok) {
       SecureZero(out.data(), out.size());
       return absl::InvalidArgumentError("decryption failed");

@@ -15,7 +15,8 @@ namespace smcrypt {
 // `aad` is authenticated only. Secure against adaptive chosen-ciphertext attacks as long
 // as a (key, nonce) pair is never used for two messages.
 //
-// Output of Seal is ciphertext ‖ tag (tag_size() bytes); Open takes the same layout.
+// Output of Seal is ciphertext ‖ tag (tag_size() bytes); Open takes the same layout, and
+// OpenDetached the ciphertext and the tag as two spans (no copy to join them).
 //
 // Errors: InvalidArgument for a nonce of the wrong length or a message over the
 // mode's limit (with expected and actual sizes), and InvalidArgument "decryption failed"
@@ -38,6 +39,14 @@ class Aead {
   virtual absl::StatusOr<std::string> Open(absl::string_view nonce,
                                            absl::string_view ciphertext_and_tag,
                                            absl::string_view aad) const = 0;
+
+  // OpenDetached is Open with the tag apart: `ciphertext` without the tag, and `tag` of
+  // exactly tag_size() bytes (else InvalidArgument naming both sizes). Same checks, same
+  // errors and the same constant-time tag comparison as Open.
+  virtual absl::StatusOr<std::string> OpenDetached(absl::string_view nonce,
+                                                   absl::string_view ciphertext,
+                                                   absl::string_view tag,
+                                                   absl::string_view aad) const = 0;
 
   // tag_size is the tag length in bytes (GCM 12–16, CCM 4–16 even).
   virtual size_t tag_size() const = 0;
