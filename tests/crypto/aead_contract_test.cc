@@ -275,5 +275,53 @@ TEST_P(AeadContractTest, CiphertextShorterThanTheTag) {
   }
 }
 
+// OpenDetached(ct, tag) answers as Open(ct ‖ tag): the plaintext at every length and tag
+// size, and "decryption failed" for every flipped bit of the ciphertext and of the tag.
+TEST_P(AeadContractTest, OpenDetachedAnswersAsOpen) {
+  std::mt19937_64 rng(::smcrypt::testing::TestSeed() + 7);
+  for (size_t tag_size : GetParam().tag_sizes) {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<Aead> aead,
+                         New(::smcrypt::testing::RandomBytes(rng, GetParam().key_size), tag_size));
+    for (size_t len = 0; len <= 40; ++len) {
+      SCOPED_TRACE(absl::StrCat("tag ", tag_size, " length ", len));
+      const std::string nonce = ::smcrypt::testing::RandomBytes(rng, aead->nonce_size());
+      const std::string aad = ::smcrypt::testing::RandomBytes(rng, len % 19);
+      const std::string pt = ::smcrypt::testing::RandomBytes(rng, len);
+      ASSERT_OK_AND_ASSIGN(std::string sealed, aead->Seal(nonce, pt, aad));
+      const absl::string_view ct = absl::string_view(sealed).substr(0, len);
+      const absl::string_view tag = absl::string_view(sealed).substr(len);
+      ASSERT_EQ(tag.size(), tag_size);
+      ASSERT_OK_AND_ASSIGN(std::string opened, aead->OpenDetached(nonce, ct, tag, aad));
+      EXPECT_EQ(opened, pt);
+      for (size_t bit = 0; bit < 8 * sealed.size(); ++bit) {
+        std::string flipped = sealed;
+        flipped[bit / 8] ^= static_cast<char>(1u << (bit % 8));
+        EXPECT_THAT(aead->OpenDetached(nonce, absl::string_view(flipped).substr(0, len),
+                                       absl::string_view(flipped).substr(len), aad),
+                    ::smcrypt::testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                                 "decryption failed"))
+            << "bit " << bit;
+      }
+    }
+  }
+}
+
+// OpenDetached refuses a tag of any other length than tag_size(), naming both.
+TEST_P(AeadContractTest, OpenDetachedRefusesATagOfAnotherLength) {
+  std::mt19937_64 rng(::smcrypt::testing::TestSeed() + 8);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Aead> aead,
+                       New(::smcrypt::testing::RandomBytes(rng, GetParam().key_size)));
+  const std::string nonce = ::smcrypt::testing::RandomBytes(rng, aead->nonce_size());
+  ASSERT_OK_AND_ASSIGN(std::string sealed, aead->Seal(nonce, "plaintext", "aad"));
+  const absl::string_view ct = absl::string_view(sealed).substr(0, 9);
+  const std::string tag = sealed.substr(9) + std::string(1, '\0');
+  for (size_t n : {size_t{0}, size_t{4}, size_t{12}, size_t{15}, size_t{17}}) {
+    EXPECT_THAT(aead->OpenDetached(nonce, ct, absl::string_view(tag).substr(0, n), "aad"),
+                ::smcrypt::testing::StatusIs(
+                    absl::StatusCode::kInvalidArgument,
+                    ::testing::HasSubstr(absl::StrCat("tag must be 16 bytes, got ", n))));
+  }
+}
+
 }  // namespace
 }  // namespace smcrypt
