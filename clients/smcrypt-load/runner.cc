@@ -418,7 +418,8 @@ void Runner::Supervise(ServerWatch& server) {
 }
 
 RunResult Runner::Go() {
-  ServerWatch server{options_.metrics_url};
+  ServerWatch server;
+  server.url = options_.metrics_url;
   const bool warmup = options_.warmup > absl::ZeroDuration();
   if (!warmup) server.Begin();
   std::thread pacer = Launch(warmup);
