@@ -400,26 +400,24 @@ absl::StatusOr<Config> FinishConfig(Config c, const cli::Args& args) {
   return c;
 }
 
-int Main(int argc, char** argv) {
-  setenv("GRPC_VERBOSITY", "NONE", /*overwrite=*/0);
-  // Debian's Abseil is built without NDEBUG, so every absl::Mutex lock (gRPC's and the
-  // runner's) would update the deadlock detector's lock graph: about 5 % of smcrypt-load's
-  // CPU per call in a perf profile (cpu-clock) at 64 in flight. smcryptd and
-  // smcrypt-rpc-ceiling turn it off the same way.
-  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+// DashFlagName turns the underscores of a flag's name (not of its value) into dashes:
+// --chart_dir is --chart-dir.
+void DashFlagName(std::string& a) {
+  const size_t end = std::min(a.find('='), a.size());
+  for (size_t j = 2; j < end; ++j) {
+    if (a[j] == '_') a[j] = '-';
+  }
+}
+
+// CommandLine is argv[1..] with the flag names dashed, after the flags of the first
+// --scenario-file (so the command line's override them).
+absl::StatusOr<std::vector<std::string>> CommandLine(int argc, char** argv) {
   std::vector<std::string> argv_list;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    // --chart_dir is --chart-dir: underscores in the flag name (not its value) are dashes.
-    if (a.rfind("--", 0) == 0) {
-      const size_t end = std::min(a.find('='), a.size());
-      for (size_t j = 2; j < end; ++j) {
-        if (a[j] == '_') a[j] = '-';
-      }
-    }
+    if (a.rfind("--", 0) == 0) DashFlagName(a);
     argv_list.push_back(a);
   }
-  // --scenario-file's flags go first, so the command line's override them.
   for (size_t i = 0; i < argv_list.size(); ++i) {
     std::string path;
     if (argv_list[i] == "--") break;
@@ -431,85 +429,78 @@ int Main(int argc, char** argv) {
       continue;
     }
     absl::StatusOr<std::vector<std::string>> file_args = ScenarioFileArgs(path);
-    if (!file_args.ok()) {
-      std::fprintf(stderr, "smcrypt-load: %s\n", std::string(file_args.status().message()).c_str());
-      return 2;
-    }
-    for (std::string& a : *file_args) {
-      const size_t end = std::min(a.find('='), a.size());
-      for (size_t j = 2; j < end; ++j) {
-        if (a[j] == '_') a[j] = '-';
-      }
-    }
+    if (!file_args.ok()) return file_args.status();
+    for (std::string& a : *file_args) DashFlagName(a);
     argv_list.insert(argv_list.begin(), file_args->begin(), file_args->end());
     break;
   }
-  absl::StatusOr<cli::Args> args = cli::ParseArgs(Flags(), argv_list);
-  if (!args.ok()) {
-    std::fprintf(stderr, "smcrypt-load: %s\nRun 'smcrypt-load --help' for usage.\n",
-                 std::string(args.status().message()).c_str());
-    return 2;
-  }
-  if (args->Has("help")) {
-    std::fputs(Help().c_str(), stdout);
-    return 0;
-  }
-  if (args->Has("version")) {
-    std::printf("smcrypt-load %s\n", SMCRYPT_VERSION);
-    return 0;
-  }
-  absl::StatusOr<Config> config = ConfigFrom(*args);
-  if (config.ok()) config = FinishConfig(std::move(*config), *args);
-  absl::StatusOr<std::map<smcrypt::v1::Algorithm, std::string>> key_ids = KeyIdsFrom(*args);
-  absl::StatusOr<cli::ChannelConfig> channel = cli::ChannelConfigFromArgs(*args);
-  if (config.ok() && channel.ok() && channel->timeout) config->timeout = *channel->timeout;
+  return argv_list;
+}
+
+// Setup is what the command line asks for, checked.
+struct Setup {
+  Config config;
+  std::map<smcrypt::v1::Algorithm, std::string> key_ids;
+  cli::ChannelConfig channel;
   int connections = kDefaultConnections;
-  if (auto v = args->Get("connections")) {
-    absl::StatusOr<int> n = ParseCount("connections", *v, kMaxConnections);
-    if (!n.ok()) {
-      std::fprintf(stderr, "smcrypt-load: %s\n", std::string(n.status().message()).c_str());
-      return 2;
-    }
-    connections = *n;
-  }
   uint64_t seed = kDefaultSeed;
-  if (auto v = args->Get("seed"); v && !absl::SimpleAtoi(*v, &seed)) {
-    std::fprintf(stderr, "smcrypt-load: --seed %s: expected an integer\n", v->c_str());
-    return 2;
+};
+
+// SetupFrom checks the parsed command line; an error is a usage error (exit 2), the first
+// of --connections, --seed, the scenario flags, the connection flags, --key-id.
+absl::StatusOr<Setup> SetupFrom(const cli::Args& args) {
+  absl::StatusOr<Config> config = ConfigFrom(args);
+  if (config.ok()) config = FinishConfig(std::move(*config), args);
+  absl::StatusOr<std::map<smcrypt::v1::Algorithm, std::string>> key_ids = KeyIdsFrom(args);
+  absl::StatusOr<cli::ChannelConfig> channel = cli::ChannelConfigFromArgs(args);
+  if (config.ok() && channel.ok() && channel->timeout) config->timeout = *channel->timeout;
+  Setup setup;
+  if (auto v = args.Get("connections")) {
+    absl::StatusOr<int> n = ParseCount("connections", *v, kMaxConnections);
+    if (!n.ok()) return n.status();
+    setup.connections = *n;
+  }
+  if (auto v = args.Get("seed"); v && !absl::SimpleAtoi(*v, &setup.seed)) {
+    return absl::InvalidArgumentError(absl::StrCat("--seed ", *v, ": expected an integer"));
   }
   for (const absl::Status& st : {config.status(), channel.status(), key_ids.status()}) {
-    if (!st.ok()) {
-      std::fprintf(stderr, "smcrypt-load: %s\n", std::string(st.message()).c_str());
-      return 2;
-    }
+    if (!st.ok()) return st;
   }
+  setup.config = *std::move(config);
+  setup.key_ids = *std::move(key_ids);
+  setup.channel = *std::move(channel);
+  return setup;
+}
 
+// Measure runs the scenarios against smcryptd into `report`. It returns 0, or the exit
+// code after printing why it stopped: 3 when the server cannot be reached, 2 or 3 when a
+// scenario cannot be set up (2: an invalid argument).
+int Measure(const Setup& setup, bool retries, Report& report) {
   Context ctx;
-  for (const auto& ch : MakeChannels(*channel, connections, !args->Has("no-retries"))) {
+  for (const auto& ch : MakeChannels(setup.channel, setup.connections, retries)) {
     ctx.stubs.push_back(smcrypt::v1::CryptoService::NewStub(ch));
   }
-  ctx.metrics_url = config->metrics_url;
-  Preparer preparer(ctx.stubs.front(), config->timeout, seed);
-  preparer.SetKeyIds(*key_ids);
-  preparer.SetMetadata(config->metadata);
+  ctx.metrics_url = setup.config.metrics_url;
+  Preparer preparer(ctx.stubs.front(), setup.config.timeout, setup.seed);
+  preparer.SetKeyIds(setup.key_ids);
+  preparer.SetMetadata(setup.config.metadata);
   ctx.preparer = &preparer;
 
-  Report report;
   report.version = SMCRYPT_VERSION;
-  report.target = channel->target;
-  report.connections = connections;
+  report.target = setup.channel.target;
+  report.connections = setup.connections;
   report.started_at = absl::FormatTime(absl::RFC3339_sec, absl::Now(), absl::UTCTimeZone());
   absl::StatusOr<smcrypt::v1::GetServerInfoResponse> info = preparer.ServerInfo();
   if (!info.ok()) {
-    std::fprintf(stderr, "smcrypt-load: cannot reach smcryptd at %s: %s\n", channel->target.c_str(),
-                 std::string(info.status().message()).c_str());
+    std::fprintf(stderr, "smcrypt-load: cannot reach smcryptd at %s: %s\n",
+                 setup.channel.target.c_str(), std::string(info.status().message()).c_str());
     return 3;
   }
   report.server_version = info->version();
   for (const auto& k : info->kernels()) report.server_kernels.push_back({k.algorithm(), k.kernel()});
 
-  for (const std::string& name : config->scenarios) {
-    absl::StatusOr<std::vector<ScenarioReport>> r = RunScenario(name, *config, ctx);
+  for (const std::string& name : setup.config.scenarios) {
+    absl::StatusOr<std::vector<ScenarioReport>> r = RunScenario(name, setup.config, ctx);
     if (!r.ok()) {
       std::fprintf(stderr, "smcrypt-load: %s: %s\n", name.c_str(),
                    std::string(r.status().message()).c_str());
@@ -524,9 +515,15 @@ int Main(int argc, char** argv) {
     }
   }
   report.setup_rpcs = preparer.rpcs();
+  return 0;
+}
 
-  const std::string json_path = args->Get("json").value_or("");
-  const std::string csv_path = args->Get("csv").value_or("");
+// WriteReport prints the report's tables and writes the files the flags name. It returns
+// the exit code: 2 when a file could not be written, else 1 when a measured operation
+// failed (so scripts notice), else 0.
+int WriteReport(const Report& report, const cli::Args& args) {
+  const std::string json_path = args.Get("json").value_or("");
+  const std::string csv_path = args.Get("csv").value_or("");
   // With --json - or --csv -, stdout carries that document only; the table goes to stderr.
   std::ostringstream text;
   PrintReport(report, text);
@@ -548,13 +545,13 @@ int Main(int argc, char** argv) {
       rc = 2;
     }
   }
-  if (auto html = args->Get("html")) {
+  if (auto html = args.Get("html")) {
     if (absl::Status s = WriteOut(*html, ReportHtml(report)); !s.ok()) {
       std::fprintf(stderr, "smcrypt-load: %s\n", std::string(s.message()).c_str());
       rc = 2;
     }
   }
-  if (auto dir = args->Get("chart-dir")) {
+  if (auto dir = args.Get("chart-dir")) {
     absl::StatusOr<std::vector<std::string>> files = WriteCharts(report, *dir);
     if (!files.ok()) {
       std::fprintf(stderr, "smcrypt-load: %s\n", std::string(files.status().message()).c_str());
@@ -565,13 +562,48 @@ int Main(int argc, char** argv) {
           << *dir << "\n";
     }
   }
-  // Exit 1 when any measured operation failed, so scripts notice.
   for (const ScenarioReport& s : report.scenarios) {
     for (const Step& st : s.steps) {
       if (st.result.ops_failed > 0 && rc == 0) rc = 1;
     }
   }
   return rc;
+}
+
+int Main(int argc, char** argv) {
+  setenv("GRPC_VERBOSITY", "NONE", /*overwrite=*/0);
+  // Debian's Abseil is built without NDEBUG, so every absl::Mutex lock (gRPC's and the
+  // runner's) would update the deadlock detector's lock graph: about 5 % of smcrypt-load's
+  // CPU per call in a perf profile (cpu-clock) at 64 in flight. smcryptd and
+  // smcrypt-rpc-ceiling turn it off the same way.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  absl::StatusOr<std::vector<std::string>> argv_list = CommandLine(argc, argv);
+  if (!argv_list.ok()) {
+    std::fprintf(stderr, "smcrypt-load: %s\n", std::string(argv_list.status().message()).c_str());
+    return 2;
+  }
+  absl::StatusOr<cli::Args> args = cli::ParseArgs(Flags(), *argv_list);
+  if (!args.ok()) {
+    std::fprintf(stderr, "smcrypt-load: %s\nRun 'smcrypt-load --help' for usage.\n",
+                 std::string(args.status().message()).c_str());
+    return 2;
+  }
+  if (args->Has("help")) {
+    std::fputs(Help().c_str(), stdout);
+    return 0;
+  }
+  if (args->Has("version")) {
+    std::printf("smcrypt-load %s\n", SMCRYPT_VERSION);
+    return 0;
+  }
+  absl::StatusOr<Setup> setup = SetupFrom(*args);
+  if (!setup.ok()) {
+    std::fprintf(stderr, "smcrypt-load: %s\n", std::string(setup.status().message()).c_str());
+    return 2;
+  }
+  Report report;
+  if (int rc = Measure(*setup, !args->Has("no-retries"), report); rc != 0) return rc;
+  return WriteReport(report, *args);
 }
 
 }  // namespace

@@ -24,6 +24,8 @@ uint64_t Nanos(Clock::duration d) {
   return n < 0 ? 0 : static_cast<uint64_t>(n);
 }
 
+struct ServerWatch;
+
 class Runner {
  public:
   Runner(const std::vector<std::shared_ptr<Stub>>& stubs, const Operation& op,
@@ -133,6 +135,13 @@ class Runner {
 
   void Pace();
   void Progress(double elapsed);
+  // Launch starts the run: the pacer thread (open loop, returned) or one operation per
+  // slot (closed loop), with the measured window open now unless there is a warm-up.
+  std::thread Launch(bool warmup);
+  // Supervise waits for the run to end: it ends the warm-up once the load has drained,
+  // stops the run at the end of the measured duration, and samples the server and prints
+  // the progress about once a second.
+  void Supervise(ServerWatch& server);
 
   const std::vector<std::shared_ptr<Stub>>& stubs_;
   const Operation& op_;
@@ -268,27 +277,65 @@ void Runner::Progress(double elapsed) {
   std::fflush(stderr);
 }
 
-RunResult Runner::Go() {
-  const bool server = !options_.metrics_url.empty();
+// ServerWatch is the server's side of a run with a metrics URL: its counters at the start
+// of the measured window, the peaks sampled during it, and why a scrape failed.
+struct ServerWatch {
+  std::string url;  // empty: no server figures
   std::optional<ServerSample> before;
-  std::string server_error;
+  std::string error;
   double inflight_peak = 0, rss_peak = 0;
-  auto scrape_before = [&] {
-    if (!server) return;
-    absl::StatusOr<ServerSample> s = ScrapeServer(options_.metrics_url);
+
+  // Begin takes the counters at the start of the measured window.
+  void Begin() {
+    if (url.empty()) return;
+    absl::StatusOr<ServerSample> s = ScrapeServer(url);
     if (s.ok()) {
       before = *s;
-      server_error.clear();
+      error.clear();
       rss_peak = before->resident_bytes;
       inflight_peak = 0;
     } else {
       before.reset();
-      server_error = std::string(s.status().message());
+      error = std::string(s.status().message());
     }
-  };
-  const bool warmup = options_.warmup > absl::ZeroDuration();
-  if (!warmup) scrape_before();
+  }
 
+  // Sample updates the peaks (about once a second while the window runs).
+  void Sample() {
+    if (url.empty() || !before) return;
+    absl::StatusOr<ServerSample> s = ScrapeServer(url, absl::Seconds(2));
+    if (s.ok()) {
+      inflight_peak = std::max(inflight_peak, s->inflight);
+      rss_peak = std::max(rss_peak, s->resident_bytes);
+    }
+  }
+
+  // End takes the counters after the run and adds the server's figures to `r`.
+  void End(RunResult& r) {
+    if (!url.empty() && before) {
+      // The server counts an RPC before it sends the status, so the counters are complete
+      // once the last reply arrived; poll briefly in case the scrape races the exporter.
+      absl::StatusOr<ServerSample> after;
+      for (int i = 0; i < 20; ++i) {
+        after = ScrapeServer(url);
+        if (!after.ok() || after->handled_total - before->handled_total >= r.rpcs) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      if (after.ok()) {
+        r.have_server = true;
+        r.server_before = *before;
+        r.server_after = *after;
+        r.server_inflight_peak = std::max(inflight_peak, after->inflight);
+        r.server_rss_peak = std::max(rss_peak, after->resident_bytes);
+      } else {
+        error = std::string(after.status().message());
+      }
+    }
+    r.server_error = error;
+  }
+};
+
+std::thread Runner::Launch(bool warmup) {
   start_ = Clock::now();
   if (warmup) {
     absl::MutexLock lock(&mu_);
@@ -311,6 +358,10 @@ RunResult Runner::Go() {
       }
     }
   }
+  return pacer;
+}
+
+void Runner::Supervise(ServerWatch& server) {
   const absl::Time t0 = absl::Now();
   absl::Time measured_from = t0;
   Clock::time_point next_sample = Clock::now();
@@ -349,7 +400,7 @@ RunResult Runner::Go() {
       }
       // The warm-up is over and nothing is in flight: the server's counters and the
       // figures start from here.
-      scrape_before();
+      server.Begin();
       measured_from = absl::Now();
       StartMeasuring(Clock::now());
     }
@@ -360,16 +411,19 @@ RunResult Runner::Go() {
     }
     if (Clock::now() >= next_sample) {
       next_sample = Clock::now() + std::chrono::seconds(1);
-      if (server && before) {
-        absl::StatusOr<ServerSample> s = ScrapeServer(options_.metrics_url, absl::Seconds(2));
-        if (s.ok()) {
-          inflight_peak = std::max(inflight_peak, s->inflight);
-          rss_peak = std::max(rss_peak, s->resident_bytes);
-        }
-      }
+      server.Sample();
       if (options_.progress) Progress(elapsed);
     }
   }
+}
+
+RunResult Runner::Go() {
+  ServerWatch server;
+  server.url = options_.metrics_url;
+  const bool warmup = options_.warmup > absl::ZeroDuration();
+  if (!warmup) server.Begin();
+  std::thread pacer = Launch(warmup);
+  Supervise(server);
   stop_.store(true);
   {
     // Wake a pacer waiting for a free slot.
@@ -390,26 +444,7 @@ RunResult Runner::Go() {
     }
   }
   r.rpcs = rpcs_.load();
-  if (server && before) {
-    // The server counts an RPC before it sends the status, so the counters are complete
-    // once the last reply arrived; poll briefly in case the scrape races the exporter.
-    absl::StatusOr<ServerSample> after;
-    for (int i = 0; i < 20; ++i) {
-      after = ScrapeServer(options_.metrics_url);
-      if (!after.ok() || after->handled_total - before->handled_total >= r.rpcs) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    if (after.ok()) {
-      r.have_server = true;
-      r.server_before = *before;
-      r.server_after = *after;
-      r.server_inflight_peak = std::max(inflight_peak, after->inflight);
-      r.server_rss_peak = std::max(rss_peak, after->resident_bytes);
-    } else {
-      server_error = std::string(after.status().message());
-    }
-  }
-  r.server_error = server_error;
+  server.End(r);
   return r;
 }
 

@@ -2,13 +2,12 @@
 
 #include <algorithm>
 #include <cstring>
-#include <deque>
-#include <mutex>
 #include <random>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "clients/smcrypt-load/key_exchange_call.h"
 #include "clients/smcrypt/algorithm_names.h"
 
 namespace smcrypt::load {
@@ -72,199 +71,6 @@ CallFn Batch(const Item& item, size_t items, Method method) {
                                    std::function<void(grpc::Status)> f) {                     \
     a->Method(c, q, r, std::move(f));                                                          \
   })
-
-// KeyExchange is one SM2 key exchange (GB/T 32918.3 §6, with confirmation) against the
-// server on two streams of one channel: the server as initiator for `initiator` and as
-// responder for `responder`, each side's messages relayed to the other:
-//   A: → params                      ← R_A
-//   B: → params, R_A                 ← R_B, S_B
-//   A: → R_B, S_B                    ← K, S_A
-//   B: → S_A                         ← K
-// The operation succeeds when both streams end OK and both K are equal and non-empty
-// (else DATA_LOSS). Stream A uses the runner's context; B a context of its own with the
-// same deadline and `metadata`. Both streams start together, so that they are admitted
-// together under the server's stream limit (the channel queues streams beyond it in
-// order): an initiator waiting for a responder that cannot start would hold its slot.
-// When one stream fails, the other is half-closed, so that the server ends it as well
-// (INVALID_ARGUMENT, an exchange ended early) and counts it: every exchange is two RPCs
-// at the server, and the operation fails with the first failure. The object deletes
-// itself after both streams' OnDone.
-class KeyExchange {
- public:
-  struct Params {
-    v1::KeyExchangeParams initiator, responder;
-    std::vector<std::pair<std::string, std::string>> metadata;
-  };
-
-  static void Start(const Params& p, Stub& stub, grpc::ClientContext* ctx,
-                    std::function<void(grpc::Status)> done) {
-    auto* x = new KeyExchange(p, stub, ctx, std::move(done));
-    std::lock_guard<std::mutex> lock(x->mu_);
-    v1::KeyExchangeRequest first;
-    *first.mutable_params() = p.initiator;
-    x->Send(kA, std::move(first));
-    x->Launch(kA);
-    x->Launch(kB);  // its first message (params, R_A) follows A's first response
-  }
-
- private:
-  enum Side { kA = 0, kB = 1 };
-
-  class Stream final : public grpc::ClientBidiReactor<v1::KeyExchangeRequest,
-                                                      v1::KeyExchangeResponse> {
-   public:
-    Stream(KeyExchange* x, Side side) : x_(x), side_(side) {}
-    void OnWriteDone(bool ok) override { x_->WriteDone(side_, ok); }
-    void OnWritesDoneDone(bool ok) override { x_->WriteDone(side_, ok); }
-    void OnReadDone(bool ok) override { x_->ReadDone(side_, ok); }
-    void OnDone(const grpc::Status& s) override { x_->StreamDone(side_, s); }
-
-    v1::KeyExchangeResponse response;
-
-   private:
-    KeyExchange* x_;
-    Side side_;
-  };
-
-  // One side's stream: its pending writes (nullopt: writes-done), whether a write is in
-  // flight, and whether the stream was started and has ended.
-  struct Leg {
-    Leg(KeyExchange* x, Side side) : stream(x, side) {}
-    Stream stream;
-    grpc::ClientContext* ctx = nullptr;
-    std::deque<std::optional<v1::KeyExchangeRequest>> queue;
-    std::optional<v1::KeyExchangeRequest> writing;
-    bool write_in_flight = false;
-    bool started = false;
-    bool closed = false;  // writes-done queued
-    bool done = false;
-    grpc::Status status;
-  };
-
-  KeyExchange(const Params& p, Stub& stub, grpc::ClientContext* ctx,
-              std::function<void(grpc::Status)> done)
-      : params_(p), stub_(stub), done_(std::move(done)), legs_{Leg(this, kA), Leg(this, kB)} {
-    legs_[kA].ctx = ctx;
-    b_ctx_.set_deadline(ctx->deadline());
-    for (const auto& [key, value] : p.metadata) b_ctx_.AddMetadata(key, value);
-    legs_[kB].ctx = &b_ctx_;
-  }
-
-  // Launch starts `side`'s stream with a read, and the writes queued so far (mu_ held).
-  void Launch(Side side) {
-    Leg& leg = legs_[side];
-    stub_.async()->KeyExchange(leg.ctx, &leg.stream);
-    leg.started = true;
-    Pump(side);
-    leg.stream.StartRead(&leg.stream.response);
-    leg.stream.StartCall();
-  }
-
-  // Send queues a message (nullopt: half-close) on `side` (mu_ held); nothing follows a
-  // half-close, and nothing is sent on a stream that has ended.
-  void Send(Side side, std::optional<v1::KeyExchangeRequest> req) {
-    Leg& leg = legs_[side];
-    if (leg.done || (req.has_value() && leg.closed)) return;
-    leg.queue.push_back(std::move(req));
-    Pump(side);
-  }
-
-  void Pump(Side side) {
-    Leg& leg = legs_[side];
-    if (!leg.started || leg.done || leg.write_in_flight || leg.queue.empty()) return;
-    leg.write_in_flight = true;
-    leg.writing = std::move(leg.queue.front());
-    leg.queue.pop_front();
-    if (leg.writing) {
-      leg.stream.StartWrite(&*leg.writing);
-    } else {
-      leg.stream.StartWritesDone();
-    }
-  }
-
-  void WriteDone(Side side, bool ok) {
-    std::lock_guard<std::mutex> lock(mu_);
-    legs_[side].write_in_flight = false;
-    if (ok) Pump(side);  // a failed write: the stream is ending; OnDone has its status
-  }
-
-  void ReadDone(Side side, bool ok) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!ok) return;  // the stream ended: OnDone carries the status
-    Leg& leg = legs_[side];
-    v1::KeyExchangeResponse r = std::move(leg.stream.response);
-    ++reads_[side];
-    if (side == kA && reads_[kA] == 1) {  // R_A → B's first message
-      v1::KeyExchangeRequest req;
-      *req.mutable_params() = params_.responder;
-      req.set_peer_ephemeral_point(r.ephemeral_point());
-      Send(kB, std::move(req));
-      leg.stream.StartRead(&leg.stream.response);
-    } else if (side == kB && reads_[kB] == 1) {  // R_B, S_B → A
-      v1::KeyExchangeRequest req;
-      req.set_peer_ephemeral_point(r.ephemeral_point());
-      req.set_peer_confirmation(r.confirmation());
-      Send(kA, std::move(req));
-      leg.stream.StartRead(&leg.stream.response);
-    } else if (side == kA && reads_[kA] == 2) {  // K_A, S_A → B
-      key_[kA] = r.shared_key();
-      leg.closed = true;
-      Send(kA, std::nullopt);
-      v1::KeyExchangeRequest req;
-      req.set_peer_confirmation(r.confirmation());
-      Send(kB, std::move(req));
-    } else if (side == kB && reads_[kB] == 2) {  // K_B
-      key_[kB] = r.shared_key();
-      leg.closed = true;
-      Send(kB, std::nullopt);
-    }
-  }
-
-  void StreamDone(Side side, const grpc::Status& s) {
-    bool last = false;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      Leg& leg = legs_[side];
-      leg.done = true;
-      leg.status = s;
-      if (!s.ok() && first_failure_.ok()) first_failure_ = s;
-      const Side other = side == kA ? kB : kA;
-      if (!s.ok() && !legs_[other].done && !legs_[other].closed) {
-        // The other stream's exchange cannot finish: half-close it (after any write in
-        // flight), and the server ends it.
-        legs_[other].closed = true;
-        Send(other, std::nullopt);
-      }
-      last = legs_[kA].done && legs_[kB].done;
-    }
-    if (!last) return;
-    grpc::Status result = Result();
-    std::function<void(grpc::Status)> done = std::move(done_);
-    delete this;
-    done(result);
-  }
-
-  grpc::Status Result() const {
-    // The first failure is the cause; the other stream's end follows from it.
-    if (!first_failure_.ok()) return first_failure_;
-    if (key_[kA].empty() || key_[kA] != key_[kB]) {
-      return grpc::Status(grpc::StatusCode::DATA_LOSS,
-                          absl::StrCat("KeyExchange: the two streams' shared keys differ (",
-                                       key_[kA].size(), " and ", key_[kB].size(), " bytes)"));
-    }
-    return grpc::Status::OK;
-  }
-
-  const Params& params_;
-  Stub& stub_;
-  std::function<void(grpc::Status)> done_;
-  grpc::ClientContext b_ctx_;
-  std::mutex mu_;
-  Leg legs_[2];
-  int reads_[2] = {0, 0};
-  std::string key_[2];
-  grpc::Status first_failure_;
-};
 
 size_t SymmetricKeySize(v1::Algorithm alg) {
   switch (alg) {
@@ -377,15 +183,269 @@ absl::Status Preparer::KeyRefFor(v1::Algorithm alg, bool private_key, v1::KeyRef
   return absl::OkStatus();
 }
 
-absl::StatusOr<Workload> Preparer::Make(const WorkloadSpec& spec) {
-  using cli::AlgorithmFamily;
-  using cli::InFamily;
-  const v1::Algorithm alg = spec.algorithm;
-  const std::string name = cli::AlgorithmName(alg);
-  auto wrong = [&](absl::string_view family) {
+using cli::AlgorithmFamily;
+using cli::InFamily;
+
+struct Preparer::MakeArgs {
+  const WorkloadSpec& spec;
+  v1::Algorithm alg;
+  std::string name;  // the algorithm's
+  std::string rpc;   // spec.rpc without "Batch"
+  size_t items;      // copies in one *Batch RPC; 0 for a unary RPC
+  std::string data;  // the payload, spec.size bytes
+
+  // Wrong is the error of an algorithm that `rpc` does not take (it takes `family`).
+  absl::Status Wrong(absl::string_view family) const {
     return absl::InvalidArgumentError(
         absl::StrCat("--rpc ", spec.rpc, " takes ", family, ", not ", name));
-  };
+  }
+};
+
+// Hash, HashBatch.
+absl::Status Preparer::MakeHash(const MakeArgs& args, Workload& w) {
+  if (!InFamily(args.alg, AlgorithmFamily::kHash)) return args.Wrong("SM3 or SHA-256");
+  auto req = std::make_shared<v1::HashRequest>();
+  req->set_algorithm(args.alg);
+  req->set_data(args.data);
+  if (args.items > 0) {
+    w.op.calls.push_back(SMCRYPT_LOAD_BATCH(HashBatch, v1::HashBatchRequest,
+                                            v1::HashBatchResponse, *req, args.items));
+  } else {
+    w.op.calls.push_back(SMCRYPT_LOAD_CALL(Hash, v1::HashRequest, v1::HashResponse, req));
+  }
+  return absl::OkStatus();
+}
+
+// Hmac.
+absl::Status Preparer::MakeHmac(const MakeArgs& args, Workload& w) {
+  if (!InFamily(args.alg, AlgorithmFamily::kMac)) return args.Wrong("HMAC-SM3 or HMAC-SHA-256");
+  auto req = std::make_shared<v1::HmacRequest>();
+  req->set_algorithm(args.alg);
+  SymmetricRef(args.alg, symmetric_key_32_, req->mutable_key());
+  req->set_data(args.data);
+  w.op.calls.push_back(SMCRYPT_LOAD_CALL(Hmac, v1::HmacRequest, v1::HmacResponse, req));
+  return absl::OkStatus();
+}
+
+// Sign, SignBatch; Verify and VerifyBatch of a signature made here.
+absl::Status Preparer::MakeSignature(const MakeArgs& args, Workload& w) {
+  if (!InFamily(args.alg, AlgorithmFamily::kSignature)) return args.Wrong("a signature algorithm");
+  auto sign = std::make_shared<v1::SignRequest>();
+  sign->set_algorithm(args.alg);
+  if (absl::Status st = KeyRefFor(args.alg, /*private_key=*/true, sign->mutable_key());
+      !st.ok()) {
+    return st;
+  }
+  sign->set_data(args.data);
+  if (args.rpc == "Sign") {
+    if (args.items > 0) {
+      w.op.calls.push_back(SMCRYPT_LOAD_BATCH(SignBatch, v1::SignBatchRequest,
+                                              v1::SignBatchResponse, *sign, args.items));
+    } else {
+      w.op.calls.push_back(SMCRYPT_LOAD_CALL(Sign, v1::SignRequest, v1::SignResponse, sign));
+    }
+  } else {
+    v1::SignResponse sig;
+    grpc::ClientContext ctx;
+    Prepare(&ctx);
+    ++rpcs_;
+    grpc::Status s = stub_->Sign(&ctx, *sign, &sig);
+    if (!s.ok()) return RpcError(absl::StrCat("Sign ", args.name), s);
+    auto req = std::make_shared<v1::VerifyRequest>();
+    req->set_algorithm(args.alg);
+    if (absl::Status st = KeyRefFor(args.alg, false, req->mutable_key()); !st.ok()) return st;
+    req->set_data(args.data);
+    req->set_signature(sig.signature());
+    if (args.items > 0) {
+      w.op.calls.push_back(SMCRYPT_LOAD_BATCH(VerifyBatch, v1::VerifyBatchRequest,
+                                              v1::VerifyBatchResponse, *req, args.items));
+    } else {
+      w.op.calls.push_back(SMCRYPT_LOAD_CALL(Verify, v1::VerifyRequest, v1::VerifyResponse, req));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Encrypt, EncryptBatch; Decrypt of a ciphertext made here.
+absl::Status Preparer::MakeSymmetric(const MakeArgs& args, Workload& w) {
+  if (!InFamily(args.alg, AlgorithmFamily::kSymmetric)) return args.Wrong("an SM4 or AES mode");
+  v1::EncryptRequest enc;
+  enc.set_algorithm(args.alg);
+  SymmetricRef(args.alg, symmetric_key_32_.substr(0, SymmetricKeySize(args.alg)),
+               enc.mutable_key());
+  enc.set_plaintext(args.data);
+  enc.set_padding(PaddingFor(args.alg, args.spec.size));
+  if (args.rpc == "Encrypt") {
+    // No nonce: the server draws a fresh one per request, as a client should let it.
+    auto req = std::make_shared<v1::EncryptRequest>(std::move(enc));
+    if (args.items > 0) {
+      w.op.calls.push_back(SMCRYPT_LOAD_BATCH(EncryptBatch, v1::EncryptBatchRequest,
+                                              v1::EncryptBatchResponse, *req, args.items));
+    } else {
+      w.op.calls.push_back(
+          SMCRYPT_LOAD_CALL(Encrypt, v1::EncryptRequest, v1::EncryptResponse, req));
+    }
+  } else {
+    v1::EncryptResponse ct;
+    grpc::ClientContext ctx;
+    Prepare(&ctx);
+    ++rpcs_;
+    grpc::Status s = stub_->Encrypt(&ctx, enc, &ct);
+    if (!s.ok()) return RpcError(absl::StrCat("Encrypt ", args.name), s);
+    auto req = std::make_shared<v1::DecryptRequest>();
+    req->set_algorithm(args.alg);
+    *req->mutable_key() = enc.key();
+    req->set_nonce(ct.nonce());
+    req->set_ciphertext(ct.ciphertext());
+    req->set_tag(ct.tag());
+    req->set_padding(enc.padding());
+    w.op.calls.push_back(SMCRYPT_LOAD_CALL(Decrypt, v1::DecryptRequest, v1::DecryptResponse, req));
+  }
+  return absl::OkStatus();
+}
+
+// PublicKeyEncrypt; PublicKeyDecrypt of ciphertexts made here.
+absl::Status Preparer::MakePublicKeyEncryption(const MakeArgs& args, Workload& w) {
+  if (!InFamily(args.alg, AlgorithmFamily::kPublicKeyEncrypt)) {
+    return args.Wrong("SM2 or RSA-*-OAEP");
+  }
+  v1::KeyRef public_ref, private_ref;
+  if (absl::Status st = KeyRefFor(args.alg, false, &public_ref); !st.ok()) return st;
+  if (args.rpc == "PublicKeyDecrypt") {
+    if (absl::Status st = KeyRefFor(args.alg, true, &private_ref); !st.ok()) return st;
+  }
+  // RSA-OAEP takes at most one block per call: larger payloads go as consecutive
+  // maximum-size blocks (the study's method), each its own RPC, all in one operation.
+  const size_t block = MaxOaepPlaintext(args.alg) == 0 ? std::max<size_t>(args.spec.size, 1)
+                                                  : MaxOaepPlaintext(args.alg);
+  const size_t n = args.spec.size == 0 ? 1 : (args.spec.size + block - 1) / block;
+  w.blocks = static_cast<int>(n);
+  w.block_size = std::min(block, args.spec.size);
+  for (size_t i = 0; i < n; ++i) {
+    v1::PublicKeyEncryptRequest enc;
+    enc.set_algorithm(args.alg);
+    *enc.mutable_key() = public_ref;
+    enc.set_plaintext(args.data.substr(i * block, block));
+    if (args.rpc == "PublicKeyEncrypt") {
+      auto req = std::make_shared<v1::PublicKeyEncryptRequest>(std::move(enc));
+      w.op.calls.push_back(SMCRYPT_LOAD_CALL(PublicKeyEncrypt, v1::PublicKeyEncryptRequest,
+                                             v1::PublicKeyEncryptResponse, req));
+      continue;
+    }
+    v1::PublicKeyEncryptResponse ct;
+    grpc::ClientContext ctx;
+    Prepare(&ctx);
+    ++rpcs_;
+    grpc::Status s = stub_->PublicKeyEncrypt(&ctx, enc, &ct);
+    if (!s.ok()) return RpcError(absl::StrCat("PublicKeyEncrypt ", args.name), s);
+    auto req = std::make_shared<v1::PublicKeyDecryptRequest>();
+    req->set_algorithm(args.alg);
+    *req->mutable_key() = private_ref;
+    req->set_ciphertext(ct.ciphertext());
+    w.op.calls.push_back(SMCRYPT_LOAD_CALL(PublicKeyDecrypt, v1::PublicKeyDecryptRequest,
+                                           v1::PublicKeyDecryptResponse, req));
+  }
+  return absl::OkStatus();
+}
+
+// HybridEncrypt, HybridEncryptBatch; HybridDecrypt of a ciphertext made here.
+absl::Status Preparer::MakeHybrid(const MakeArgs& args, Workload& w) {
+  if (!InFamily(args.alg, AlgorithmFamily::kHybrid)) return args.Wrong("an HPKE suite");
+  v1::HybridEncryptRequest enc;
+  enc.set_algorithm(args.alg);
+  if (absl::Status st = KeyRefFor(args.alg, false, enc.mutable_key()); !st.ok()) return st;
+  enc.set_plaintext(args.data);
+  enc.set_info("smcrypt-load");
+  if (args.rpc == "HybridEncrypt") {
+    auto req = std::make_shared<v1::HybridEncryptRequest>(std::move(enc));
+    if (args.items > 0) {
+      w.op.calls.push_back(SMCRYPT_LOAD_BATCH(HybridEncryptBatch, v1::HybridEncryptBatchRequest,
+                                              v1::HybridEncryptBatchResponse, *req, args.items));
+    } else {
+      w.op.calls.push_back(SMCRYPT_LOAD_CALL(HybridEncrypt, v1::HybridEncryptRequest,
+                                             v1::HybridEncryptResponse, req));
+    }
+  } else {
+    v1::HybridEncryptResponse ct;
+    grpc::ClientContext ctx;
+    Prepare(&ctx);
+    ++rpcs_;
+    grpc::Status s = stub_->HybridEncrypt(&ctx, enc, &ct);
+    if (!s.ok()) return RpcError(absl::StrCat("HybridEncrypt ", args.name), s);
+    auto req = std::make_shared<v1::HybridDecryptRequest>();
+    req->set_algorithm(args.alg);
+    if (absl::Status st = KeyRefFor(args.alg, true, req->mutable_key()); !st.ok()) return st;
+    req->set_ciphertext(ct.ciphertext());
+    req->set_info(enc.info());
+    w.op.calls.push_back(SMCRYPT_LOAD_CALL(HybridDecrypt, v1::HybridDecryptRequest,
+                                           v1::HybridDecryptResponse, req));
+  }
+  return absl::OkStatus();
+}
+
+// GenerateKeyPair (the public key only).
+absl::Status Preparer::MakeKeyPair(const MakeArgs& args, Workload& w) {
+  if (!InFamily(args.alg, AlgorithmFamily::kSignature) &&
+      !InFamily(args.alg, AlgorithmFamily::kPublicKeyEncrypt) &&
+      !InFamily(args.alg, AlgorithmFamily::kHybrid)) {
+    return args.Wrong("an asymmetric algorithm");
+  }
+  // Only the public key comes back, so the run works against a server that denies
+  // inline private keys too (it withholds them anyway).
+  auto req = std::make_shared<v1::GenerateKeyPairRequest>();
+  req->set_algorithm(args.alg);
+  req->set_omit_private_key(true);
+  w.op.payload_bytes = 0;
+  w.op.calls.push_back(SMCRYPT_LOAD_CALL(GenerateKeyPair, v1::GenerateKeyPairRequest,
+                                         v1::GenerateKeyPairResponse, req));
+  return absl::OkStatus();
+}
+
+// GetPublicKey of the private key the workloads of the algorithm use.
+absl::Status Preparer::MakeGetPublicKey(const MakeArgs& args, Workload& w) {
+  auto req = std::make_shared<v1::GetPublicKeyRequest>();
+  req->set_algorithm(args.alg);
+  if (absl::Status st = KeyRefFor(args.alg, /*private_key=*/true, req->mutable_key()); !st.ok()) {
+    return st;
+  }
+  w.op.payload_bytes = 0;
+  w.op.calls.push_back(SMCRYPT_LOAD_CALL(GetPublicKey, v1::GetPublicKeyRequest,
+                                         v1::GetPublicKeyResponse, req));
+  return absl::OkStatus();
+}
+
+// KeyExchange.
+absl::Status Preparer::MakeKeyExchange(const MakeArgs& args, Workload& w) {
+  if (args.alg != v1::SM2) return args.Wrong("SM2");
+  // The server plays both parties for one key (A = B: the same work as two keys), with
+  // confirmation and a 16-byte K; the Params outlive the run inside the CallFn.
+  auto p = std::make_shared<KeyExchangeCallParams>();
+  for (v1::KeyExchangeParams* side : {&p->initiator, &p->responder}) {
+    side->set_algorithm(v1::SM2);
+    if (absl::Status st = KeyRefFor(args.alg, /*private_key=*/true, side->mutable_key());
+        !st.ok()) {
+      return st;
+    }
+    if (absl::Status st = KeyRefFor(args.alg, /*private_key=*/false, side->mutable_peer_key());
+        !st.ok()) {
+      return st;
+    }
+    side->set_key_length(16);
+    side->set_confirmation(true);
+  }
+  p->initiator.set_role(v1::KEY_EXCHANGE_ROLE_INITIATOR);
+  p->responder.set_role(v1::KEY_EXCHANGE_ROLE_RESPONDER);
+  p->metadata = metadata_;
+  w.op.payload_bytes = 0;
+  w.op.rpcs_per_call = 2;
+  w.op.calls.push_back([p](Stub& stub, grpc::ClientContext* ctx,
+                           std::function<void(grpc::Status)> done) {
+    StartKeyExchangeCall(*p, stub, ctx, std::move(done));
+  });
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Workload> Preparer::Make(const WorkloadSpec& spec) {
   // A *Batch RPC carries `batch_items` copies of the request its name starts with.
   std::string rpc = spec.rpc;
   size_t items = 0;
@@ -401,211 +461,33 @@ absl::StatusOr<Workload> Preparer::Make(const WorkloadSpec& spec) {
   }
   Workload w;
   w.op.payload_bytes = spec.size * std::max<size_t>(1, items);
-  const std::string data = Payload(spec.size);
+  const MakeArgs args{spec, spec.algorithm, cli::AlgorithmName(spec.algorithm), rpc, items,
+                      Payload(spec.size)};
 
+  absl::Status st;
   if (rpc == "Hash") {
-    if (!InFamily(alg, AlgorithmFamily::kHash)) return wrong("SM3 or SHA-256");
-    auto req = std::make_shared<v1::HashRequest>();
-    req->set_algorithm(alg);
-    req->set_data(data);
-    if (items > 0) {
-      w.op.calls.push_back(SMCRYPT_LOAD_BATCH(HashBatch, v1::HashBatchRequest,
-                                              v1::HashBatchResponse, *req, items));
-    } else {
-      w.op.calls.push_back(SMCRYPT_LOAD_CALL(Hash, v1::HashRequest, v1::HashResponse, req));
-    }
+    st = MakeHash(args, w);
   } else if (rpc == "Hmac") {
-    if (!InFamily(alg, AlgorithmFamily::kMac)) return wrong("HMAC-SM3 or HMAC-SHA-256");
-    auto req = std::make_shared<v1::HmacRequest>();
-    req->set_algorithm(alg);
-    SymmetricRef(alg, symmetric_key_32_, req->mutable_key());
-    req->set_data(data);
-    w.op.calls.push_back(SMCRYPT_LOAD_CALL(Hmac, v1::HmacRequest, v1::HmacResponse, req));
+    st = MakeHmac(args, w);
   } else if (rpc == "Sign" || rpc == "Verify") {
-    if (!InFamily(alg, AlgorithmFamily::kSignature)) return wrong("a signature algorithm");
-    auto sign = std::make_shared<v1::SignRequest>();
-    sign->set_algorithm(alg);
-    if (absl::Status st = KeyRefFor(alg, /*private_key=*/true, sign->mutable_key()); !st.ok()) return st;
-    sign->set_data(data);
-    if (rpc == "Sign") {
-      if (items > 0) {
-        w.op.calls.push_back(SMCRYPT_LOAD_BATCH(SignBatch, v1::SignBatchRequest,
-                                                v1::SignBatchResponse, *sign, items));
-      } else {
-        w.op.calls.push_back(SMCRYPT_LOAD_CALL(Sign, v1::SignRequest, v1::SignResponse, sign));
-      }
-    } else {
-      v1::SignResponse sig;
-      grpc::ClientContext ctx;
-      Prepare(&ctx);
-      ++rpcs_;
-      grpc::Status s = stub_->Sign(&ctx, *sign, &sig);
-      if (!s.ok()) return RpcError(absl::StrCat("Sign ", name), s);
-      auto req = std::make_shared<v1::VerifyRequest>();
-      req->set_algorithm(alg);
-      if (absl::Status st = KeyRefFor(alg, false, req->mutable_key()); !st.ok()) return st;
-      req->set_data(data);
-      req->set_signature(sig.signature());
-      if (items > 0) {
-        w.op.calls.push_back(SMCRYPT_LOAD_BATCH(VerifyBatch, v1::VerifyBatchRequest,
-                                                v1::VerifyBatchResponse, *req, items));
-      } else {
-        w.op.calls.push_back(SMCRYPT_LOAD_CALL(Verify, v1::VerifyRequest, v1::VerifyResponse, req));
-      }
-    }
+    st = MakeSignature(args, w);
   } else if (rpc == "Encrypt" || rpc == "Decrypt") {
-    if (!InFamily(alg, AlgorithmFamily::kSymmetric)) return wrong("an SM4 or AES mode");
-    v1::EncryptRequest enc;
-    enc.set_algorithm(alg);
-    SymmetricRef(alg, symmetric_key_32_.substr(0, SymmetricKeySize(alg)), enc.mutable_key());
-    enc.set_plaintext(data);
-    enc.set_padding(PaddingFor(alg, spec.size));
-    if (rpc == "Encrypt") {
-      // No nonce: the server draws a fresh one per request, as a client should let it.
-      auto req = std::make_shared<v1::EncryptRequest>(std::move(enc));
-      if (items > 0) {
-        w.op.calls.push_back(SMCRYPT_LOAD_BATCH(EncryptBatch, v1::EncryptBatchRequest,
-                                                v1::EncryptBatchResponse, *req, items));
-      } else {
-        w.op.calls.push_back(SMCRYPT_LOAD_CALL(Encrypt, v1::EncryptRequest, v1::EncryptResponse, req));
-      }
-    } else {
-      v1::EncryptResponse ct;
-      grpc::ClientContext ctx;
-      Prepare(&ctx);
-      ++rpcs_;
-      grpc::Status s = stub_->Encrypt(&ctx, enc, &ct);
-      if (!s.ok()) return RpcError(absl::StrCat("Encrypt ", name), s);
-      auto req = std::make_shared<v1::DecryptRequest>();
-      req->set_algorithm(alg);
-      *req->mutable_key() = enc.key();
-      req->set_nonce(ct.nonce());
-      req->set_ciphertext(ct.ciphertext());
-      req->set_tag(ct.tag());
-      req->set_padding(enc.padding());
-      w.op.calls.push_back(SMCRYPT_LOAD_CALL(Decrypt, v1::DecryptRequest, v1::DecryptResponse, req));
-    }
+    st = MakeSymmetric(args, w);
   } else if (rpc == "PublicKeyEncrypt" || rpc == "PublicKeyDecrypt") {
-    if (!InFamily(alg, AlgorithmFamily::kPublicKeyEncrypt)) return wrong("SM2 or RSA-*-OAEP");
-    v1::KeyRef public_ref, private_ref;
-    if (absl::Status st = KeyRefFor(alg, false, &public_ref); !st.ok()) return st;
-    if (rpc == "PublicKeyDecrypt") {
-      if (absl::Status st = KeyRefFor(alg, true, &private_ref); !st.ok()) return st;
-    }
-    // RSA-OAEP takes at most one block per call: larger payloads go as consecutive
-    // maximum-size blocks (the study's method), each its own RPC, all in one operation.
-    const size_t block = MaxOaepPlaintext(alg) == 0 ? std::max<size_t>(spec.size, 1)
-                                                    : MaxOaepPlaintext(alg);
-    const size_t n = spec.size == 0 ? 1 : (spec.size + block - 1) / block;
-    w.blocks = static_cast<int>(n);
-    w.block_size = std::min(block, spec.size);
-    for (size_t i = 0; i < n; ++i) {
-      v1::PublicKeyEncryptRequest enc;
-      enc.set_algorithm(alg);
-      *enc.mutable_key() = public_ref;
-      enc.set_plaintext(data.substr(i * block, block));
-      if (rpc == "PublicKeyEncrypt") {
-        auto req = std::make_shared<v1::PublicKeyEncryptRequest>(std::move(enc));
-        w.op.calls.push_back(SMCRYPT_LOAD_CALL(PublicKeyEncrypt, v1::PublicKeyEncryptRequest,
-                                               v1::PublicKeyEncryptResponse, req));
-        continue;
-      }
-      v1::PublicKeyEncryptResponse ct;
-      grpc::ClientContext ctx;
-      Prepare(&ctx);
-      ++rpcs_;
-      grpc::Status s = stub_->PublicKeyEncrypt(&ctx, enc, &ct);
-      if (!s.ok()) return RpcError(absl::StrCat("PublicKeyEncrypt ", name), s);
-      auto req = std::make_shared<v1::PublicKeyDecryptRequest>();
-      req->set_algorithm(alg);
-      *req->mutable_key() = private_ref;
-      req->set_ciphertext(ct.ciphertext());
-      w.op.calls.push_back(SMCRYPT_LOAD_CALL(PublicKeyDecrypt, v1::PublicKeyDecryptRequest,
-                                             v1::PublicKeyDecryptResponse, req));
-    }
+    st = MakePublicKeyEncryption(args, w);
   } else if (rpc == "HybridEncrypt" || rpc == "HybridDecrypt") {
-    if (!InFamily(alg, AlgorithmFamily::kHybrid)) return wrong("an HPKE suite");
-    v1::HybridEncryptRequest enc;
-    enc.set_algorithm(alg);
-    if (absl::Status st = KeyRefFor(alg, false, enc.mutable_key()); !st.ok()) return st;
-    enc.set_plaintext(data);
-    enc.set_info("smcrypt-load");
-    if (rpc == "HybridEncrypt") {
-      auto req = std::make_shared<v1::HybridEncryptRequest>(std::move(enc));
-      if (items > 0) {
-        w.op.calls.push_back(SMCRYPT_LOAD_BATCH(HybridEncryptBatch, v1::HybridEncryptBatchRequest,
-                                                v1::HybridEncryptBatchResponse, *req, items));
-      } else {
-        w.op.calls.push_back(SMCRYPT_LOAD_CALL(HybridEncrypt, v1::HybridEncryptRequest,
-                                               v1::HybridEncryptResponse, req));
-      }
-    } else {
-      v1::HybridEncryptResponse ct;
-      grpc::ClientContext ctx;
-      Prepare(&ctx);
-      ++rpcs_;
-      grpc::Status s = stub_->HybridEncrypt(&ctx, enc, &ct);
-      if (!s.ok()) return RpcError(absl::StrCat("HybridEncrypt ", name), s);
-      auto req = std::make_shared<v1::HybridDecryptRequest>();
-      req->set_algorithm(alg);
-      if (absl::Status st = KeyRefFor(alg, true, req->mutable_key()); !st.ok()) return st;
-      req->set_ciphertext(ct.ciphertext());
-      req->set_info(enc.info());
-      w.op.calls.push_back(SMCRYPT_LOAD_CALL(HybridDecrypt, v1::HybridDecryptRequest,
-                                             v1::HybridDecryptResponse, req));
-    }
+    st = MakeHybrid(args, w);
   } else if (rpc == "GenerateKeyPair") {
-    if (!InFamily(alg, AlgorithmFamily::kSignature) &&
-        !InFamily(alg, AlgorithmFamily::kPublicKeyEncrypt) &&
-        !InFamily(alg, AlgorithmFamily::kHybrid)) {
-      return wrong("an asymmetric algorithm");
-    }
-    // Only the public key comes back, so the run works against a server that denies
-    // inline private keys too (it withholds them anyway).
-    auto req = std::make_shared<v1::GenerateKeyPairRequest>();
-    req->set_algorithm(alg);
-    req->set_omit_private_key(true);
-    w.op.payload_bytes = 0;
-    w.op.calls.push_back(SMCRYPT_LOAD_CALL(GenerateKeyPair, v1::GenerateKeyPairRequest,
-                                           v1::GenerateKeyPairResponse, req));
+    st = MakeKeyPair(args, w);
   } else if (rpc == "GetPublicKey") {
-    auto req = std::make_shared<v1::GetPublicKeyRequest>();
-    req->set_algorithm(alg);
-    if (absl::Status st = KeyRefFor(alg, /*private_key=*/true, req->mutable_key()); !st.ok()) return st;
-    w.op.payload_bytes = 0;
-    w.op.calls.push_back(SMCRYPT_LOAD_CALL(GetPublicKey, v1::GetPublicKeyRequest,
-                                           v1::GetPublicKeyResponse, req));
+    st = MakeGetPublicKey(args, w);
   } else if (rpc == "GetServerInfo") {
     auto req = std::make_shared<v1::GetServerInfoRequest>();
     w.op.payload_bytes = 0;
     w.op.calls.push_back(SMCRYPT_LOAD_CALL(GetServerInfo, v1::GetServerInfoRequest,
                                            v1::GetServerInfoResponse, req));
   } else if (rpc == "KeyExchange") {
-    if (alg != v1::SM2) return wrong("SM2");
-    // The server plays both parties for one key (A = B: the same work as two keys), with
-    // confirmation and a 16-byte K; the Params outlive the run inside the CallFn.
-    auto p = std::make_shared<KeyExchange::Params>();
-    for (v1::KeyExchangeParams* side : {&p->initiator, &p->responder}) {
-      side->set_algorithm(v1::SM2);
-      if (absl::Status st = KeyRefFor(alg, /*private_key=*/true, side->mutable_key()); !st.ok()) {
-        return st;
-      }
-      if (absl::Status st = KeyRefFor(alg, /*private_key=*/false, side->mutable_peer_key());
-          !st.ok()) {
-        return st;
-      }
-      side->set_key_length(16);
-      side->set_confirmation(true);
-    }
-    p->initiator.set_role(v1::KEY_EXCHANGE_ROLE_INITIATOR);
-    p->responder.set_role(v1::KEY_EXCHANGE_ROLE_RESPONDER);
-    p->metadata = metadata_;
-    w.op.payload_bytes = 0;
-    w.op.rpcs_per_call = 2;
-    w.op.calls.push_back([p](Stub& stub, grpc::ClientContext* ctx,
-                             std::function<void(grpc::Status)> done) {
-      KeyExchange::Start(*p, stub, ctx, std::move(done));
-    });
+    st = MakeKeyExchange(args, w);
   } else if (rpc == "GenerateRandom") {
     auto req = std::make_shared<v1::GenerateRandomRequest>();
     req->set_length(static_cast<uint32_t>(spec.size));
@@ -618,6 +500,7 @@ absl::StatusOr<Workload> Preparer::Make(const WorkloadSpec& spec) {
     return absl::InvalidArgumentError(
         absl::StrCat("--rpc ", spec.rpc, ": expected one of ", list));
   }
+  if (!st.ok()) return st;
   return w;
 }
 

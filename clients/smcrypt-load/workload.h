@@ -93,6 +93,22 @@ class Preparer {
   void Count(int64_t n) { rpcs_ += n; }
 
  private:
+  // MakeArgs is one Make call's spec, its RPC without "Batch", the copies of a *Batch RPC
+  // (0: unary) and the payload (workload.cc).
+  struct MakeArgs;
+  // Make's builders, one per RPC family: each checks the algorithm against the RPC and
+  // adds the calls of one operation to `w`, making what a decrypting or verifying
+  // workload needs first (one encryption or signature, counted in rpcs()).
+  absl::Status MakeHash(const MakeArgs& args, Workload& w);
+  absl::Status MakeHmac(const MakeArgs& args, Workload& w);
+  absl::Status MakeSignature(const MakeArgs& args, Workload& w);
+  absl::Status MakeSymmetric(const MakeArgs& args, Workload& w);
+  absl::Status MakePublicKeyEncryption(const MakeArgs& args, Workload& w);
+  absl::Status MakeHybrid(const MakeArgs& args, Workload& w);
+  absl::Status MakeKeyPair(const MakeArgs& args, Workload& w);
+  absl::Status MakeGetPublicKey(const MakeArgs& args, Workload& w);
+  absl::Status MakeKeyExchange(const MakeArgs& args, Workload& w);
+
   void Prepare(grpc::ClientContext* ctx) const;
 
   std::shared_ptr<Stub> stub_;

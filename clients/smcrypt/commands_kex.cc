@@ -54,7 +54,39 @@ struct Stream {
   }
 };
 
-absl::StatusOr<int> RunKex(const Args& args) {
+// PeerKeyFromFlags sets `peer` from exactly one of --peer-key FILE, --peer-key-id ID
+// (with --peer-key-version) and --peer-key-hex HEX.
+absl::Status PeerKeyFromFlags(const Args& args, v1::KeyRef* peer) {
+  const int peer_given = args.Has("peer-key") + args.Has("peer-key-id") + args.Has("peer-key-hex");
+  if (peer_given != 1) {
+    return UsageError("give exactly one of --peer-key FILE, --peer-key-id ID, --peer-key-hex HEX");
+  }
+  if (args.Has("peer-key-version") && !args.Has("peer-key-id")) {
+    return UsageError("--peer-key-version goes with --peer-key-id (a version of a keyring key)");
+  }
+  if (std::optional<std::string> pid = args.Get("peer-key-id")) {
+    peer->set_key_id(*pid);
+    if (args.Has("peer-key-version")) {
+      absl::StatusOr<uint64_t> version = UintFlag(args, "peer-key-version", 0, 1,
+                                                  std::numeric_limits<uint32_t>::max());
+      if (!version.ok()) return version.status();
+      peer->set_key_version(static_cast<uint32_t>(*version));
+    }
+  } else if (std::optional<std::string> hex = args.Get("peer-key-hex")) {
+    absl::StatusOr<std::string> point = DecodeHexFlag("peer-key-hex", *hex);
+    if (!point.ok()) return point.status();
+    peer->set_inline_key(*std::move(point));
+  } else {
+    absl::StatusOr<std::string> file = ReadFile(*args.Get("peer-key"), kKeyFileLimit);
+    if (!file.ok()) return UsageError(absl::StrCat("--peer-key: ", file.status().message()));
+    peer->set_inline_key(*std::move(file));
+  }
+  return absl::OkStatus();
+}
+
+// KexParams is the exchange's parameters from the flags (--role, --confirm, --length,
+// the key, the identities and the peer's key).
+absl::StatusOr<v1::KeyExchangeParams> KexParams(const Args& args) {
   std::optional<std::string> role_name = args.Get("role");
   if (!role_name) return UsageError("--role initiator|responder is required");
   const std::string role = absl::AsciiStrToLower(*role_name);
@@ -80,30 +112,58 @@ absl::StatusOr<int> RunKex(const Args& args) {
   absl::StatusOr<std::optional<std::string>> peer_id = BytesFlag(args, "peer-id", "peer-id-hex");
   if (!peer_id.ok()) return peer_id.status();
   if (peer_id->has_value()) params.set_peer_user_id(**peer_id);
-  const int peer_given = args.Has("peer-key") + args.Has("peer-key-id") + args.Has("peer-key-hex");
-  if (peer_given != 1) {
-    return UsageError("give exactly one of --peer-key FILE, --peer-key-id ID, --peer-key-hex HEX");
+  if (absl::Status st = PeerKeyFromFlags(args, params.mutable_peer_key()); !st.ok()) return st;
+  return params;
+}
+
+// AsInitiator runs A's side: sends `first` (the parameters), prints R_A, reads R_B (and
+// S_B), prints S_A with confirmation, and returns K.
+absl::StatusOr<std::string> AsInitiator(Stream& call, const v1::KeyExchangeRequest& first,
+                                        bool confirm) {
+  absl::StatusOr<v1::KeyExchangeResponse> r1 = call.Exchange(first);
+  if (!r1.ok()) return r1.status();
+  PrintField("R_A", r1->ephemeral_point());
+  v1::KeyExchangeRequest second;
+  absl::StatusOr<std::string> r_b = ReadField("R_B");
+  if (!r_b.ok()) return r_b.status();
+  second.set_peer_ephemeral_point(*std::move(r_b));
+  if (confirm) {
+    absl::StatusOr<std::string> s_b = ReadField("S_B");
+    if (!s_b.ok()) return s_b.status();
+    second.set_peer_confirmation(*std::move(s_b));
   }
-  if (args.Has("peer-key-version") && !args.Has("peer-key-id")) {
-    return UsageError("--peer-key-version goes with --peer-key-id (a version of a keyring key)");
-  }
-  if (std::optional<std::string> pid = args.Get("peer-key-id")) {
-    params.mutable_peer_key()->set_key_id(*pid);
-    if (args.Has("peer-key-version")) {
-      absl::StatusOr<uint64_t> version = UintFlag(args, "peer-key-version", 0, 1,
-                                                  std::numeric_limits<uint32_t>::max());
-      if (!version.ok()) return version.status();
-      params.mutable_peer_key()->set_key_version(static_cast<uint32_t>(*version));
-    }
-  } else if (std::optional<std::string> hex = args.Get("peer-key-hex")) {
-    absl::StatusOr<std::string> point = DecodeHexFlag("peer-key-hex", *hex);
-    if (!point.ok()) return point.status();
-    params.mutable_peer_key()->set_inline_key(*std::move(point));
-  } else {
-    absl::StatusOr<std::string> file = ReadFile(*args.Get("peer-key"), kKeyFileLimit);
-    if (!file.ok()) return UsageError(absl::StrCat("--peer-key: ", file.status().message()));
-    params.mutable_peer_key()->set_inline_key(*std::move(file));
-  }
+  absl::StatusOr<v1::KeyExchangeResponse> r2 = call.Exchange(second);
+  if (!r2.ok()) return r2.status();
+  if (confirm) PrintField("S_A", r2->confirmation());
+  return std::move(*r2->mutable_shared_key());
+}
+
+// AsResponder runs B's side: reads R_A, sends it with the parameters `first`, prints R_B
+// (and S_B), reads S_A with confirmation, and returns K.
+absl::StatusOr<std::string> AsResponder(Stream& call, v1::KeyExchangeRequest& first,
+                                        bool confirm) {
+  absl::StatusOr<std::string> r_a = ReadField("R_A");
+  if (!r_a.ok()) return r_a.status();
+  first.set_peer_ephemeral_point(*std::move(r_a));
+  absl::StatusOr<v1::KeyExchangeResponse> r1 = call.Exchange(first);
+  if (!r1.ok()) return r1.status();
+  PrintField("R_B", r1->ephemeral_point());
+  if (!confirm) return std::move(*r1->mutable_shared_key());
+  PrintField("S_B", r1->confirmation());
+  v1::KeyExchangeRequest second;
+  absl::StatusOr<std::string> s_a = ReadField("S_A");
+  if (!s_a.ok()) return s_a.status();
+  second.set_peer_confirmation(*std::move(s_a));
+  absl::StatusOr<v1::KeyExchangeResponse> r2 = call.Exchange(second);
+  if (!r2.ok()) return r2.status();
+  return std::move(*r2->mutable_shared_key());
+}
+
+absl::StatusOr<int> RunKex(const Args& args) {
+  absl::StatusOr<v1::KeyExchangeParams> params = KexParams(args);
+  if (!params.ok()) return params.status();
+  const bool initiator = params->role() == v1::KEY_EXCHANGE_ROLE_INITIATOR;
+  const bool confirm = params->confirmation();
 
   absl::StatusOr<Session> session = Session::Connect(args);
   if (!session.ok()) return session.status();
@@ -112,57 +172,22 @@ absl::StatusOr<int> RunKex(const Args& args) {
   call.rw = session->stub().KeyExchange(&call.ctx);
 
   v1::KeyExchangeRequest first;
-  *first.mutable_params() = std::move(params);
-  std::string shared_key;
-  if (initiator) {
-    absl::StatusOr<v1::KeyExchangeResponse> r1 = call.Exchange(first);
-    if (!r1.ok()) return r1.status();
-    PrintField("R_A", r1->ephemeral_point());
-    v1::KeyExchangeRequest second;
-    absl::StatusOr<std::string> r_b = ReadField("R_B");
-    if (!r_b.ok()) return r_b.status();
-    second.set_peer_ephemeral_point(*std::move(r_b));
-    if (confirm) {
-      absl::StatusOr<std::string> s_b = ReadField("S_B");
-      if (!s_b.ok()) return s_b.status();
-      second.set_peer_confirmation(*std::move(s_b));
-    }
-    absl::StatusOr<v1::KeyExchangeResponse> r2 = call.Exchange(second);
-    if (!r2.ok()) return r2.status();
-    if (confirm) PrintField("S_A", r2->confirmation());
-    shared_key = std::move(*r2->mutable_shared_key());
-  } else {
-    absl::StatusOr<std::string> r_a = ReadField("R_A");
-    if (!r_a.ok()) return r_a.status();
-    first.set_peer_ephemeral_point(*std::move(r_a));
-    absl::StatusOr<v1::KeyExchangeResponse> r1 = call.Exchange(first);
-    if (!r1.ok()) return r1.status();
-    PrintField("R_B", r1->ephemeral_point());
-    if (confirm) {
-      PrintField("S_B", r1->confirmation());
-      v1::KeyExchangeRequest second;
-      absl::StatusOr<std::string> s_a = ReadField("S_A");
-      if (!s_a.ok()) return s_a.status();
-      second.set_peer_confirmation(*std::move(s_a));
-      absl::StatusOr<v1::KeyExchangeResponse> r2 = call.Exchange(second);
-      if (!r2.ok()) return r2.status();
-      shared_key = std::move(*r2->mutable_shared_key());
-    } else {
-      shared_key = std::move(*r1->mutable_shared_key());
-    }
-  }
+  *first.mutable_params() = *std::move(params);
+  absl::StatusOr<std::string> shared_key =
+      initiator ? AsInitiator(call, first, confirm) : AsResponder(call, first, confirm);
+  if (!shared_key.ok()) return shared_key.status();
   call.rw->WritesDone();
   grpc::Status done = call.rw->Finish();
   absl::Status written = absl::OkStatus();
   if (done.ok()) {
     if (args.Has("out")) {
       absl::StatusOr<Encoding> enc = FormatFlag(args, Encoding::kRaw);
-      written = enc.ok() ? WriteOutput(args, EncodeAll(*enc, shared_key)) : enc.status();
+      written = enc.ok() ? WriteOutput(args, EncodeAll(*enc, *shared_key)) : enc.status();
     } else {
-      PrintField("K", shared_key);
+      PrintField("K", *shared_key);
     }
   }
-  SecureZero(shared_key.data(), shared_key.size());
+  SecureZero(shared_key->data(), shared_key->size());
   if (!done.ok()) return RpcStatus(done);
   if (!written.ok()) return written;
   return kExitOk;

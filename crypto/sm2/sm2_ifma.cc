@@ -4,13 +4,10 @@
 // decided in sm2_dispatch.cc (Sm2IfmaSupported, Sm2BatchUsesIfma).
 //
 // CPU features: avx512 (F, BW, VL, DQ), ifma; every kernel function carries IFMA_ATTR.
-// Representation (F8): v[j] holds limb j of 8 field elements; limbs 0–3 < 2^52 and the
-// value < 2p after every operation (limb 4 < 2^50). Montgomery form with R' = 2^260.
-// FMul is Montgomery multiplication: the 10-limb schoolbook product, then five rounds
-// that add m·p with m the low 52-bit digit (−p⁻¹ ≡ 1 mod 2^52); since the low limb of p
-// is 2^52 − 1, m·p_0 only moves the digit up (t_(i+1) += (t_i >> 52) + m). For inputs
-// < 4p the result is < p·(16p/2^260) + p < 2p. FAdd and FSub compute a ± b − 2p or a − b
-// with signed limbs, normalize and add 2p back in the lanes that went negative.
+// Files: sm2_ifma_field.inc, included here, is the lane field arithmetic (F8: 8 field
+// elements in radix 2^52, Montgomery form with R' = 2^260, the representation and its
+// bounds stated there); this file holds the radix conversions, the lane point
+// arithmetic (mixed and Jacobian additions, doubling), the combs and the entry points.
 //
 // Constant time (signing, ephemeral Diffie–Hellman): Sm2IfmaMulBase8 and
 // Sm2IfmaMulPointTable8 (the same comb, MulComb8, over G's table or a public key's)
@@ -101,169 +98,9 @@ void Sm2AffineToIfma(const Sm2Affine& p, uint64_t out[kSm2IfmaPointWords]) {
 
 namespace {
 
-struct F8 {
-  __m512i v[5];
-};
-
-// p, 2p in radix 2^52; 2^264 mod p and 2^256 mod p (plain) in radix 2^52.
-constexpr uint64_t kP52[5] = {0xfffffffffffffull, 0xff00000000fffull, 0xfffffffffffffull,
-                              0xfffffffffffffull, 0xfffffffeffffull};
-
-// 2p; 2^264 mod p (4×64 Montgomery, R = 2^256 → R' = 2^260); 2^256 mod p (R' → R);
-// 2^260 mod p (Montgomery 1 for R'). All in radix 2^52.
-struct Consts52 {
-  uint64_t two_p[5];
-  uint64_t r264[5];
-  uint64_t r256[5];
-  uint64_t one[5];
-};
-constexpr Consts52 kC52 = {
-    {0xffffffffffffeull, 0xfe00000001fffull, 0xfffffffffffffull, 0xfffffffffffffull,
-     0x1fffffffdffffull},
-    {0x100ull, 0xffffffff00000ull, 0x0ull, 0x0ull, 0x1000000ull},
-    {0x1ull, 0xffffffff000ull, 0x0ull, 0x0ull, 0x10000ull},
-    {0x10ull, 0xffffffff0000ull, 0x0ull, 0x0ull, 0x100000ull},
-};
-constexpr const Consts52& C52() { return kC52; }
-
-IFMA_ATTR inline __m512i Bc(uint64_t x) { return _mm512_set1_epi64(static_cast<long long>(x)); }
-
-IFMA_ATTR inline F8 FConst(const uint64_t c[5]) {
-  F8 r;
-  for (int j = 0; j < 5; ++j) r.v[j] = Bc(c[j]);
-  return r;
-}
-
-// Signed carry propagation: limbs 0–3 end in [0, 2^52), limb 4 keeps the sign.
-IFMA_ATTR inline void Norm(F8& a) {
-  const __m512i m = Bc(kM52);
-  for (int j = 0; j < 4; ++j) {
-    const __m512i c = _mm512_srai_epi64(a.v[j], 52);
-    a.v[j] = _mm512_and_si512(a.v[j], m);
-    a.v[j + 1] = _mm512_add_epi64(a.v[j + 1], c);
-  }
-}
-
-// a (normalized, in (−2p, 2p)) → a + 2p where a < 0, in [0, 2p).
-IFMA_ATTR inline void AddBack2p(F8& a) {
-  Norm(a);
-  const __mmask8 neg = _mm512_cmplt_epi64_mask(a.v[4], _mm512_setzero_si512());
-  const Consts52& c = C52();
-  for (int j = 0; j < 5; ++j) a.v[j] = _mm512_mask_add_epi64(a.v[j], neg, a.v[j], Bc(c.two_p[j]));
-  Norm(a);
-}
-
-IFMA_ATTR inline void FAdd(F8& r, const F8& a, const F8& b) {
-  const Consts52& c = C52();
-  F8 t;
-  for (int j = 0; j < 5; ++j) {
-    t.v[j] = _mm512_sub_epi64(_mm512_add_epi64(a.v[j], b.v[j]), Bc(c.two_p[j]));
-  }
-  AddBack2p(t);
-  r = t;
-}
-
-IFMA_ATTR inline void FSub(F8& r, const F8& a, const F8& b) {
-  F8 t;
-  for (int j = 0; j < 5; ++j) t.v[j] = _mm512_sub_epi64(a.v[j], b.v[j]);
-  AddBack2p(t);
-  r = t;
-}
-
-IFMA_ATTR inline void FNeg(F8& r, const F8& a) {
-  F8 z;
-  for (int j = 0; j < 5; ++j) z.v[j] = _mm512_setzero_si512();
-  FSub(r, z, a);
-}
-
-// Montgomery reduction of the 10-limb product t (unnormalized, limbs < 2^58) by R'.
-IFMA_ATTR inline void Reduce(F8& r, __m512i t[10]) {
-  const __m512i m52 = Bc(kM52);
-  const __m512i p1 = Bc(kP52[1]), p2 = Bc(kP52[2]), p3 = Bc(kP52[3]), p4 = Bc(kP52[4]);
-  for (int i = 0; i < 5; ++i) {
-    const __m512i m = _mm512_and_si512(t[i], m52);
-    t[i + 1] = _mm512_add_epi64(t[i + 1], _mm512_add_epi64(_mm512_srli_epi64(t[i], 52), m));
-    t[i + 1] = _mm512_madd52lo_epu64(t[i + 1], m, p1);
-    t[i + 2] = _mm512_madd52hi_epu64(t[i + 2], m, p1);
-    t[i + 2] = _mm512_madd52lo_epu64(t[i + 2], m, p2);
-    t[i + 3] = _mm512_madd52hi_epu64(t[i + 3], m, p2);
-    t[i + 3] = _mm512_madd52lo_epu64(t[i + 3], m, p3);
-    t[i + 4] = _mm512_madd52hi_epu64(t[i + 4], m, p3);
-    t[i + 4] = _mm512_madd52lo_epu64(t[i + 4], m, p4);
-    t[i + 5] = _mm512_madd52hi_epu64(t[i + 5], m, p4);
-  }
-  for (int j = 0; j < 5; ++j) r.v[j] = t[5 + j];
-  Norm(r);
-}
-
-IFMA_ATTR inline void FMul(F8& r, const F8& a, const F8& b) {
-  __m512i t[10];
-  for (int j = 0; j < 10; ++j) t[j] = _mm512_setzero_si512();
-  for (int i = 0; i < 5; ++i) {
-    for (int j = 0; j < 5; ++j) {
-      t[i + j] = _mm512_madd52lo_epu64(t[i + j], a.v[i], b.v[j]);
-      t[i + j + 1] = _mm512_madd52hi_epu64(t[i + j + 1], a.v[i], b.v[j]);
-    }
-  }
-  Reduce(r, t);
-}
-
-IFMA_ATTR inline void FSqr(F8& r, const F8& a) {
-  __m512i t[10];
-  for (int j = 0; j < 10; ++j) t[j] = _mm512_setzero_si512();
-  for (int i = 0; i < 5; ++i) {
-    for (int j = i + 1; j < 5; ++j) {
-      t[i + j] = _mm512_madd52lo_epu64(t[i + j], a.v[i], a.v[j]);
-      t[i + j + 1] = _mm512_madd52hi_epu64(t[i + j + 1], a.v[i], a.v[j]);
-    }
-  }
-  for (int j = 0; j < 10; ++j) t[j] = _mm512_add_epi64(t[j], t[j]);
-  for (int i = 0; i < 5; ++i) {
-    t[2 * i] = _mm512_madd52lo_epu64(t[2 * i], a.v[i], a.v[i]);
-    t[2 * i + 1] = _mm512_madd52hi_epu64(t[2 * i + 1], a.v[i], a.v[i]);
-  }
-  Reduce(r, t);
-}
-
-IFMA_ATTR inline void FBlend(F8& r, __mmask8 m, const F8& a) {
-  for (int j = 0; j < 5; ++j) r.v[j] = _mm512_mask_mov_epi64(r.v[j], m, a.v[j]);
-}
-
-// Lanes where a ≡ 0 (mod p): a ∈ [0, 2p) is 0 or p.
-IFMA_ATTR inline __mmask8 FIsZero(const F8& a) {
-  __mmask8 z = 0xff, q = 0xff;
-  for (int j = 0; j < 5; ++j) {
-    z &= _mm512_cmpeq_epi64_mask(a.v[j], _mm512_setzero_si512());
-    q &= _mm512_cmpeq_epi64_mask(a.v[j], Bc(kP52[j]));
-  }
-  return z | q;
-}
-
-// Lane arrays (4×64 Montgomery form, R = 2^256) ↔ F8 (R' = 2^260).
-IFMA_ATTR void Load4x64(F8& r, const uint64_t a[kSm2IfmaLanes][4]) {
-  alignas(64) uint64_t buf[5][kSm2IfmaLanes];
-  for (int l = 0; l < kSm2IfmaLanes; ++l) {
-    uint64_t o[5];
-    To52(a[l], o);
-    for (int j = 0; j < 5; ++j) buf[j][l] = o[j];
-  }
-  F8 t;
-  for (int j = 0; j < 5; ++j) t.v[j] = _mm512_load_si512(buf[j]);
-  FMul(r, t, FConst(C52().r264));
-  SecureZero(buf, sizeof(buf));
-}
-
-IFMA_ATTR void Store4x64(uint64_t* const out[kSm2IfmaLanes], const F8& a) {
-  F8 t;
-  FMul(t, a, FConst(C52().r256));
-  alignas(64) uint64_t buf[5][kSm2IfmaLanes];
-  for (int j = 0; j < 5; ++j) _mm512_store_si512(buf[j], t.v[j]);
-  for (int l = 0; l < kSm2IfmaLanes; ++l) {
-    const uint64_t in[5] = {buf[0][l], buf[1][l], buf[2][l], buf[3][l], buf[4][l]};
-    From52Reduce(in, out[l]);
-  }
-  SecureZero(buf, sizeof(buf));
-}
+// The lane field arithmetic (F8, FAdd, FSub, FNeg, FMul, FSqr, FBlend, FIsZero, Load4x64,
+// Store4x64): sm2_ifma_field.inc.
+#include "crypto/sm2/sm2_ifma_field.inc"
 
 struct J8 {
   F8 X, Y, Z;
