@@ -134,7 +134,7 @@ fi
 
 # Debian 12's own kubectl (kubernetes-client 1.20, kustomize v2.0.3), unpacked into
 # $KUBECTL_DEBIAN_DIR beside, not over, the kubectl on PATH: the deploy tests render
-# every overlay with both and compare (README "Deploy"). Not registered with dpkg.
+# every overlay with both and compare (docs/deployment.md, "Kubernetes"). Not registered with dpkg.
 KUBECTL_DEBIAN_DIR=${KUBECTL_DEBIAN_DIR:-/opt/smcrypt/kubernetes-client}
 if [ ! -x "$KUBECTL_DEBIAN_DIR/usr/bin/kubectl" ]; then
   echo "install-deps: unpacking Debian's kubernetes-client into $KUBECTL_DEBIAN_DIR"

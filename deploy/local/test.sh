@@ -12,7 +12,7 @@
 #                 base is made with debootstrap when missing), then `ctest -L container -LE
 #                 slow`: the image run as the prod overlay runs it, and `podman kube play` of
 #                 the dev and prod overlays. SMCRYPT_CI_CONTAINER=0 skips it.
-#   arm64         (label arm64; README "arm64") the crypto core, its suites, the CLI and
+#   arm64         (label arm64; docs/backends.md, "arm64") the crypto core, its suites, the CLI and
 #                 smcryptd cross-built for aarch64 (cmake/toolchains/aarch64-linux-gnu.cmake,
 #                 ARM64_BUILD_DIR, default build-arm64), and `ctest -L arm64 -LE slow` there:
 #                 the suites under qemu-aarch64 -cpu max, again with FEAT_SM3/FEAT_SM4 hidden
