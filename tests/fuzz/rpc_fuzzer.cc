@@ -19,7 +19,7 @@
 
 #include "google/protobuf/stubs/logging.h"
 #include "grpcpp/grpcpp.h"
-#include "server/server.h"
+#include "server/daemon/server.h"
 #include "smcrypt/pem.h"
 #include "smcrypt/registry.h"
 #include "smcrypt/v1/crypto.grpc.pb.h"
