@@ -47,8 +47,8 @@
 
 namespace smcrypt::server {
 
-// AccessOperation is what a request does with its key (one per RPC; see
-// crypto_service_impl.cc for the mapping).
+// AccessOperation is what a request does with its key (one per RPC; the mapping is the
+// MethodSpec table, server/service/method_spec.h).
 enum class AccessOperation : uint8_t {
   kHash,       // Hash, HashStream, HashBatch
   kMac,        // Hmac (compute or check)

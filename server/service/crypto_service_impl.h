@@ -1,13 +1,17 @@
 // crypto_service_impl.h — smcrypt.v1.CryptoService on gRPC's callback API.
 //
-// A thin final class (STYLE.md §4, house style 10): each handler parses the request,
-// calls CryptoEngine, and converts the absl::Status with ToGrpcStatus. Admission
-// (--max_inflight) and the deadline check happen in one helper, Admit(); metrics are
-// recorded by the server interceptor (metrics.h), not here. Streaming RPCs are small
-// reactors in crypto_service_impl.cc. What each RPC is checked, audited and charged for
-// is its row of the MethodSpec table (method_spec.h); the unary handlers go through one
-// call guard that admits the call, checks the policy and parses in that row's order,
-// audits, and converts the status. Request conversions are in proto_convert.h.
+// A thin final class (docs/contributing.md, "House style"): each handler parses the
+// request, calls CryptoEngine, and converts the absl::Status with ToGrpcStatus; metrics
+// are recorded by the server interceptor (daemon/metrics.h), not here. What each RPC is
+// checked, audited and charged for is its row of the MethodSpec table (method_spec.h).
+// The service is split by concern:
+//   admission.h        --max_inflight and --max_inflight_bytes accounting (Admit);
+//   call_guard.h       the unary call guard: admits the call, checks the policy and
+//                      parses in the row's order, audits, and converts the status;
+//   batch_runner.h     batch RPCs and the dynamic-batching queues;
+//   stream_reactor.h   the stream reactors' base ("params in the first message only");
+//   unary_handlers.cc, stream_handlers.cc  the handlers. Request conversions are in
+//                      proto_convert.h.
 //
 // Unary calls are admitted on the gRPC thread and their work runs on a WorkerPool
 // (worker_pool.h, --worker_threads) that finishes the reactor; without a pool the work
@@ -46,6 +50,7 @@
 #include "server/engine/dynamic_batcher.h"
 #include "server/engine/self_test.h"
 #include "server/engine/worker_pool.h"
+#include "server/service/admission.h"
 #include "server/service/stream_reaper.h"
 #include "smcrypt/v1/crypto.grpc.pb.h"
 
@@ -141,24 +146,16 @@ class CryptoServiceImpl final : public v1::CryptoService::CallbackService {
   // Admit returns OK, or RESOURCE_EXHAUSTED above --max_inflight (or when `bytes` more
   // would pass --max_inflight_bytes), or DEADLINE_EXCEEDED when the client's deadline
   // has already passed. On OK, `bytes` are charged until Release(bytes).
-  absl::Status Admit(grpc::CallbackServerContext* ctx, uint64_t bytes = 0) const;
-  // TryCharge charges `bytes` unless that passes --max_inflight_bytes (RESOURCE_EXHAUSTED
-  // naming the flag). Nothing else in flight: it always fits.
-  absl::Status TryCharge(uint64_t bytes) const;
-  // Charge charges `bytes` whatever the budget (work already done: its result exists).
-  void Charge(uint64_t bytes) const;
-  void Release(uint64_t bytes) const;
-  // inflight_bytes: bytes charged to the calls in flight now; peak_inflight_bytes: the
-  // most since start.
-  uint64_t inflight_bytes() const { return inflight_bytes_.load(std::memory_order_relaxed); }
-  uint64_t peak_inflight_bytes() const {
-    return peak_inflight_bytes_.load(std::memory_order_relaxed);
+  absl::Status Admit(grpc::CallbackServerContext* ctx, uint64_t bytes = 0) const {
+    return admission_.Admit(ctx->deadline(), bytes);
   }
-  // TakePeakSince returns the most bytes charged at once since its previous call (since
-  // start for the first) and restarts that count from the charge now.
-  uint64_t TakePeakSince() const {
-    return window_peak_bytes_.exchange(inflight_bytes(), std::memory_order_relaxed);
-  }
+  // TryCharge, Charge, Release and the byte counts are Admission's (admission.h).
+  absl::Status TryCharge(uint64_t bytes) const { return admission_.TryCharge(bytes); }
+  void Charge(uint64_t bytes) const { admission_.Charge(bytes); }
+  void Release(uint64_t bytes) const { admission_.Release(bytes); }
+  uint64_t inflight_bytes() const { return admission_.inflight_bytes(); }
+  uint64_t peak_inflight_bytes() const { return admission_.peak_inflight_bytes(); }
+  uint64_t TakePeakSince() const { return admission_.TakePeakSince(); }
 
   // Authorize checks the access policy for `op` on `key` (OK without a policy); a
   // denial is audited and returned as PERMISSION_DENIED naming client, operation, key.
@@ -180,7 +177,8 @@ class CryptoServiceImpl final : public v1::CryptoService::CallbackService {
   const CryptoEngine& engine() const { return *engine_; }
   // Run runs `work` on the worker pool, or inline when there is none.
   void Run(std::function<void()> work) const;
-  // batch_queues: the batched operations' queues (null with batching off).
+  // batch_queues: the batched operations' queues (null with batching off;
+  // batch_runner.h).
   struct BatchQueues;
   const BatchQueues* batch_queues() const { return queues_.get(); }
 
@@ -188,21 +186,11 @@ class CryptoServiceImpl final : public v1::CryptoService::CallbackService {
   std::unique_ptr<BatchQueues> queues_;
   const CryptoEngine* engine_;
   SelfTests* self_tests_;
-  const std::atomic<int64_t>* inflight_;
   ServiceInfo info_;
+  Admission admission_;
   WorkerPool* workers_;
   ServiceGuards guards_;
-  void NotePeak(uint64_t now) const;
-
-  mutable std::atomic<uint64_t> inflight_bytes_{0};
-  mutable std::atomic<uint64_t> peak_inflight_bytes_{0};
-  mutable std::atomic<uint64_t> window_peak_bytes_{0};
 };
-
-// kCallAdmissionBytes is charged to every unary call on top of its messages: its
-// reactor, queued task and parsed-request overhead (gRPC's own per-call state is under
-// --grpc_memory_quota).
-inline constexpr uint64_t kCallAdmissionBytes = 2048;
 
 // IdentityOf reads the client's identity from the call's AuthContext (mTLS certificate
 // subject, common name and SANs) and its peer address.

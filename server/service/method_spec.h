@@ -1,10 +1,10 @@
 // method_spec.h — what each CryptoService RPC is checked, audited and charged for.
 //
-// One MethodSpec per RPC, all in the table below, read by the handlers of
-// crypto_service_impl.cc (the unary guard, the batch helper, the batch queues and the
-// stream reactors), so that a method's access-policy operation, its order of checks,
-// whether it writes audit lines, its --max_inflight_bytes admission charge and its
-// dynamic-batching queue are stated in one place.
+// One MethodSpec per RPC, all in the table below, read by the service's handlers (the
+// unary call guard of call_guard.h, the batch runs and queues of batch_runner.h and the
+// stream reactors of stream_reactor.h), so that a method's access-policy operation, its
+// order of checks, whether it writes audit lines, its --max_inflight_bytes admission
+// charge and its dynamic-batching queue are stated in one place.
 #ifndef SMCRYPT_SERVER_METHOD_SPEC_H_
 #define SMCRYPT_SERVER_METHOD_SPEC_H_
 

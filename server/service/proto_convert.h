@@ -1,6 +1,6 @@
 // proto_convert.h — smcrypt.v1 request fields to CryptoEngine inputs, and back.
 //
-// The conversions every handler of crypto_service_impl.cc shares: algorithms, key
+// The conversions every handler of the service shares: algorithms, key
 // references, signature and cipher options, per-item batch statuses, the access-policy
 // view of a key, and the wiping of inline keys a request carries. Nothing here calls the
 // engine or gRPC; each function is pure apart from WipeKeyRef/WipeInlineKeys.

@@ -1,6 +1,6 @@
 // Pins the wire enum smcrypt.v1.Algorithm (proto/smcrypt/v1/crypto.proto) to the engine's
 // algorithm list (label unit). The service maps proto value v to AllAlgorithms()[v - 1]
-// (ToAlgorithm in server/service/crypto_service_impl.cc), so reordering, inserting into or
+// (ToAlgorithm in server/service/proto_convert.cc), so reordering, inserting into or
 // removing from either list silently changes what a client's number means; this test
 // fails instead.
 //
