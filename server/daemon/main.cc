@@ -134,13 +134,11 @@ bool ValidHostPort(absl::string_view address) {
   return value <= 65535;
 }
 
-}  // namespace
+using smcrypt::server::LogError;
+using smcrypt::server::LogInfo;
 
-int main(int argc, char** argv) {
-  // Debian's Abseil is built without NDEBUG, so every absl::Mutex lock (gRPC's own locks
-  // included) runs the deadlock detector's lock-graph bookkeeping: about 5 % of a small
-  // call's CPU in a perf profile of smcryptd. Lock order is not checked in production.
-  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+// SetUsage sets --help's usage text and the files whose flags it lists.
+void SetUsage() {
   absl::FlagsUsageConfig usage;
   usage.contains_help_flags = [](absl::string_view file) {
     return absl::StrContains(file, "server/daemon/main.cc");
@@ -155,9 +153,116 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "smcrypt gRPC service: SM2/SM3/SM4 and international algorithms.\n"
       "Usage: smcryptd [--listen=HOST:PORT] [--keys_dir=DIR] [--tls_cert=F --tls_key=F] ...");
+}
+
+// ApplyCpuFlags fixes the CPU feature mask (SMCRYPT_CPU_DISABLE, --cpu_disable) before any
+// algorithm runs; false (logged) when either is invalid.
+bool ApplyCpuFlags() {
+  // The CPU feature mask must be fixed before any algorithm runs.
+  absl::Status s = smcrypt::CpuFeatureEnvStatus();
+  if (!s.ok()) {
+    LogError(absl::StrCat("SMCRYPT_CPU_DISABLE: ", s.message()));
+    return false;
+  }
+  if (!absl::GetFlag(FLAGS_cpu_disable).empty()) {
+    s = smcrypt::SetCpuDisable(absl::GetFlag(FLAGS_cpu_disable));
+    if (!s.ok()) {
+      LogError(absl::StrCat("--cpu_disable: ", s.message()));
+      return false;
+    }
+  }
+  return true;
+}
+
+// CheckListenFlags: false (logged) unless --listen, --metrics_listen and --health_listen
+// are HOST:PORT (the last two may be empty).
+bool CheckListenFlags() {
+  if (!ValidHostPort(absl::GetFlag(FLAGS_listen))) {
+    LogError(absl::StrCat("--listen must be HOST:PORT (e.g. 0.0.0.0:50051), got '",
+                          absl::GetFlag(FLAGS_listen), "'"));
+    return false;
+  }
+  if (!absl::GetFlag(FLAGS_metrics_listen).empty() &&
+      !ValidHostPort(absl::GetFlag(FLAGS_metrics_listen))) {
+    LogError(absl::StrCat("--metrics_listen must be HOST:PORT or empty, got '",
+                          absl::GetFlag(FLAGS_metrics_listen), "'"));
+    return false;
+  }
+
+  if (!absl::GetFlag(FLAGS_health_listen).empty() &&
+      !ValidHostPort(absl::GetFlag(FLAGS_health_listen))) {
+    LogError(absl::StrCat("--health_listen must be HOST:PORT or empty, got '",
+                          absl::GetFlag(FLAGS_health_listen), "'"));
+    return false;
+  }
+  return true;
+}
+
+// OptionsFromFlags fills `options` from the flags; false (logged) for a bad value.
+bool OptionsFromFlags(smcrypt::server::ServerOptions* options) {
+  options->listen = absl::GetFlag(FLAGS_listen);
+  options->health_listen = absl::GetFlag(FLAGS_health_listen);
+  options->metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  options->keys_dir = absl::GetFlag(FLAGS_keys_dir);
+  const std::string inline_keys = absl::GetFlag(FLAGS_inline_private_keys);
+  if (inline_keys != "allow" && inline_keys != "deny") {
+    LogError(absl::StrCat("--inline_private_keys must be allow or deny, got '", inline_keys, "'"));
+    return false;
+  }
+  options->allow_inline_private_keys = inline_keys == "allow";
+  options->tls_cert = absl::GetFlag(FLAGS_tls_cert);
+  options->tls_key = absl::GetFlag(FLAGS_tls_key);
+  options->tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
+  options->max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  options->max_inflight = absl::GetFlag(FLAGS_max_inflight);
+  options->shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
+  options->worker_threads = absl::GetFlag(FLAGS_worker_threads);
+  options->public_key_cache_size = absl::GetFlag(FLAGS_public_key_cache_size);
+  options->batching.enabled = absl::GetFlag(FLAGS_batching);
+  options->batching.max_batch = absl::GetFlag(FLAGS_batch_max_size);
+  options->batching.max_delay = absl::GetFlag(FLAGS_batch_max_delay);
+  if (options->batching.max_delay == absl::ZeroDuration() &&
+      absl::GetFlag(FLAGS_coalesce_hash_window) != absl::ZeroDuration()) {
+    LogInfo("--coalesce_hash_window is deprecated: it sets --batch_max_delay");
+    options->batching.max_delay = absl::GetFlag(FLAGS_coalesce_hash_window);
+  }
+  options->max_inflight_bytes = absl::GetFlag(FLAGS_max_inflight_bytes);
+  options->stream_idle_timeout = absl::GetFlag(FLAGS_stream_idle_timeout);
+  options->grpc_memory_quota = absl::GetFlag(FLAGS_grpc_memory_quota);
+  options->max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
+  options->malloc_trim_after_bytes = absl::GetFlag(FLAGS_malloc_trim_after_bytes);
+  options->allow_insecure_key_permissions = absl::GetFlag(FLAGS_allow_insecure_key_permissions);
+  options->access_policy = absl::GetFlag(FLAGS_access_policy);
+  options->audit_log = absl::GetFlag(FLAGS_audit_log);
+  options->reload_interval = absl::GetFlag(FLAGS_reload_interval);
+  return true;
+}
+
+// ServeUntilSignal reloads the keyring on SIGHUP and shuts `server` down on SIGTERM or
+// SIGINT (`signals`, blocked in every thread).
+void ServeUntilSignal(smcrypt::server::Server* server, const sigset_t& signals) {
+  int sig = 0;
+  for (;;) {
+    sigwait(&signals, &sig);
+    if (sig != SIGHUP) break;
+    LogInfo("received SIGHUP: reloading the keyring");
+    // A failed reload has been logged; the server keeps serving with the previous keyring.
+    absl::Status s = server->ReloadKeyring();
+    if (absl::IsFailedPrecondition(s)) LogInfo(absl::StrCat("SIGHUP: ", s.message()));
+  }
+  LogInfo(absl::StrCat("received ", sig == SIGTERM ? "SIGTERM" : "SIGINT"));
+  server->Shutdown();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Debian's Abseil is built without NDEBUG, so every absl::Mutex lock (gRPC's own locks
+  // included) runs the deadlock detector's lock-graph bookkeeping: about 5 % of a small
+  // call's CPU in a perf profile of smcryptd. Lock order is not checked in production.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  SetUsage();
   absl::ParseCommandLine(argc, argv);
-  using smcrypt::server::LogError;
-  using smcrypt::server::LogInfo;
 
   // Block the shutdown and reload signals before any thread starts, so every thread
   // inherits the mask and main() alone receives them with sigwait.
@@ -168,93 +273,16 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  // The CPU feature mask must be fixed before any algorithm runs.
-  absl::Status s = smcrypt::CpuFeatureEnvStatus();
-  if (!s.ok()) {
-    LogError(absl::StrCat("SMCRYPT_CPU_DISABLE: ", s.message()));
-    return 1;
-  }
-  if (!absl::GetFlag(FLAGS_cpu_disable).empty()) {
-    s = smcrypt::SetCpuDisable(absl::GetFlag(FLAGS_cpu_disable));
-    if (!s.ok()) {
-      LogError(absl::StrCat("--cpu_disable: ", s.message()));
-      return 1;
-    }
-  }
-
-  if (!ValidHostPort(absl::GetFlag(FLAGS_listen))) {
-    LogError(absl::StrCat("--listen must be HOST:PORT (e.g. 0.0.0.0:50051), got '",
-                          absl::GetFlag(FLAGS_listen), "'"));
-    return 1;
-  }
-  if (!absl::GetFlag(FLAGS_metrics_listen).empty() &&
-      !ValidHostPort(absl::GetFlag(FLAGS_metrics_listen))) {
-    LogError(absl::StrCat("--metrics_listen must be HOST:PORT or empty, got '",
-                          absl::GetFlag(FLAGS_metrics_listen), "'"));
-    return 1;
-  }
-
-  if (!absl::GetFlag(FLAGS_health_listen).empty() &&
-      !ValidHostPort(absl::GetFlag(FLAGS_health_listen))) {
-    LogError(absl::StrCat("--health_listen must be HOST:PORT or empty, got '",
-                          absl::GetFlag(FLAGS_health_listen), "'"));
-    return 1;
-  }
-
+  if (!ApplyCpuFlags() || !CheckListenFlags()) return 1;
   smcrypt::server::ServerOptions options;
-  options.listen = absl::GetFlag(FLAGS_listen);
-  options.health_listen = absl::GetFlag(FLAGS_health_listen);
-  options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
-  options.keys_dir = absl::GetFlag(FLAGS_keys_dir);
-  const std::string inline_keys = absl::GetFlag(FLAGS_inline_private_keys);
-  if (inline_keys != "allow" && inline_keys != "deny") {
-    LogError(absl::StrCat("--inline_private_keys must be allow or deny, got '", inline_keys, "'"));
-    return 1;
-  }
-  options.allow_inline_private_keys = inline_keys == "allow";
-  options.tls_cert = absl::GetFlag(FLAGS_tls_cert);
-  options.tls_key = absl::GetFlag(FLAGS_tls_key);
-  options.tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
-  options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
-  options.max_inflight = absl::GetFlag(FLAGS_max_inflight);
-  options.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
-  options.worker_threads = absl::GetFlag(FLAGS_worker_threads);
-  options.public_key_cache_size = absl::GetFlag(FLAGS_public_key_cache_size);
-  options.batching.enabled = absl::GetFlag(FLAGS_batching);
-  options.batching.max_batch = absl::GetFlag(FLAGS_batch_max_size);
-  options.batching.max_delay = absl::GetFlag(FLAGS_batch_max_delay);
-  if (options.batching.max_delay == absl::ZeroDuration() &&
-      absl::GetFlag(FLAGS_coalesce_hash_window) != absl::ZeroDuration()) {
-    LogInfo("--coalesce_hash_window is deprecated: it sets --batch_max_delay");
-    options.batching.max_delay = absl::GetFlag(FLAGS_coalesce_hash_window);
-  }
-  options.max_inflight_bytes = absl::GetFlag(FLAGS_max_inflight_bytes);
-  options.stream_idle_timeout = absl::GetFlag(FLAGS_stream_idle_timeout);
-  options.grpc_memory_quota = absl::GetFlag(FLAGS_grpc_memory_quota);
-  options.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
-  options.malloc_trim_after_bytes = absl::GetFlag(FLAGS_malloc_trim_after_bytes);
-  options.allow_insecure_key_permissions = absl::GetFlag(FLAGS_allow_insecure_key_permissions);
-  options.access_policy = absl::GetFlag(FLAGS_access_policy);
-  options.audit_log = absl::GetFlag(FLAGS_audit_log);
-  options.reload_interval = absl::GetFlag(FLAGS_reload_interval);
+  if (!OptionsFromFlags(&options)) return 1;
 
   smcrypt::server::Server server;
-  s = server.BuildAndStart(options);
+  absl::Status s = server.BuildAndStart(options);
   if (!s.ok()) {
     LogError(absl::StrCat("start-up failed: ", s.ToString()));
     return 1;
   }
-
-  int sig = 0;
-  for (;;) {
-    sigwait(&signals, &sig);
-    if (sig != SIGHUP) break;
-    LogInfo("received SIGHUP: reloading the keyring");
-    // A failed reload has been logged; the server keeps serving with the previous keyring.
-    s = server.ReloadKeyring();
-    if (absl::IsFailedPrecondition(s)) LogInfo(absl::StrCat("SIGHUP: ", s.message()));
-  }
-  LogInfo(absl::StrCat("received ", sig == SIGTERM ? "SIGTERM" : "SIGINT"));
-  server.Shutdown();
+  ServeUntilSignal(&server, signals);
   return 0;
 }

@@ -231,7 +231,18 @@ std::unique_ptr<Metrics> Metrics::New() {
   std::unique_ptr<Metrics> m(new Metrics());
   m->registry_ = std::make_shared<prometheus::Registry>();
   prometheus::Registry& r = *m->registry_;
+  // The families in the order of the exposition.
+  m->AddGrpcFamilies(r);
+  m->AddCryptoFamilies(r);
+  m->AddReloadFamilies(r);
+  m->AddBatchFamilies(r);
+  m->AddGauges(r);
+  m->process_collector_ = std::make_shared<ProcessCollector>();
+  return m;
+}
 
+// AddGrpcFamilies: the go-grpc-prometheus families, one child per method and code.
+void Metrics::AddGrpcFamilies(prometheus::Registry& r) {
   auto& started = prometheus::BuildCounter()
                       .Name("grpc_server_started_total")
                       .Help("Total number of RPCs started on the server.")
@@ -272,19 +283,22 @@ std::unique_ptr<Metrics> Metrics::New() {
       with_code["grpc_code"] = std::string(GrpcCodeName(static_cast<grpc::StatusCode>(c)));
       mm.handled[c] = &handled.Add(with_code);
     }
-    m->methods_.emplace(absl::StrCat("/", d.service, "/", d.method), mm);
+    methods_.emplace(absl::StrCat("/", d.service, "/", d.method), mm);
   }
+}
 
+// AddCryptoFamilies: bytes processed, decryption and verification failures.
+void Metrics::AddCryptoFamilies(prometheus::Registry& r) {
   auto& bytes = prometheus::BuildCounter()
                     .Name("smcrypt_bytes_processed_total")
                     .Help("Input bytes processed by the crypto core, by algorithm and operation.")
                     .Register(r);
   absl::Span<const Algorithm> all = AllAlgorithms();
-  m->bytes_.resize(all.size());
+  bytes_.resize(all.size());
   for (size_t i = 0; i < all.size(); ++i) {
-    m->bytes_[i].fill(nullptr);
+    bytes_[i].fill(nullptr);
     for (Operation op : OperationsOf(all[i])) {
-      m->bytes_[i][static_cast<int>(op)] =
+      bytes_[i][static_cast<int>(op)] =
           &bytes.Add({{"algorithm", std::string(AlgorithmName(all[i]))},
                       {"operation", std::string(OperationName(op))}});
     }
@@ -299,29 +313,33 @@ std::unique_ptr<Metrics> Metrics::New() {
                               .Name("smcrypt_verify_failures_total")
                               .Help("Signatures and MACs that did not verify, by algorithm.")
                               .Register(r);
-  m->decrypt_failures_.assign(all.size(), nullptr);
-  m->verify_failures_.assign(all.size(), nullptr);
+  decrypt_failures_.assign(all.size(), nullptr);
+  verify_failures_.assign(all.size(), nullptr);
   for (size_t i = 0; i < all.size(); ++i) {
     const prometheus::Labels labels = {{"algorithm", std::string(AlgorithmName(all[i]))}};
     if (Performs(all[i], Operation::kDecrypt)) {
-      m->decrypt_failures_[i] = &decrypt_failures.Add(labels);
+      decrypt_failures_[i] = &decrypt_failures.Add(labels);
     }
     if (Performs(all[i], Operation::kVerify) || Performs(all[i], Operation::kMac)) {
-      m->verify_failures_[i] = &verify_failures.Add(labels);
+      verify_failures_[i] = &verify_failures.Add(labels);
     }
   }
+}
+
+// AddReloadFamilies: keyring and TLS reloads, and the build info.
+void Metrics::AddReloadFamilies(prometheus::Registry& r) {
   auto& keyring_reloads = prometheus::BuildCounter()
                               .Name("smcrypt_keyring_reloads_total")
                               .Help("Reloads of the keyring (--keys_dir), by result.")
                               .Register(r);
-  m->keyring_reloads_ok_ = &keyring_reloads.Add({{"result", "success"}});
-  m->keyring_reloads_failed_ = &keyring_reloads.Add({{"result", "failure"}});
+  keyring_reloads_ok_ = &keyring_reloads.Add({{"result", "success"}});
+  keyring_reloads_failed_ = &keyring_reloads.Add({{"result", "failure"}});
   auto& tls_reloads = prometheus::BuildCounter()
                           .Name("smcrypt_tls_certificate_reloads_total")
                           .Help("Reloads of the TLS certificate and key, by result.")
                           .Register(r);
-  m->tls_reloads_ok_ = &tls_reloads.Add({{"result", "success"}});
-  m->tls_reloads_failed_ = &tls_reloads.Add({{"result", "failure"}});
+  tls_reloads_ok_ = &tls_reloads.Add({{"result", "success"}});
+  tls_reloads_failed_ = &tls_reloads.Add({{"result", "failure"}});
   prometheus::BuildGauge()
       .Name("smcrypt_build_info")
       .Help("The smcryptd build (value 1): version, compiler, and the CPU it runs on.")
@@ -330,6 +348,10 @@ std::unique_ptr<Metrics> Metrics::New() {
             {"compiler", CompilerName()},
             {"cpu", FormatCpuIdentity(GetCpuIdentity())}})
       .Set(1);
+}
+
+// AddBatchFamilies: dynamic batching's batch sizes and queue times.
+void Metrics::AddBatchFamilies(prometheus::Registry& r) {
   auto& batch_size = prometheus::BuildHistogram()
                          .Name("smcrypt_batch_size")
                          .Help("Unary calls run together in one batch (dynamic batching).")
@@ -347,43 +369,45 @@ std::unique_ptr<Metrics> Metrics::New() {
     const auto op = static_cast<BatchedOperation>(i);
     const prometheus::Labels labels = {{"grpc_method", BatchedMethod(op)},
                                        {"algorithm", BatchedAlgorithm(op)}};
-    m->batch_size_[i] = &batch_size.Add(labels, size_buckets);
-    m->batch_queue_seconds_[i] = &batch_queue.Add(labels, queue_buckets);
+    batch_size_[i] = &batch_size.Add(labels, size_buckets);
+    batch_queue_seconds_[i] = &batch_queue.Add(labels, queue_buckets);
   }
-  m->kernel_family_ = &prometheus::BuildGauge()
-                           .Name("smcrypt_kernel_info")
-                           .Help("The back end dispatch chose per algorithm (value 1).")
-                           .Register(r);
-  m->selftest_ok_ = &prometheus::BuildGauge()
-                         .Name("smcrypt_selftest_ok")
-                         .Help("1 when every known-answer self-test passed in the last run.")
-                         .Register(r)
-                         .Add({});
-  m->inflight_ = &prometheus::BuildGauge()
-                      .Name("smcrypt_inflight_requests")
-                      .Help("RPCs in flight.")
+}
+
+// AddGauges: kernels, self-tests, in-flight requests and bytes, malloc trims.
+void Metrics::AddGauges(prometheus::Registry& r) {
+  kernel_family_ = &prometheus::BuildGauge()
+                        .Name("smcrypt_kernel_info")
+                        .Help("The back end dispatch chose per algorithm (value 1).")
+                        .Register(r);
+  selftest_ok_ = &prometheus::BuildGauge()
+                      .Name("smcrypt_selftest_ok")
+                      .Help("1 when every known-answer self-test passed in the last run.")
                       .Register(r)
                       .Add({});
-  m->inflight_bytes_ = &prometheus::BuildGauge()
-                            .Name("smcrypt_inflight_bytes")
-                            .Help("Bytes charged against --max_inflight_bytes (sampled every "
-                                  "250 ms).")
-                            .Register(r)
-                            .Add({});
-  m->inflight_bytes_peak_ = &prometheus::BuildGauge()
-                                 .Name("smcrypt_inflight_bytes_peak")
-                                 .Help("Most bytes charged against --max_inflight_bytes at "
-                                       "once since start.")
-                                 .Register(r)
-                                 .Add({});
-  m->malloc_trims_ = &prometheus::BuildCounter()
-                          .Name("smcrypt_malloc_trims_total")
-                          .Help("Times freed heap was returned to the OS after a burst "
-                                "(--malloc_trim_after_bytes).")
-                          .Register(r)
-                          .Add({});
-  m->process_collector_ = std::make_shared<ProcessCollector>();
-  return m;
+  inflight_ = &prometheus::BuildGauge()
+                   .Name("smcrypt_inflight_requests")
+                   .Help("RPCs in flight.")
+                   .Register(r)
+                   .Add({});
+  inflight_bytes_ = &prometheus::BuildGauge()
+                         .Name("smcrypt_inflight_bytes")
+                         .Help("Bytes charged against --max_inflight_bytes (sampled every "
+                               "250 ms).")
+                         .Register(r)
+                         .Add({});
+  inflight_bytes_peak_ = &prometheus::BuildGauge()
+                              .Name("smcrypt_inflight_bytes_peak")
+                              .Help("Most bytes charged against --max_inflight_bytes at "
+                                    "once since start.")
+                              .Register(r)
+                              .Add({});
+  malloc_trims_ = &prometheus::BuildCounter()
+                       .Name("smcrypt_malloc_trims_total")
+                       .Help("Times freed heap was returned to the OS after a burst "
+                             "(--malloc_trim_after_bytes).")
+                       .Register(r)
+                       .Add({});
 }
 
 absl::Status Metrics::StartExposer(const std::string& address) {

@@ -108,6 +108,12 @@ class Metrics final : public EngineObserver, public BatchObserver, public Reload
   std::shared_ptr<prometheus::Registry> registry() { return registry_; }
 
  private:
+  // New's steps: each adds its families to `r` and keeps their children.
+  void AddGrpcFamilies(prometheus::Registry& r);
+  void AddCryptoFamilies(prometheus::Registry& r);
+  void AddReloadFamilies(prometheus::Registry& r);
+  void AddBatchFamilies(prometheus::Registry& r);
+  void AddGauges(prometheus::Registry& r);
   Metrics() = default;
   std::shared_ptr<prometheus::Registry> registry_;
   std::unique_ptr<prometheus::Exposer> exposer_;

@@ -101,6 +101,65 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
   return grpc::SslServerCredentials(ssl);
 }
 
+// CheckLimits checks the numeric flags, --max_message_bytes to --stream_idle_timeout.
+absl::Status CheckLimits(const ServerOptions& o) {
+  if (o.max_message_bytes == 0 || o.max_message_bytes > INT_MAX) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max_message_bytes must be 1 to ", INT_MAX, ", got ", o.max_message_bytes));
+  }
+  if (o.max_inflight < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max_inflight must be at least 1, got ", o.max_inflight));
+  }
+  if (o.worker_threads < -1 || o.worker_threads > 1024) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--worker_threads must be -1 (one per CPU), 0 (inline) or 1 to 1024, got ",
+        o.worker_threads));
+  }
+  if (o.batching.max_delay < absl::ZeroDuration() ||
+      o.batching.max_delay > absl::Milliseconds(10)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--batch_max_delay must be 0 to 10ms, got ",
+        absl::FormatDuration(o.batching.max_delay)));
+  }
+  if (o.batching.max_batch < 1 || o.batching.max_batch > 4096) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--batch_max_size must be 1 to 4096, got ", o.batching.max_batch));
+  }
+  if (o.shutdown_grace < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--shutdown_grace must not be negative");
+  }
+  if (o.max_inflight_bytes != 0 &&
+      o.max_inflight_bytes < o.max_message_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max_inflight_bytes must be 0 (no limit) or at least --max_message_bytes (",
+        o.max_message_bytes, "), got ", o.max_inflight_bytes));
+  }
+  if (o.stream_idle_timeout < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--stream_idle_timeout must not be negative");
+  }
+  return absl::OkStatus();
+}
+
+// CheckReloadInterval: --reload_interval is 0 (no polling) or from 100ms to 24h.
+absl::Status CheckReloadInterval(const ServerOptions& o) {
+  if (o.reload_interval != absl::ZeroDuration() &&
+      (o.reload_interval < absl::Milliseconds(100) ||
+       o.reload_interval > absl::Hours(24))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--reload_interval=", absl::FormatDuration(o.reload_interval),
+        ": must be 0 (no polling) or from 100ms to 24h"));
+  }
+  return absl::OkStatus();
+}
+
+// KeyOptions: how the keyring is loaded and reloaded.
+KeyStoreOptions KeyOptions(const ServerOptions& o) {
+  KeyStoreOptions key_options;
+  key_options.allow_insecure_permissions = o.allow_insecure_key_permissions;
+  return key_options;
+}
+
 // HostOf returns the host part of "host:port" for log lines.
 std::string HostOf(const std::string& address) {
   const size_t colon = address.rfind(':');
@@ -135,43 +194,28 @@ void Server::SetHealth(bool serving) {
   }
 }
 
+// BuildAndStart runs its steps in this order, so each error and log line of start-up
+// comes where it always has.
 absl::Status Server::BuildAndStart(const ServerOptions& options) {
   options_ = options;
-  if (options_.max_message_bytes == 0 || options_.max_message_bytes > INT_MAX) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--max_message_bytes must be 1 to ", INT_MAX, ", got ", options_.max_message_bytes));
-  }
-  if (options_.max_inflight < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--max_inflight must be at least 1, got ", options_.max_inflight));
-  }
-  if (options_.worker_threads < -1 || options_.worker_threads > 1024) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--worker_threads must be -1 (one per CPU), 0 (inline) or 1 to 1024, got ",
-        options_.worker_threads));
-  }
-  if (options_.batching.max_delay < absl::ZeroDuration() ||
-      options_.batching.max_delay > absl::Milliseconds(10)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--batch_max_delay must be 0 to 10ms, got ",
-        absl::FormatDuration(options_.batching.max_delay)));
-  }
-  if (options_.batching.max_batch < 1 || options_.batching.max_batch > 4096) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--batch_max_size must be 1 to 4096, got ", options_.batching.max_batch));
-  }
-  if (options_.shutdown_grace < absl::ZeroDuration()) {
-    return absl::InvalidArgumentError("--shutdown_grace must not be negative");
-  }
-  if (options_.max_inflight_bytes != 0 &&
-      options_.max_inflight_bytes < options_.max_message_bytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--max_inflight_bytes must be 0 (no limit) or at least --max_message_bytes (",
-        options_.max_message_bytes, "), got ", options_.max_inflight_bytes));
-  }
-  if (options_.stream_idle_timeout < absl::ZeroDuration()) {
-    return absl::InvalidArgumentError("--stream_idle_timeout must not be negative");
-  }
+  if (absl::Status s = CheckLimits(options_); !s.ok()) return s;
+  if (absl::Status s = OpenGuards(); !s.ok()) return s;
+  if (absl::Status s = CheckReloadInterval(options_); !s.ok()) return s;
+  // Taken before the load, so that a change while it runs is reloaded at the first check.
+  std::string keyring_fingerprint;
+  absl::StatusOr<std::unique_ptr<KeyStore>> keys = LoadKeyring(&keyring_fingerprint);
+  if (!keys.ok()) return keys.status();
+  if (absl::Status s = StartMetricsAndSelfTests(); !s.ok()) return s;
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> creds = Credentials();
+  if (!creds.ok()) return creds.status();
+  MakeService(*std::move(keys), std::move(keyring_fingerprint));
+  if (absl::Status s = StartGrpcServers(*creds); !s.ok()) return s;
+  AnnounceStarted();
+  StartReloadTask();
+  return absl::OkStatus();
+}
+
+absl::Status Server::OpenGuards() {
   if (!options_.access_policy.empty()) {
     absl::StatusOr<std::unique_ptr<AccessPolicy>> policy =
         AccessPolicy::LoadFile(options_.access_policy);
@@ -185,24 +229,16 @@ absl::Status Server::BuildAndStart(const ServerOptions& options) {
     if (!audit.ok()) return audit.status();
     audit_ = *std::move(audit);
   }
+  return absl::OkStatus();
+}
 
-  if (options_.reload_interval != absl::ZeroDuration() &&
-      (options_.reload_interval < absl::Milliseconds(100) ||
-       options_.reload_interval > absl::Hours(24))) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--reload_interval=", absl::FormatDuration(options_.reload_interval),
-        ": must be 0 (no polling) or from 100ms to 24h"));
-  }
-  // Keyring.
+absl::StatusOr<std::unique_ptr<KeyStore>> Server::LoadKeyring(std::string* fingerprint) {
   std::unique_ptr<KeyStore> keys;
-  KeyStoreOptions key_options;
-  key_options.allow_insecure_permissions = options_.allow_insecure_key_permissions;
-  // Taken before the load, so that a change while it runs is reloaded at the first check.
-  std::string keyring_fingerprint;
+  const KeyStoreOptions key_options = KeyOptions(options_);
   if (options_.keys_dir.empty()) {
     keys = KeyStore::Empty();
   } else {
-    keyring_fingerprint = KeyringFingerprint(options_.keys_dir);
+    *fingerprint = KeyringFingerprint(options_.keys_dir);
     absl::StatusOr<std::unique_ptr<KeyStore>> loaded =
         KeyStore::LoadFromDirectory(options_.keys_dir, key_options);
     if (!loaded.ok()) return loaded.status();
@@ -210,7 +246,10 @@ absl::Status Server::BuildAndStart(const ServerOptions& options) {
   }
   LogInfo(absl::StrCat("keyring: ", keys->size(), " keys",
                        options_.keys_dir.empty() ? "" : absl::StrCat(" from ", options_.keys_dir)));
+  return keys;
+}
 
+absl::Status Server::StartMetricsAndSelfTests() {
   // Metrics, kernels, self-tests (fail closed: health stays NOT_SERVING on failure).
   metrics_ = Metrics::New();
   const std::vector<KernelChoice> kernels = ActiveKernels();
@@ -230,8 +269,10 @@ absl::Status Server::BuildAndStart(const ServerOptions& options) {
     absl::Status s = metrics_->StartExposer(options_.metrics_listen);
     if (!s.ok()) return s;
   }
+  return absl::OkStatus();
+}
 
-  // gRPC server.
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Server::Credentials() {
   // Reload results are counted by smcrypt_keyring_reloads_total and
   // smcrypt_tls_certificate_reloads_total.
   ReloadObserver* const reload_observer = metrics_.get();
@@ -242,18 +283,19 @@ absl::Status Server::BuildAndStart(const ServerOptions& options) {
     if (!check.ok()) return check.status();
     tls_check_ = *std::move(check);
   }
-  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> creds =
-      MakeCredentials(options_, tls_check_.get());
-  if (!creds.ok()) return creds.status();
+  return MakeCredentials(options_, tls_check_.get());
+}
+
+void Server::MakeService(std::unique_ptr<KeyStore> keys, std::string keyring_fingerprint) {
   EngineOptions engine_options;
   engine_options.allow_inline_private_keys = options_.allow_inline_private_keys;
   engine_options.public_key_cache_size = options_.public_key_cache_size;
   engine_ = std::make_unique<CryptoEngine>(std::shared_ptr<const KeyStore>(std::move(keys)),
                                            engine_options, metrics_.get());
   if (!options_.keys_dir.empty()) {
-    keyring_reloader_ = std::make_unique<KeyringReloader>(options_.keys_dir, key_options,
-                                                          engine_.get(), reload_observer,
-                                                          std::move(keyring_fingerprint));
+    keyring_reloader_ = std::make_unique<KeyringReloader>(
+        options_.keys_dir, KeyOptions(options_), engine_.get(), metrics_.get(),
+        std::move(keyring_fingerprint));
   }
   ServiceInfo info;
   info.version = SMCRYPT_VERSION;
@@ -299,14 +341,16 @@ absl::Status Server::BuildAndStart(const ServerOptions& options) {
         [svc] { return svc->peak_inflight_bytes(); }, options_.malloc_trim_after_bytes,
         metrics_.get());
   }
+}
 
+absl::Status Server::StartGrpcServers(const std::shared_ptr<grpc::ServerCredentials>& creds) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   // gRPC sets SO_REUSEPORT by default, which lets a second smcryptd bind a port that is
   // already serving and split the connections with it; a busy port must fail start-up.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  builder.AddListeningPort(options_.listen, *creds, &port_);
+  builder.AddListeningPort(options_.listen, creds, &port_);
   builder.RegisterService(service_.get());
   builder.SetMaxReceiveMessageSize(static_cast<int>(options_.max_message_bytes));
   // Responses are bounded by the request limit (plus tags, padding, batch framing).
@@ -349,6 +393,10 @@ absl::Status Server::BuildAndStart(const ServerOptions& options) {
                                                  " for --health_listen (address in use or invalid?)"));
     }
   }
+  return absl::OkStatus();
+}
+
+void Server::AnnounceStarted() {
   {
     absl::MutexLock lock(&mu_);
     started_ = true;
@@ -369,6 +417,9 @@ absl::Status Server::BuildAndStart(const ServerOptions& options) {
   if (!self_tests_->all_passed()) {
     LogError("self-tests failed: health is NOT_SERVING");
   }
+}
+
+void Server::StartReloadTask() {
   if (options_.reload_interval > absl::ZeroDuration() &&
       (keyring_reloader_ != nullptr || tls_check_ != nullptr)) {
     KeyringReloader* keyring = keyring_reloader_.get();
@@ -386,7 +437,6 @@ absl::Status Server::BuildAndStart(const ServerOptions& options) {
                                             TlsRefreshSeconds(options_.reload_interval), "s)")
                              : ""));
   }
-  return absl::OkStatus();
 }
 
 absl::Status Server::ReloadKeyring() {

@@ -121,6 +121,22 @@ class Server {
   void Wait();
 
  private:
+  // BuildAndStart's steps, in its order.
+  absl::Status OpenGuards();  // --access_policy, --audit_log
+  // LoadKeyring loads --keys_dir (an empty keyring without it); `*fingerprint` is the
+  // directory's, taken before the load.
+  absl::StatusOr<std::unique_ptr<KeyStore>> LoadKeyring(std::string* fingerprint);
+  absl::Status StartMetricsAndSelfTests();  // metrics, kernels, self-tests, /metrics
+  // Credentials: the gRPC port's credentials, with the TLS file check when reloading.
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials();
+  // MakeService makes the engine, keyring reloader, worker pool, reaper, service and
+  // memory trimmer.
+  void MakeService(std::unique_ptr<KeyStore> keys, std::string keyring_fingerprint);
+  // StartGrpcServers starts the gRPC server (health, reflection, limits, interceptor)
+  // and the --health_listen server.
+  absl::Status StartGrpcServers(const std::shared_ptr<grpc::ServerCredentials>& creds);
+  void AnnounceStarted();  // health from the self-tests, the "listening" log lines
+  void StartReloadTask();  // --reload_interval polling of the keyring and TLS files
   void SetHealth(bool serving);
 
   ServerOptions options_;

@@ -311,35 +311,34 @@ absl::StatusOr<StoredKey> KeyStore::ParseEntry(absl::string_view key_id, absl::s
                    reason.message(), ")"));
 }
 
-absl::StatusOr<std::unique_ptr<KeyStore>> KeyStore::LoadFromDirectory(
-    absl::string_view dir, const KeyStoreOptions& options) {
+namespace {
+
+// KeyFiles: the files of one key: versions (path by number) and the min_version file.
+struct KeyFiles {
+  std::map<uint32_t, std::string> versions;
+  std::string min_version_path;
+  bool versioned = false;  // some version file is `<key_id>.v<n>.pem`
+};
+
+// Permission: a failed permission check is an error, or a warning under
+// --allow_insecure_key_permissions.
+absl::Status Permission(const KeyStoreOptions& options, absl::Status s) {
+  if (s.ok() || s.code() != absl::StatusCode::kPermissionDenied) return s;
+  if (!options.allow_insecure_permissions) return s;
+  LogWarning(absl::StrCat("keyring (--allow_insecure_key_permissions): ", s.message()));
+  return absl::OkStatus();
+}
+
+// ListKeyFiles groups the files of `root` (--keys_dir `dir`) by key. Names are sorted
+// first, so the error a directory gets does not depend on the listing order.
+absl::StatusOr<std::map<std::string, KeyFiles>> ListKeyFiles(const std::filesystem::path& root,
+                                                             absl::string_view dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  const fs::path root{std::string(dir)};
-  if (!fs::is_directory(root, ec)) {
-    return absl::NotFoundError(absl::StrCat("--keys_dir ", dir, " is not a directory"));
-  }
-  // A failed permission check is an error, or a warning under
-  // --allow_insecure_key_permissions.
-  auto permission = [&options](absl::Status s) -> absl::Status {
-    if (s.ok() || s.code() != absl::StatusCode::kPermissionDenied) return s;
-    if (!options.allow_insecure_permissions) return s;
-    LogWarning(absl::StrCat("keyring (--allow_insecure_key_permissions): ", s.message()));
-    return absl::OkStatus();
-  };
-  if (absl::Status s = permission(CheckDirMode(root.string())); !s.ok()) return s;
-  std::unique_ptr<KeyStore> store(new KeyStore());
   fs::directory_iterator it(root, ec), end;
   if (ec) {
     return absl::InvalidArgumentError(absl::StrCat(dir, ": ", ec.message()));
   }
-  // The files of each key: versions (path by number) and the min_version file. Names are
-  // sorted first, so the error a directory gets does not depend on the listing order.
-  struct KeyFiles {
-    std::map<uint32_t, std::string> versions;
-    std::string min_version_path;
-    bool versioned = false;  // some version file is `<key_id>.v<n>.pem`
-  };
   std::vector<fs::path> paths;
   for (; it != end; it.increment(ec)) {
     if (ec) return absl::InvalidArgumentError(absl::StrCat(dir, ": ", ec.message()));
@@ -377,64 +376,99 @@ absl::StatusOr<std::unique_ptr<KeyStore>> KeyStore::LoadFromDirectory(
           "' (<key_id>.pem is version 1); keep one of them"));
     }
   }
-  for (auto& [key_id, k] : files) {
-    KeyVersions& entry = store->keys_[key_id];
-    for (const auto& [version, path] : k.versions) {
-      struct stat st {};
-      absl::StatusOr<SecretData> text = ReadSecretFile(path, kMaxKeyFileSize, &st);
-      if (!text.ok()) {
-        if (absl::IsNotFound(text.status()) && IsDroppedSecretKey(path)) continue;
-        return absl::InvalidArgumentError(absl::StrCat(path, ": ", text.status().message()));
-      }
-      absl::StatusOr<StoredKey> key = ParseEntry(key_id, SecretDataAsStringView(*text));
-      if (!key.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat(path, ": ", key.status().message()));
-      }
-      if (absl::Status s = permission(CheckFileMode(path, st, *key)); !s.ok()) return s;
-      if (!entry.versions.empty() && entry.versions.front()->family != key->family) {
-        const StoredKey& first = *entry.versions.front();
-        return absl::InvalidArgumentError(absl::StrCat(
-            path, ": version ", version, " of key '", key_id, "' is an ",
-            KeyFamilyName(key->family), " key, version ", first.version, " (",
-            k.versions.at(first.version), ") an ", KeyFamilyName(first.family),
-            " key; all versions of a key must be of one family"));
-      }
-      key->version = version;
-      key->versioned = k.versioned;
-      entry.versions.push_back(std::make_unique<StoredKey>(*std::move(key)));
+  return files;
+}
+
+// LoadVersions reads and parses the version files of key `key_id` into `versions`,
+// oldest first; a version file being removed (Kubernetes Secret volumes) is skipped.
+absl::Status LoadVersions(const std::string& key_id, const KeyFiles& k,
+                          const KeyStoreOptions& options,
+                          std::vector<std::unique_ptr<StoredKey>>* versions) {
+  for (const auto& [version, path] : k.versions) {
+    struct stat st {};
+    absl::StatusOr<SecretData> text = ReadSecretFile(path, kMaxKeyFileSize, &st);
+    if (!text.ok()) {
+      if (absl::IsNotFound(text.status()) && IsDroppedSecretKey(path)) continue;
+      return absl::InvalidArgumentError(absl::StrCat(path, ": ", text.status().message()));
     }
+    absl::StatusOr<StoredKey> key = KeyStore::ParseEntry(key_id, SecretDataAsStringView(*text));
+    if (!key.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": ", key.status().message()));
+    }
+    if (absl::Status s = Permission(options, CheckFileMode(path, st, *key)); !s.ok()) return s;
+    if (!versions->empty() && versions->front()->family != key->family) {
+      const StoredKey& first = *versions->front();
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ": version ", version, " of key '", key_id, "' is an ",
+          KeyFamilyName(key->family), " key, version ", first.version, " (",
+          k.versions.at(first.version), ") an ", KeyFamilyName(first.family),
+          " key; all versions of a key must be of one family"));
+    }
+    key->version = version;
+    key->versioned = k.versioned;
+    versions->push_back(std::make_unique<StoredKey>(*std::move(key)));
+  }
+  return absl::OkStatus();
+}
+
+// LoadMinVersion reads the min_version file of key `key_id` (`versions`: its versions);
+// 0 when the file is being removed.
+absl::StatusOr<uint32_t> LoadMinVersion(const std::string& key_id, const KeyFiles& k,
+                                        const KeyStoreOptions& options,
+                                        const std::vector<std::unique_ptr<StoredKey>>& versions) {
+  const std::string& path = k.min_version_path;
+  struct stat st {};
+  absl::StatusOr<SecretData> text = ReadSecretFile(path, 64, &st);
+  if (!text.ok()) {
+    if (absl::IsNotFound(text.status()) && IsDroppedSecretKey(path)) {
+      return 0;  // being removed: as without the file
+    }
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", text.status().message()));
+  }
+  absl::StatusOr<uint32_t> min =
+      ParseKeyVersion(absl::StripAsciiWhitespace(SecretDataAsStringView(*text)));
+  if (!min.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": <key_id>.min_version holds one decimal version number (",
+        min.status().message(), ")"));
+  }
+  StoredKey as_public;  // the mode rule of a PUBLIC KEY file: not writable by "other"
+  if (absl::Status s = Permission(options, CheckFileMode(path, st, as_public)); !s.ok()) return s;
+  if (versions.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": key '", key_id, "' has no ", key_id, ".pem or ", key_id,
+        ".v<n>.pem file"));
+  }
+  const uint32_t newest = versions.back()->version;
+  if (*min > newest) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": min_version ", *min, " of key '", key_id, "' is above its newest version ",
+        newest, " (", k.versions.at(newest), "); add ", key_id, ".v", *min,
+        ".pem first or lower the minimum"));
+  }
+  return *min;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<KeyStore>> KeyStore::LoadFromDirectory(
+    absl::string_view dir, const KeyStoreOptions& options) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path root{std::string(dir)};
+  if (!fs::is_directory(root, ec)) {
+    return absl::NotFoundError(absl::StrCat("--keys_dir ", dir, " is not a directory"));
+  }
+  if (absl::Status s = Permission(options, CheckDirMode(root.string())); !s.ok()) return s;
+  std::unique_ptr<KeyStore> store(new KeyStore());
+  absl::StatusOr<std::map<std::string, KeyFiles>> files = ListKeyFiles(root, dir);
+  if (!files.ok()) return files.status();
+  for (auto& [key_id, k] : *files) {
+    KeyVersions& entry = store->keys_[key_id];
+    if (absl::Status s = LoadVersions(key_id, k, options, &entry.versions); !s.ok()) return s;
     if (!k.min_version_path.empty()) {
-      const std::string& path = k.min_version_path;
-      struct stat st {};
-      absl::StatusOr<SecretData> text = ReadSecretFile(path, 64, &st);
-      if (!text.ok()) {
-        if (absl::IsNotFound(text.status()) && IsDroppedSecretKey(path)) {
-          if (entry.versions.empty()) store->keys_.erase(key_id);
-          continue;
-        }
-        return absl::InvalidArgumentError(absl::StrCat(path, ": ", text.status().message()));
-      }
-      absl::StatusOr<uint32_t> min =
-          ParseKeyVersion(absl::StripAsciiWhitespace(SecretDataAsStringView(*text)));
-      if (!min.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            path, ": <key_id>.min_version holds one decimal version number (",
-            min.status().message(), ")"));
-      }
-      StoredKey as_public;  // the mode rule of a PUBLIC KEY file: not writable by "other"
-      if (absl::Status s = permission(CheckFileMode(path, st, as_public)); !s.ok()) return s;
-      if (entry.versions.empty()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            path, ": key '", key_id, "' has no ", key_id, ".pem or ", key_id,
-            ".v<n>.pem file"));
-      }
-      const uint32_t newest = entry.versions.back()->version;
-      if (*min > newest) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            path, ": min_version ", *min, " of key '", key_id, "' is above its newest version ",
-            newest, " (", k.versions.at(newest), "); add ", key_id, ".v", *min,
-            ".pem first or lower the minimum"));
-      }
+      absl::StatusOr<uint32_t> min = LoadMinVersion(key_id, k, options, entry.versions);
+      if (!min.ok()) return min.status();
       entry.min_version = *min;
     }
     if (entry.versions.empty()) store->keys_.erase(key_id);  // every version being removed
