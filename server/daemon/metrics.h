@@ -1,7 +1,7 @@
 // metrics.h — Prometheus metrics of smcryptd (DESIGN.md "Service": Metrics), exposed by
 // prometheus-cpp on --metrics_listen at /metrics.
 //
-// Families and every label child are created once, at start (STYLE.md house style 12);
+// Families and every label child are created once, at start (docs/contributing.md, "House style");
 // label values come from fixed sets only (method names, status codes, algorithm and
 // operation names, kernel names), never key ids or client addresses.
 //

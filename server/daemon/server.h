@@ -1,6 +1,6 @@
 // server.h — smcryptd's wiring: keyring, self-tests, metrics, gRPC server with health,
-// reflection, TLS/mTLS, limits and graceful shutdown (DESIGN.md "Service"; STYLE.md
-// §4, house style 10–11).
+// reflection, TLS/mTLS, limits and graceful shutdown (DESIGN.md "Service";
+// docs/contributing.md, "House style").
 #ifndef SMCRYPT_SERVER_SERVER_H_
 #define SMCRYPT_SERVER_SERVER_H_
 

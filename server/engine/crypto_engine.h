@@ -3,7 +3,7 @@
 // CryptoEngine resolves keys (keyring or inline, under the inline-private-key policy),
 // checks each request's parameters against its algorithm, calls the crypto core
 // (smcrypt/registry.h) and reports the bytes it processed. The gRPC service only
-// translates messages and statuses (STYLE.md house style 10).
+// translates messages and statuses (docs/contributing.md, "House style").
 //
 // Status meanings (DESIGN.md "Status"): InvalidArgument for malformed input, with the
 // field and the expected and actual values; NotFound for an unknown key_id;

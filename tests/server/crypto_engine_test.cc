@@ -1,4 +1,4 @@
-// Engine and key store tests without gRPC (STYLE.md house style 22, first layer):
+// Engine and key store tests without gRPC (docs/contributing.md, "House style"; first layer):
 // status mapping, key policy, streams against the one-shot API and OpenSSL.
 #include "server/engine/crypto_engine.h"
 
