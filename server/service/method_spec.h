@@ -5,6 +5,7 @@
 // stream reactors of stream_reactor.h), so that a method's access-policy operation, its
 // order of checks, whether it writes audit lines, its --max_inflight_bytes admission
 // charge and its dynamic-batching queue are stated in one place.
+// tests/server/method_spec_test.cc checks every row on the service served in-process.
 #ifndef SMCRYPT_SERVER_METHOD_SPEC_H_
 #define SMCRYPT_SERVER_METHOD_SPEC_H_
 
