@@ -603,7 +603,9 @@ TEST(MethodSpecTest, QueuedCallsAreCheckedAuditedAndChargedAsTheirRowSays) {
     allowed.impl().TakePeakSince();
     const Sent sent = row.send(allowed.stub());
     EXPECT_NE(sent.code, kDenied);
-    if (&spec == &rpc::kHash) EXPECT_EQ(sent.code, grpc::StatusCode::OK);
+    if (&spec == &rpc::kHash) {
+      EXPECT_EQ(sent.code, grpc::StatusCode::OK);
+    }
     EXPECT_EQ(allowed.batches(op), 1);
     lines = allowed_audit.NewLines();
     ASSERT_EQ(lines.size(), spec.audited ? 1u : 0u);
