@@ -1,5 +1,6 @@
 // crypto_engine_internal.h — helpers shared by the CryptoEngine's source files
-// (crypto_engine.cc, crypto_engine_batch.cc, crypto_engine_stream.cc). Not for other users.
+// (crypto_engine.cc, crypto_engine_public_key.cc, crypto_engine_batch.cc,
+// crypto_engine_stream.cc; defined in crypto_engine_internal.cc). Not for other users.
 #ifndef SMCRYPT_SERVER_CRYPTO_ENGINE_INTERNAL_H_
 #define SMCRYPT_SERVER_CRYPTO_ENGINE_INTERNAL_H_
 
