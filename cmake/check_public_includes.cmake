@@ -1,7 +1,10 @@
-# check_public_includes.cmake — server/ and clients/ include the crypto core's public
-# headers only ("smcrypt/...", crypto/include); an #include whose path is or passes through
-# a crypto/ folder ("crypto/...", <crypto/...>, "../crypto/...") there is an error
-# (DESIGN.md, "Layout").
+# check_public_includes.cmake — two include rules (DESIGN.md, "Layout"):
+#   1. server/ and clients/, in every folder below them, include the crypto core's public
+#      headers only ("smcrypt/...", crypto/include): an #include whose path is or passes
+#      through a crypto/ folder ("crypto/...", <crypto/...>, "../crypto/...") is an error;
+#   2. server/engine/ (smcrypt_engine, built without gRPC for the TSan build) includes no
+#      gRPC or protobuf header: <grpc...>, "grpcpp/...", "proto/...", google/protobuf/...
+#      and generated "*.pb.h" headers are errors there.
 #
 #   cmake -DSMCRYPT_SOURCE_DIR=<source root> [-DSTAMP=<file>] -P check_public_includes.cmake
 #
@@ -14,6 +17,7 @@ if(NOT SMCRYPT_SOURCE_DIR)
   message(FATAL_ERROR "check_public_includes.cmake: set -DSMCRYPT_SOURCE_DIR=<source root>")
 endif()
 
+# GLOB_RECURSE: server/*.cc matches server/engine/x.cc, server/service/x.cc and so on.
 file(GLOB_RECURSE files RELATIVE ${SMCRYPT_SOURCE_DIR}
   ${SMCRYPT_SOURCE_DIR}/server/*.cc ${SMCRYPT_SOURCE_DIR}/server/*.h
   ${SMCRYPT_SOURCE_DIR}/server/*.inc
@@ -21,10 +25,17 @@ file(GLOB_RECURSE files RELATIVE ${SMCRYPT_SOURCE_DIR}
   ${SMCRYPT_SOURCE_DIR}/clients/*.inc)
 list(SORT files)
 
+set(crypto_include "#[ \t]*include[ \t]*[\"<]([^\">]*/)?crypto/")
+set(rpc_include "#[ \t]*include[ \t]*[\"<](grpc|proto/|google/protobuf/|[^\">]*\\.pb\\.h[\">])")
+
 set(violations 0)
 foreach(file IN LISTS files)
   file(READ ${SMCRYPT_SOURCE_DIR}/${file} text)
-  if(NOT text MATCHES "#[ \t]*include[ \t]*[\"<]([^\">]*/)?crypto/")
+  set(in_engine FALSE)
+  if(file MATCHES "^server/engine/")
+    set(in_engine TRUE)
+  endif()
+  if(NOT text MATCHES "${crypto_include}" AND NOT (in_engine AND text MATCHES "${rpc_include}"))
     continue()
   endif()
   # One list element per line: first drop the characters that CMake lists treat
@@ -34,17 +45,21 @@ foreach(file IN LISTS files)
   set(line_no 0)
   foreach(line IN LISTS lines)
     math(EXPR line_no "${line_no} + 1")
-    if(line MATCHES "^[ \t]*#[ \t]*include[ \t]*[\"<]([^\">]*/)?crypto/")
-      string(STRIP "${line}" directive)
+    string(STRIP "${line}" directive)
+    if(line MATCHES "^[ \t]*${crypto_include}")
       message(NOTICE "${file}:${line_no}: error: ${directive}: server/ and clients/ may "
                      "include only the public headers \"smcrypt/...\" (crypto/include/smcrypt/)")
+      math(EXPR violations "${violations} + 1")
+    elseif(in_engine AND line MATCHES "^[ \t]*${rpc_include}")
+      message(NOTICE "${file}:${line_no}: error: ${directive}: server/engine/ (smcrypt_engine) "
+                     "may not include gRPC or protobuf headers")
       math(EXPR violations "${violations} + 1")
     endif()
   endforeach()
 endforeach()
 
 if(violations GREATER 0)
-  message(FATAL_ERROR "${violations} private crypto include(s) in server/ or clients/ "
+  message(FATAL_ERROR "${violations} forbidden include(s) in server/ or clients/ "
                       "(DESIGN.md, \"Layout\")")
 endif()
 if(STAMP)

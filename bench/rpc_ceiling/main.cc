@@ -234,7 +234,7 @@ int main(int argc, char** argv) {
       "       smcrypt-rpc-ceiling --target=HOST:PORT --echo=HOST:PORT [--rpcs=Hash,Sign] "
       "[--in_flight=1,64] [--markdown=FILE] [--json=FILE]");
   absl::ParseCommandLine(argc, argv);
-  // As smcryptd does (server/main.cc): no deadlock-detection bookkeeping on every
+  // As smcryptd does (server/daemon/main.cc): no deadlock-detection bookkeeping on every
   // absl::Mutex lock (Debian's Abseil is built without NDEBUG), for the echo server and
   // the client alike, so the ceiling is gRPC's, not the detector's.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);

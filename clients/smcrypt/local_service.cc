@@ -4,11 +4,11 @@
 #include <utility>
 
 #include "absl/status/status.h"
-#include "server/crypto_engine.h"
-#include "server/crypto_service_impl.h"
-#include "server/key_store.h"
-#include "server/logging.h"
-#include "server/self_test.h"
+#include "server/engine/crypto_engine.h"
+#include "server/engine/key_store.h"
+#include "server/engine/logging.h"
+#include "server/engine/self_test.h"
+#include "server/service/crypto_service_impl.h"
 
 #ifndef SMCRYPT_VERSION
 #define SMCRYPT_VERSION "unknown"

@@ -1,5 +1,5 @@
 // RPC fuzzer: every smcrypt.v1.CryptoService RPC, through the whole service below the
-// network — proto parsing, the proto → engine translation (crypto_service_impl.cc), the
+// network — proto parsing, the proto → engine translation (server/service/), the
 // engine, the keyring and the status conversion — of a real smcryptd (server::Server,
 // loopback port, no worker pool, a keyring with SM2, P-256, SM4, AES and HMAC keys).
 //
@@ -19,7 +19,7 @@
 
 #include "google/protobuf/stubs/logging.h"
 #include "grpcpp/grpcpp.h"
-#include "server/server.h"
+#include "server/daemon/server.h"
 #include "smcrypt/pem.h"
 #include "smcrypt/registry.h"
 #include "smcrypt/v1/crypto.grpc.pb.h"

@@ -1,6 +1,6 @@
-// Engine and key store tests without gRPC (STYLE.md house style 22, first layer):
+// Engine and key store tests without gRPC (docs/contributing.md, "House style"; first layer):
 // status mapping, key policy, streams against the one-shot API and OpenSSL.
-#include "server/crypto_engine.h"
+#include "server/engine/crypto_engine.h"
 
 #include <openssl/core_names.h>
 #include <openssl/evp.h>
@@ -20,13 +20,13 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
-#include "server/key_store.h"
-#include "server/primitive_cache.h"
-#include "server/worker_pool.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/engine/key_store.h"
+#include "server/engine/primitive_cache.h"
+#include "server/engine/worker_pool.h"
 #include "smcrypt/pem.h"
 #include "smcrypt/registry.h"
 #include "smcrypt/sm2.h"

@@ -1,8 +1,8 @@
-// BatchQueue (server/dynamic_batcher.h): a lone request runs at once; requests that
+// BatchQueue (server/engine/dynamic_batcher.h): a lone request runs at once; requests that
 // arrive while a run is in progress are taken together by the next run; the runs in
 // progress share the queue; max_batch and max_delay hold; under many threads every
 // request is run exactly once (also under ThreadSanitizer, in the TSan build).
-#include "server/dynamic_batcher.h"
+#include "server/engine/dynamic_batcher.h"
 
 #include <atomic>
 #include <memory>
@@ -12,7 +12,7 @@
 
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
-#include "server/worker_pool.h"
+#include "server/engine/worker_pool.h"
 
 namespace smcrypt::server {
 namespace {

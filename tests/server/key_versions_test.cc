@@ -1,4 +1,4 @@
-// Key versions and minimum versions of the keyring (server/key_store.h, "Versions" and
+// Key versions and minimum versions of the keyring (server/engine/key_store.h, "Versions" and
 // "Minimum version"), and the engine using a named version: file names, both forms of
 // version 1, conflicts, family mismatches, min_version files, rejected ids.
 #include <unistd.h>
@@ -10,11 +10,11 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/audit_log.h"
-#include "server/crypto_engine.h"
-#include "server/error_reason.h"
-#include "server/key_store.h"
-#include "server/reload.h"
+#include "server/engine/audit_log.h"
+#include "server/engine/crypto_engine.h"
+#include "server/engine/error_reason.h"
+#include "server/engine/key_store.h"
+#include "server/engine/reload.h"
 #include "smcrypt/pem.h"
 #include "smcrypt/registry.h"
 #include "tests/testing/status_matchers.h"

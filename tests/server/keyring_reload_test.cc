@@ -1,4 +1,4 @@
-// Keyring reloads without gRPC (server/reload.h, CryptoEngine::SetKeyStore): the
+// Keyring reloads without gRPC (server/engine/reload.h, CryptoEngine::SetKeyStore): the
 // Kubernetes Secret `..data` symlink swap, explicit reloads, bad directories that keep
 // the previous keyring, a stream started before a swap, and calls racing repeated swaps
 // (meaningful under ThreadSanitizer; the TSan build runs this suite); the checks of
@@ -26,13 +26,13 @@
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/crypto_engine.h"
-#include "server/key_store.h"
-#include "server/reload.h"
-#include "server/secret_file.h"
-#include "tests/server/secret_volume.h"
+#include "server/engine/crypto_engine.h"
+#include "server/engine/key_store.h"
+#include "server/engine/reload.h"
+#include "server/engine/secret_file.h"
 #include "smcrypt/pem.h"
 #include "smcrypt/registry.h"
+#include "tests/server/secret_volume.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/test_util.h"
 

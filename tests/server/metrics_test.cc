@@ -1,7 +1,7 @@
-// metrics_test.cc — server/metrics.h without a server: the series smcryptd's /metrics
+// metrics_test.cc — server/daemon/metrics.h without a server: the series smcryptd's /metrics
 // shows before any traffic and how the observer methods move them, read from the text
 // exposition of the registry (what the exposer serves).
-#include "server/metrics.h"
+#include "server/daemon/metrics.h"
 
 #include <string>
 

@@ -1,6 +1,6 @@
 // Pins the wire enum smcrypt.v1.Algorithm (proto/smcrypt/v1/crypto.proto) to the engine's
 // algorithm list (label unit). The service maps proto value v to AllAlgorithms()[v - 1]
-// (ToAlgorithm in server/crypto_service_impl.cc), so reordering, inserting into or
+// (ToAlgorithm in server/service/proto_convert.cc), so reordering, inserting into or
 // removing from either list silently changes what a client's number means; this test
 // fails instead.
 //
@@ -13,7 +13,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
-#include "server/crypto_engine.h"
+#include "server/engine/crypto_engine.h"
 #include "smcrypt/algorithm.h"
 #include "smcrypt/v1/crypto.pb.h"
 

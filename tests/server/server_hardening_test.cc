@@ -1,6 +1,6 @@
 // Unit tests of smcryptd's hardening pieces without gRPC (label unit): the access policy
-// parser and matcher (server/access_policy.h), the audit line format
-// (server/audit_log.h) and the keyring's permission checks (server/key_store.h).
+// parser and matcher (server/engine/access_policy.h), the audit line format
+// (server/engine/audit_log.h) and the keyring's permission checks (server/engine/key_store.h).
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,9 +13,9 @@
 #include "absl/strings/escaping.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/access_policy.h"
-#include "server/audit_log.h"
-#include "server/key_store.h"
+#include "server/engine/access_policy.h"
+#include "server/engine/audit_log.h"
+#include "server/engine/key_store.h"
 #include "smcrypt/pem.h"
 #include "smcrypt/registry.h"
 #include "tests/testing/status_matchers.h"

@@ -88,7 +88,7 @@ class HybridTest : public ::testing::Test {
     p256_ = new Keys(NewKeys(smcrypt::Algorithm::kEcdsaP256));
     auto write = [](const std::string& name, const std::string& text) {
       std::ofstream(*dir_ + "/keys/" + name, std::ios::binary) << text;
-      // Keyring files must not be world-readable (server/key_store.h, "Permissions").
+      // Keyring files must not be world-readable (server/engine/key_store.h, "Permissions").
       fs::permissions(*dir_ + "/keys/" + name, fs::perms::owner_read | fs::perms::owner_write);
     };
     write("hpke-sm2.pem", smcrypt::PemEncode("PRIVATE KEY", sm2_->private_der));

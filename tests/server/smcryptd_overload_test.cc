@@ -2,7 +2,7 @@
 //   - 2 × 20,000 concurrent requests near --max_message_bytes: every call ends OK or
 //     RESOURCE_EXHAUSTED (none times out), the byte charge stays within
 //     --max_inflight_bytes, and the server's peak resident memory stays within the
-//     README's formula of its flags ("Memory under overload"); with the limits off the
+//     formula of its flags in docs/service.md ("Memory under overload"); with the limits off the
 //     same burst grows past it;
 //   - a response the client cannot receive (HTTP/2 window 0) stays charged until the call
 //     ends, keeping large calls out, and is released when the client goes away;
@@ -106,14 +106,14 @@ bool Serves(Smcryptd& server) {
 
 // ---- 20,000 concurrent large requests --------------------------------------------------
 
-// Limits are the flags that bound smcryptd's memory (README, "Memory under overload").
+// Limits are the flags that bound smcryptd's memory (docs/service.md, "Memory under overload").
 struct Limits {
   int64_t inflight_bytes;  // --max_inflight_bytes
   int64_t quota;           // --grpc_memory_quota
   int64_t streams;         // --max_concurrent_streams
 };
 
-// BoundMiB is the README's formula: under any load, smcryptd's peak resident memory
+// BoundMiB is the formula of docs/service.md: under any load, smcryptd's peak resident memory
 // grows over its idle size by at most
 //   max_inflight_bytes + grpc_memory_quota
 //   + connections × max_concurrent_streams × (64 KiB + 16 KiB) + 32 MiB

@@ -61,7 +61,7 @@ std::string ReadAll(const std::string& path) {
 
 void WriteFile(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
-  // Keyring files must not be world-readable (server/key_store.h, "Permissions").
+  // Keyring files must not be world-readable (server/engine/key_store.h, "Permissions").
   std::filesystem::permissions(path, std::filesystem::perms::owner_read |
                                          std::filesystem::perms::owner_write);
 }

@@ -1,0 +1,464 @@
+#include "server/daemon/metrics.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "prometheus/collectable.h"
+#include "prometheus/metric_family.h"
+
+#ifndef SMCRYPT_VERSION
+#error "SMCRYPT_VERSION is defined by server/CMakeLists.txt"
+#endif
+
+namespace smcrypt::server {
+namespace {
+
+constexpr absl::string_view kCryptoService = "smcrypt.v1.CryptoService";
+
+struct MethodDef {
+  absl::string_view service;
+  absl::string_view method;
+  absl::string_view type;  // grpc-ecosystem spelling
+};
+
+// The fixed method set: CryptoService, health and reflection.
+constexpr MethodDef kMethods[] = {
+    {kCryptoService, "Hash", "unary"},
+    {kCryptoService, "HashStream", "client_stream"},
+    {kCryptoService, "HashBatch", "unary"},
+    {kCryptoService, "Hmac", "unary"},
+    {kCryptoService, "Sign", "unary"},
+    {kCryptoService, "Verify", "unary"},
+    {kCryptoService, "SignBatch", "unary"},
+    {kCryptoService, "VerifyBatch", "unary"},
+    {kCryptoService, "Encrypt", "unary"},
+    {kCryptoService, "Decrypt", "unary"},
+    {kCryptoService, "EncryptBatch", "unary"},
+    {kCryptoService, "EncryptStream", "bidi_stream"},
+    {kCryptoService, "DecryptStream", "bidi_stream"},
+    {kCryptoService, "PublicKeyEncrypt", "unary"},
+    {kCryptoService, "PublicKeyDecrypt", "unary"},
+    {kCryptoService, "HybridEncrypt", "unary"},
+    {kCryptoService, "HybridEncryptBatch", "unary"},
+    {kCryptoService, "HybridDecrypt", "unary"},
+    {kCryptoService, "HybridEncryptStream", "bidi_stream"},
+    {kCryptoService, "HybridDecryptStream", "bidi_stream"},
+    {kCryptoService, "KeyExchange", "bidi_stream"},
+    {kCryptoService, "GenerateKeyPair", "unary"},
+    {kCryptoService, "GetPublicKey", "unary"},
+    {kCryptoService, "GenerateRandom", "unary"},
+    {kCryptoService, "GetServerInfo", "unary"},
+    {"grpc.health.v1.Health", "Check", "unary"},
+    {"grpc.health.v1.Health", "Watch", "server_stream"},
+    {"grpc.reflection.v1alpha.ServerReflection", "ServerReflectionInfo", "bidi_stream"},
+};
+
+std::vector<Operation> OperationsOf(Algorithm alg) {
+  if (IsHashAlgorithm(alg)) return {Operation::kHash};
+  if (IsMacAlgorithm(alg)) return {Operation::kMac};
+  if (alg == Algorithm::kSm2) {
+    return {Operation::kSign, Operation::kVerify, Operation::kEncrypt, Operation::kDecrypt};
+  }
+  if (IsSignatureAlgorithm(alg)) return {Operation::kSign, Operation::kVerify};
+  return {Operation::kEncrypt, Operation::kDecrypt};
+}
+
+bool Performs(Algorithm alg, Operation op) {
+  for (Operation o : OperationsOf(alg)) {
+    if (o == op) return true;
+  }
+  return false;
+}
+
+// CompilerName is the compiler that built smcryptd, e.g. "gcc 12.2.0", "clang 14.0.6".
+std::string CompilerName() {
+#if defined(__clang__)
+  return absl::StrCat("clang ", __clang_major__, ".", __clang_minor__, ".", __clang_patchlevel__);
+#elif defined(__GNUC__)
+  return absl::StrCat("gcc ", __GNUC__, ".", __GNUC_MINOR__, ".", __GNUC_PATCHLEVEL__);
+#else
+  return "unknown";
+#endif
+}
+
+size_t AlgorithmIndex(Algorithm alg) {
+  absl::Span<const Algorithm> all = AllAlgorithms();
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (all[i] == alg) return i;
+  }
+  return all.size();
+}
+
+// ProcessCollector reads /proc/self at scrape time (prometheus-cpp 1.0.1 has no
+// process collector).
+class ProcessCollector final : public prometheus::Collectable {
+ public:
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    double cpu = 0, rss = 0;
+    if (!ReadProcessStats(&cpu, &rss)) return {};
+    prometheus::MetricFamily cpu_family;
+    cpu_family.name = "process_cpu_seconds_total";
+    cpu_family.help = "Total user and system CPU time spent in seconds.";
+    cpu_family.type = prometheus::MetricType::Counter;
+    prometheus::ClientMetric cpu_metric;
+    cpu_metric.counter.value = cpu;
+    cpu_family.metric.push_back(cpu_metric);
+    prometheus::MetricFamily rss_family;
+    rss_family.name = "process_resident_memory_bytes";
+    rss_family.help = "Resident memory size in bytes.";
+    rss_family.type = prometheus::MetricType::Gauge;
+    prometheus::ClientMetric rss_metric;
+    rss_metric.gauge.value = rss;
+    rss_family.metric.push_back(rss_metric);
+    return {std::move(cpu_family), std::move(rss_family)};
+  }
+};
+
+class MetricsInterceptor final : public grpc::experimental::Interceptor {
+ public:
+  MetricsInterceptor(Metrics* metrics, const Metrics::MethodMetrics* method)
+      : metrics_(metrics), method_(method), start_(std::chrono::steady_clock::now()) {
+    metrics_->inflight().fetch_add(1, std::memory_order_relaxed);
+    metrics_->inflight_gauge().Increment();
+    if (method_ != nullptr) method_->started->Increment();
+  }
+
+  ~MetricsInterceptor() override {
+    // A call that ended without sending a status (client cancelled, deadline passed
+    // before the handler answered) is counted as Canceled.
+    if (!recorded_) Record(grpc::StatusCode::CANCELLED);
+    Leave();
+  }
+
+  void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
+    using grpc::experimental::InterceptionHookPoints;
+    // A message received: the read succeeded (a failed read, the end of a client stream,
+    // has no message). A message sent: handed to the transport.
+    if (method_ != nullptr &&
+        methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_MESSAGE) &&
+        methods->GetRecvMessage() != nullptr) {
+      method_->msg_received->Increment();
+    }
+    if (method_ != nullptr &&
+        methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_MESSAGE)) {
+      method_->msg_sent->Increment();
+    }
+    if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
+      Record(methods->GetSendStatus().error_code());
+      // The call stops counting against --max_inflight before its status is sent, so a
+      // client that waits for each answer never finds its previous call still counted.
+      Leave();
+    }
+    methods->Proceed();
+  }
+
+ private:
+  void Leave() {
+    if (left_) return;
+    left_ = true;
+    metrics_->inflight_gauge().Decrement();
+    metrics_->inflight().fetch_sub(1, std::memory_order_relaxed);
+  }
+
+  void Record(grpc::StatusCode code) {
+    if (recorded_) return;
+    recorded_ = true;
+    if (method_ == nullptr) return;
+    int c = static_cast<int>(code);
+    if (c < 0 || c >= kNumGrpcCodes) c = static_cast<int>(grpc::StatusCode::UNKNOWN);
+    method_->handled[c]->Increment();
+    method_->seconds->Observe(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
+  }
+
+  Metrics* metrics_;
+  const Metrics::MethodMetrics* method_;
+  std::chrono::steady_clock::time_point start_;
+  bool recorded_ = false;
+  bool left_ = false;
+};
+
+class MetricsInterceptorFactory final
+    : public grpc::experimental::ServerInterceptorFactoryInterface {
+ public:
+  explicit MetricsInterceptorFactory(Metrics* metrics) : metrics_(metrics) {}
+  grpc::experimental::Interceptor* CreateServerInterceptor(
+      grpc::experimental::ServerRpcInfo* info) override {
+    return new MetricsInterceptor(metrics_, metrics_->ForMethod(info->method()));
+  }
+
+ private:
+  Metrics* metrics_;
+};
+
+}  // namespace
+
+void Metrics::OnBatch(BatchedOperation op, size_t size, absl::Span<const double> queued_seconds) {
+  const int i = static_cast<int>(op);
+  if (i < 0 || i >= kNumBatchedOperations) return;
+  batch_size_[i]->Observe(static_cast<double>(size));
+  for (double s : queued_seconds) batch_queue_seconds_[i]->Observe(s);
+}
+
+bool ReadProcessStats(double* cpu_seconds, double* resident_bytes) {
+  std::ifstream in("/proc/self/stat");
+  std::string line;
+  if (!std::getline(in, line)) return false;
+  // Fields after the command name "(...)": field 3 (state) is the first.
+  const size_t close = line.rfind(')');
+  if (close == std::string::npos) return false;
+  std::vector<std::string> fields = absl::StrSplit(line.substr(close + 2), ' ');
+  // utime = field 14, stime = 15, rss = 24 (proc(5)); index = field - 3.
+  if (fields.size() < 22) return false;
+  const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
+  const double utime = std::strtod(fields[11].c_str(), nullptr);
+  const double stime = std::strtod(fields[12].c_str(), nullptr);
+  const double rss_pages = std::strtod(fields[21].c_str(), nullptr);
+  *cpu_seconds = (utime + stime) / ticks;
+  *resident_bytes = rss_pages * static_cast<double>(sysconf(_SC_PAGESIZE));
+  return true;
+}
+
+std::unique_ptr<Metrics> Metrics::New() {
+  std::unique_ptr<Metrics> m(new Metrics());
+  m->registry_ = std::make_shared<prometheus::Registry>();
+  prometheus::Registry& r = *m->registry_;
+  // The families in the order of the exposition.
+  m->AddGrpcFamilies(r);
+  m->AddCryptoFamilies(r);
+  m->AddReloadFamilies(r);
+  m->AddBatchFamilies(r);
+  m->AddGauges(r);
+  m->process_collector_ = std::make_shared<ProcessCollector>();
+  return m;
+}
+
+// AddGrpcFamilies: the go-grpc-prometheus families, one child per method and code.
+void Metrics::AddGrpcFamilies(prometheus::Registry& r) {
+  auto& started = prometheus::BuildCounter()
+                      .Name("grpc_server_started_total")
+                      .Help("Total number of RPCs started on the server.")
+                      .Register(r);
+  auto& handled = prometheus::BuildCounter()
+                      .Name("grpc_server_handled_total")
+                      .Help("Total number of RPCs completed on the server, regardless of "
+                            "success or failure.")
+                      .Register(r);
+  auto& seconds = prometheus::BuildHistogram()
+                      .Name("grpc_server_handling_seconds")
+                      .Help("Histogram of response latency (seconds) of gRPC that had been "
+                            "application-level handled by the server.")
+                      .Register(r);
+  auto& msg_received = prometheus::BuildCounter()
+                           .Name("grpc_server_msg_received_total")
+                           .Help("Total number of RPC stream messages received on the server.")
+                           .Register(r);
+  auto& msg_sent = prometheus::BuildCounter()
+                       .Name("grpc_server_msg_sent_total")
+                       .Help("Total number of gRPC stream messages sent by the server.")
+                       .Register(r);
+  // 10 µs to 10 s.
+  const prometheus::Histogram::BucketBoundaries buckets = {
+      1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3,
+      1e-2, 2.5e-2, 5e-2, 0.1,  0.25,   0.5,  1,    2.5,    5,    10};
+  for (const MethodDef& d : kMethods) {
+    MethodMetrics mm;
+    const prometheus::Labels labels = {{"grpc_service", std::string(d.service)},
+                                       {"grpc_method", std::string(d.method)},
+                                       {"grpc_type", std::string(d.type)}};
+    mm.started = &started.Add(labels);
+    mm.seconds = &seconds.Add(labels, buckets);
+    mm.msg_received = &msg_received.Add(labels);
+    mm.msg_sent = &msg_sent.Add(labels);
+    for (int c = 0; c < kNumGrpcCodes; ++c) {
+      prometheus::Labels with_code = labels;
+      with_code["grpc_code"] = std::string(GrpcCodeName(static_cast<grpc::StatusCode>(c)));
+      mm.handled[c] = &handled.Add(with_code);
+    }
+    methods_.emplace(absl::StrCat("/", d.service, "/", d.method), mm);
+  }
+}
+
+// AddCryptoFamilies: bytes processed, decryption and verification failures.
+void Metrics::AddCryptoFamilies(prometheus::Registry& r) {
+  auto& bytes = prometheus::BuildCounter()
+                    .Name("smcrypt_bytes_processed_total")
+                    .Help("Input bytes processed by the crypto core, by algorithm and operation.")
+                    .Register(r);
+  absl::Span<const Algorithm> all = AllAlgorithms();
+  bytes_.resize(all.size());
+  for (size_t i = 0; i < all.size(); ++i) {
+    bytes_[i].fill(nullptr);
+    for (Operation op : OperationsOf(all[i])) {
+      bytes_[i][static_cast<int>(op)] =
+          &bytes.Add({{"algorithm", std::string(AlgorithmName(all[i]))},
+                      {"operation", std::string(OperationName(op))}});
+    }
+  }
+  auto& decrypt_failures =
+      prometheus::BuildCounter()
+          .Name("smcrypt_decrypt_failures_total")
+          .Help("Decryptions that failed authentication (\"decryption failed\": wrong key, "
+                "tampered or truncated ciphertext, bad padding), by algorithm.")
+          .Register(r);
+  auto& verify_failures = prometheus::BuildCounter()
+                              .Name("smcrypt_verify_failures_total")
+                              .Help("Signatures and MACs that did not verify, by algorithm.")
+                              .Register(r);
+  decrypt_failures_.assign(all.size(), nullptr);
+  verify_failures_.assign(all.size(), nullptr);
+  for (size_t i = 0; i < all.size(); ++i) {
+    const prometheus::Labels labels = {{"algorithm", std::string(AlgorithmName(all[i]))}};
+    if (Performs(all[i], Operation::kDecrypt)) {
+      decrypt_failures_[i] = &decrypt_failures.Add(labels);
+    }
+    if (Performs(all[i], Operation::kVerify) || Performs(all[i], Operation::kMac)) {
+      verify_failures_[i] = &verify_failures.Add(labels);
+    }
+  }
+}
+
+// AddReloadFamilies: keyring and TLS reloads, and the build info.
+void Metrics::AddReloadFamilies(prometheus::Registry& r) {
+  auto& keyring_reloads = prometheus::BuildCounter()
+                              .Name("smcrypt_keyring_reloads_total")
+                              .Help("Reloads of the keyring (--keys_dir), by result.")
+                              .Register(r);
+  keyring_reloads_ok_ = &keyring_reloads.Add({{"result", "success"}});
+  keyring_reloads_failed_ = &keyring_reloads.Add({{"result", "failure"}});
+  auto& tls_reloads = prometheus::BuildCounter()
+                          .Name("smcrypt_tls_certificate_reloads_total")
+                          .Help("Reloads of the TLS certificate and key, by result.")
+                          .Register(r);
+  tls_reloads_ok_ = &tls_reloads.Add({{"result", "success"}});
+  tls_reloads_failed_ = &tls_reloads.Add({{"result", "failure"}});
+  prometheus::BuildGauge()
+      .Name("smcrypt_build_info")
+      .Help("The smcryptd build (value 1): version, compiler, and the CPU it runs on.")
+      .Register(r)
+      .Add({{"version", SMCRYPT_VERSION},
+            {"compiler", CompilerName()},
+            {"cpu", FormatCpuIdentity(GetCpuIdentity())}})
+      .Set(1);
+}
+
+// AddBatchFamilies: dynamic batching's batch sizes and queue times.
+void Metrics::AddBatchFamilies(prometheus::Registry& r) {
+  auto& batch_size = prometheus::BuildHistogram()
+                         .Name("smcrypt_batch_size")
+                         .Help("Unary calls run together in one batch (dynamic batching).")
+                         .Register(r);
+  auto& batch_queue = prometheus::BuildHistogram()
+                          .Name("smcrypt_batch_queue_seconds")
+                          .Help("Time a batched unary call waited in its queue before its "
+                                "batch ran.")
+                          .Register(r);
+  const prometheus::Histogram::BucketBoundaries size_buckets = {1,  2,   4,   8,    16,  32,
+                                                                64, 128, 256, 1024, 4096};
+  const prometheus::Histogram::BucketBoundaries queue_buckets = {
+      1e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 1e-2, 0.1, 1};
+  for (int i = 0; i < kNumBatchedOperations; ++i) {
+    const auto op = static_cast<BatchedOperation>(i);
+    const prometheus::Labels labels = {{"grpc_method", BatchedMethod(op)},
+                                       {"algorithm", BatchedAlgorithm(op)}};
+    batch_size_[i] = &batch_size.Add(labels, size_buckets);
+    batch_queue_seconds_[i] = &batch_queue.Add(labels, queue_buckets);
+  }
+}
+
+// AddGauges: kernels, self-tests, in-flight requests and bytes, malloc trims.
+void Metrics::AddGauges(prometheus::Registry& r) {
+  kernel_family_ = &prometheus::BuildGauge()
+                        .Name("smcrypt_kernel_info")
+                        .Help("The back end dispatch chose per algorithm (value 1).")
+                        .Register(r);
+  selftest_ok_ = &prometheus::BuildGauge()
+                      .Name("smcrypt_selftest_ok")
+                      .Help("1 when every known-answer self-test passed in the last run.")
+                      .Register(r)
+                      .Add({});
+  inflight_ = &prometheus::BuildGauge()
+                   .Name("smcrypt_inflight_requests")
+                   .Help("RPCs in flight.")
+                   .Register(r)
+                   .Add({});
+  inflight_bytes_ = &prometheus::BuildGauge()
+                         .Name("smcrypt_inflight_bytes")
+                         .Help("Bytes charged against --max_inflight_bytes (sampled every "
+                               "250 ms).")
+                         .Register(r)
+                         .Add({});
+  inflight_bytes_peak_ = &prometheus::BuildGauge()
+                              .Name("smcrypt_inflight_bytes_peak")
+                              .Help("Most bytes charged against --max_inflight_bytes at "
+                                    "once since start.")
+                              .Register(r)
+                              .Add({});
+  malloc_trims_ = &prometheus::BuildCounter()
+                       .Name("smcrypt_malloc_trims_total")
+                       .Help("Times freed heap was returned to the OS after a burst "
+                             "(--malloc_trim_after_bytes).")
+                       .Register(r)
+                       .Add({});
+}
+
+absl::Status Metrics::StartExposer(const std::string& address) {
+  try {
+    exposer_ = std::make_unique<prometheus::Exposer>(address);
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot serve metrics on ", address, ": ", e.what()));
+  }
+  exposer_->RegisterCollectable(registry_);
+  exposer_->RegisterCollectable(process_collector_);
+  std::vector<int> ports = exposer_->GetListeningPorts();
+  metrics_port_ = ports.empty() ? 0 : ports[0];
+  return absl::OkStatus();
+}
+
+const Metrics::MethodMetrics* Metrics::ForMethod(absl::string_view full_method) const {
+  auto it = methods_.find(full_method);
+  return it == methods_.end() ? nullptr : &it->second;
+}
+
+void Metrics::OnBytesProcessed(Algorithm alg, Operation op, uint64_t n) {
+  const size_t i = AlgorithmIndex(alg);
+  if (i >= bytes_.size()) return;
+  prometheus::Counter* c = bytes_[i][static_cast<int>(op)];
+  if (c != nullptr) c->Increment(static_cast<double>(n));
+}
+
+void Metrics::OnDecryptFailure(Algorithm alg) {
+  const size_t i = AlgorithmIndex(alg);
+  if (i < decrypt_failures_.size() && decrypt_failures_[i] != nullptr) {
+    decrypt_failures_[i]->Increment();
+  }
+}
+
+void Metrics::OnVerifyFailure(Algorithm alg) {
+  const size_t i = AlgorithmIndex(alg);
+  if (i < verify_failures_.size() && verify_failures_[i] != nullptr) {
+    verify_failures_[i]->Increment();
+  }
+}
+
+void Metrics::SetKernels(const std::vector<KernelChoice>& kernels) {
+  for (const KernelChoice& k : kernels) {
+    kernel_family_->Add({{"algorithm", k.algorithm}, {"kernel", k.kernel}}).Set(1);
+  }
+}
+
+std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
+NewMetricsInterceptorFactory(Metrics* metrics) {
+  return std::make_unique<MetricsInterceptorFactory>(metrics);
+}
+
+}  // namespace smcrypt::server

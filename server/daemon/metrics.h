@@ -1,0 +1,154 @@
+// metrics.h — Prometheus metrics of smcryptd (DESIGN.md "Service": Metrics), exposed by
+// prometheus-cpp on --metrics_listen at /metrics.
+//
+// Families and every label child are created once, at start (docs/contributing.md, "House style");
+// label values come from fixed sets only (method names, status codes, algorithm and
+// operation names, kernel names), never key ids or client addresses.
+//
+//   grpc_server_started_total{grpc_service,grpc_method,grpc_type}
+//   grpc_server_handled_total{grpc_service,grpc_method,grpc_type,grpc_code}
+//   grpc_server_handling_seconds{grpc_service,grpc_method,grpc_type}   10 µs … 10 s
+//   grpc_server_msg_received_total{grpc_service,grpc_method,grpc_type}
+//   grpc_server_msg_sent_total{grpc_service,grpc_method,grpc_type}
+//   smcrypt_bytes_processed_total{algorithm,operation}
+//   smcrypt_decrypt_failures_total{algorithm}                         "decryption failed"
+//   smcrypt_verify_failures_total{algorithm}                          signature/MAC false
+//   smcrypt_keyring_reloads_total{result}                             success, failure
+//   smcrypt_tls_certificate_reloads_total{result}                     success, failure
+//   smcrypt_build_info{version,compiler,cpu}                          1
+//   smcrypt_kernel_info{algorithm,kernel}                              1
+//   smcrypt_selftest_ok                                               1 or 0
+//   smcrypt_inflight_requests
+//   smcrypt_inflight_bytes, smcrypt_inflight_bytes_peak                --max_inflight_bytes charge
+//   smcrypt_malloc_trims_total                                        memory_trimmer.h
+//   smcrypt_batch_size{grpc_method,algorithm}                         calls per batch, 1 … 4096
+//   smcrypt_batch_queue_seconds{grpc_method,algorithm}                time a call waited, 1 µs … 1 s
+//   process_cpu_seconds_total, process_resident_memory_bytes           from /proc/self
+//
+// The grpc_server_* metrics are recorded in one place, the server interceptor made by
+// NewMetricsInterceptorFactory; smcrypt_bytes_processed_total and the decrypt/verify
+// failures by the engine observer.
+// Thread-safe.
+#ifndef SMCRYPT_SERVER_METRICS_H_
+#define SMCRYPT_SERVER_METRICS_H_
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "grpcpp/support/server_interceptor.h"
+#include "prometheus/counter.h"
+#include "prometheus/exposer.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+#include "server/engine/crypto_engine.h"
+#include "server/engine/dynamic_batcher.h"
+#include "server/engine/reload.h"
+#include "server/service/status_util.h"
+#include "smcrypt/cpu.h"
+
+namespace smcrypt::server {
+
+class Metrics final : public EngineObserver, public BatchObserver, public ReloadObserver {
+ public:
+  // MethodMetrics are the label children of one RPC method.
+  struct MethodMetrics {
+    prometheus::Counter* started = nullptr;
+    std::array<prometheus::Counter*, kNumGrpcCodes> handled{};
+    prometheus::Histogram* seconds = nullptr;
+    prometheus::Counter* msg_received = nullptr;
+    prometheus::Counter* msg_sent = nullptr;
+  };
+
+  // New creates the registry and all children; no HTTP listener.
+  static std::unique_ptr<Metrics> New();
+  // StartExposer serves /metrics on `address` ("0.0.0.0:9464"; port 0 picks a free one).
+  // Errors: Unavailable when the address cannot be bound.
+  absl::Status StartExposer(const std::string& address);
+  // metrics_port is the bound port (0 before StartExposer).
+  int metrics_port() const { return metrics_port_; }
+
+  // ForMethod returns the children of "/package.Service/Method", or null for a method
+  // outside the fixed set.
+  const MethodMetrics* ForMethod(absl::string_view full_method) const;
+
+  void OnBytesProcessed(Algorithm alg, Operation op, uint64_t bytes) override;
+  void OnDecryptFailure(Algorithm alg) override;
+  void OnVerifyFailure(Algorithm alg) override;
+  // OnKeyringReload / OnTlsCertificateReload count one reload of the keyring or of the
+  // TLS certificate and key, by result.
+  void OnKeyringReload(bool ok) override {
+    (ok ? keyring_reloads_ok_ : keyring_reloads_failed_)->Increment();
+  }
+  void OnTlsCertificateReload(bool ok) override {
+    (ok ? tls_reloads_ok_ : tls_reloads_failed_)->Increment();
+  }
+  void OnBatch(BatchedOperation op, size_t size, absl::Span<const double> queued_seconds) override;
+  void SetSelfTestOk(bool ok) { selftest_ok_->Set(ok ? 1 : 0); }
+  void SetKernels(const std::vector<KernelChoice>& kernels);
+  prometheus::Gauge& inflight_gauge() { return *inflight_; }
+  // SetInflightBytes publishes the --max_inflight_bytes charge now and its peak.
+  void SetInflightBytes(uint64_t now, uint64_t peak) {
+    inflight_bytes_->Set(static_cast<double>(now));
+    inflight_bytes_peak_->Set(static_cast<double>(peak));
+  }
+  void CountMallocTrim() { malloc_trims_->Increment(); }
+
+  // Inflight counts RPCs from the interceptor's creation to its destruction; the
+  // service refuses work above --max_inflight with it.
+  std::atomic<int64_t>& inflight() { return inflight_count_; }
+
+  std::shared_ptr<prometheus::Registry> registry() { return registry_; }
+
+ private:
+  // New's steps: each adds its families to `r` and keeps their children.
+  void AddGrpcFamilies(prometheus::Registry& r);
+  void AddCryptoFamilies(prometheus::Registry& r);
+  void AddReloadFamilies(prometheus::Registry& r);
+  void AddBatchFamilies(prometheus::Registry& r);
+  void AddGauges(prometheus::Registry& r);
+  Metrics() = default;
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::unique_ptr<prometheus::Exposer> exposer_;
+  int metrics_port_ = 0;
+  absl::flat_hash_map<std::string, MethodMetrics> methods_;
+  // bytes_[algorithm index][operation]: null where the pair does not exist.
+  std::vector<std::array<prometheus::Counter*, kNumOperations>> bytes_;
+  // decrypt_failures_ / verify_failures_[algorithm index]: null where the algorithm does
+  // not decrypt / verify.
+  std::vector<prometheus::Counter*> decrypt_failures_;
+  std::vector<prometheus::Counter*> verify_failures_;
+  prometheus::Counter* keyring_reloads_ok_ = nullptr;
+  prometheus::Counter* keyring_reloads_failed_ = nullptr;
+  prometheus::Counter* tls_reloads_ok_ = nullptr;
+  prometheus::Counter* tls_reloads_failed_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* kernel_family_ = nullptr;
+  prometheus::Gauge* selftest_ok_ = nullptr;
+  prometheus::Gauge* inflight_ = nullptr;
+  prometheus::Gauge* inflight_bytes_ = nullptr;
+  prometheus::Gauge* inflight_bytes_peak_ = nullptr;
+  prometheus::Counter* malloc_trims_ = nullptr;
+  std::array<prometheus::Histogram*, kNumBatchedOperations> batch_size_{};
+  std::array<prometheus::Histogram*, kNumBatchedOperations> batch_queue_seconds_{};
+  std::atomic<int64_t> inflight_count_{0};
+  std::shared_ptr<prometheus::Collectable> process_collector_;
+};
+
+// NewMetricsInterceptorFactory records grpc_server_* and the in-flight count for every
+// RPC. `metrics` must outlive the server.
+std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
+NewMetricsInterceptorFactory(Metrics* metrics);
+
+// ReadProcessStats reads utime+stime (seconds) and RSS (bytes) from /proc/self/stat.
+bool ReadProcessStats(double* cpu_seconds, double* resident_bytes);
+
+}  // namespace smcrypt::server
+
+#endif  // SMCRYPT_SERVER_METRICS_H_

@@ -1,0 +1,472 @@
+#include "server/daemon/server.h"
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <fstream>
+#include <utility>
+#include <vector>
+
+#include "absl/cleanup/cleanup.h"
+#include "absl/strings/str_cat.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/resource_quota.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/security/tls_certificate_provider.h"
+#include "grpcpp/security/tls_credentials_options.h"
+#include "server/engine/logging.h"
+#include "smcrypt/cpu.h"
+#include "smcrypt/secure_zero.h"
+
+#ifndef SMCRYPT_VERSION
+#define SMCRYPT_VERSION "0.0.0"
+#endif
+
+namespace smcrypt::server {
+namespace {
+
+// ReadPemFile is ReadTlsFile's text as a string (gRPC's static credentials take strings;
+// the caller wipes the key's).
+absl::StatusOr<std::string> ReadPemFile(absl::string_view flag, const std::string& path) {
+  absl::StatusOr<SecretData> text = ReadTlsFile(flag, path);
+  if (!text.ok()) return text.status();
+  return std::string(SecretDataAsStringView(*text));
+}
+
+// TlsRefreshSeconds is --reload_interval in the whole seconds gRPC's file watcher takes.
+unsigned int TlsRefreshSeconds(absl::Duration interval) {
+  return static_cast<unsigned int>(
+      std::max<int64_t>(1, absl::ToInt64Seconds(absl::Ceil(interval, absl::Seconds(1)))));
+}
+
+// MakeCredentials: plaintext, static TLS credentials (--reload_interval=0), or with
+// `tls` (not null when --reload_interval > 0) gRPC's file watcher on its memory files.
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
+    const ServerOptions& o, const TlsFileCheck* tls_files) {
+  if (o.tls_cert.empty() && o.tls_key.empty()) {
+    if (!o.tls_client_ca.empty()) {
+      return absl::InvalidArgumentError("--tls_client_ca needs --tls_cert and --tls_key");
+    }
+    return grpc::InsecureServerCredentials();
+  }
+  if (o.tls_cert.empty() || o.tls_key.empty()) {
+    return absl::InvalidArgumentError("--tls_cert and --tls_key must be given together");
+  }
+  if (tls_files != nullptr) {
+    // gRPC re-reads the memory files every interval; new handshakes use what it read
+    // last. Only a validated set reaches them (TlsFileCheck).
+    const unsigned int seconds = TlsRefreshSeconds(o.reload_interval);
+    const std::string& identity = tls_files->identity_path();
+    std::shared_ptr<grpc::experimental::CertificateProviderInterface> provider =
+        o.tls_client_ca.empty()
+            ? std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
+                  identity, identity, seconds)
+            : std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
+                  identity, identity, tls_files->client_ca_path(), seconds);
+    grpc::experimental::TlsServerCredentialsOptions tls(provider);
+    tls.watch_identity_key_cert_pairs();
+    if (o.tls_client_ca.empty()) {
+      tls.set_cert_request_type(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
+    } else {
+      tls.watch_root_certs();
+      tls.set_cert_request_type(GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+    }
+    return grpc::experimental::TlsServerCredentials(tls);
+  }
+  // The files are checked here so that a missing or bad one fails start-up
+  // (TlsFileCheck::Create checked them when it made `tls_files`).
+  if (absl::Status s = ValidateTlsFiles(o.tls_cert, o.tls_key, o.tls_client_ca); !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<std::string> cert = ReadPemFile("--tls_cert", o.tls_cert);
+  if (!cert.ok()) return cert.status();
+  absl::StatusOr<std::string> key = ReadPemFile("--tls_key", o.tls_key);
+  if (!key.ok()) return key.status();
+  grpc::SslServerCredentialsOptions ssl;
+  ssl.pem_key_cert_pairs.push_back({std::move(*key), *cert});
+  // gRPC copies the key into its own credentials; our copy is wiped on every return.
+  auto wipe_key = absl::MakeCleanup([&ssl] {
+    std::string& private_key = ssl.pem_key_cert_pairs[0].private_key;
+    SecureZero(private_key.data(), private_key.size());
+  });
+  if (!o.tls_client_ca.empty()) {
+    absl::StatusOr<std::string> ca = ReadPemFile("--tls_client_ca", o.tls_client_ca);
+    if (!ca.ok()) return ca.status();
+    ssl.pem_root_certs = *ca;
+    ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+  } else {
+    ssl.client_certificate_request = GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE;
+  }
+  return grpc::SslServerCredentials(ssl);
+}
+
+// CheckLimits checks the numeric flags, --max_message_bytes to --stream_idle_timeout.
+absl::Status CheckLimits(const ServerOptions& o) {
+  if (o.max_message_bytes == 0 || o.max_message_bytes > INT_MAX) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max_message_bytes must be 1 to ", INT_MAX, ", got ", o.max_message_bytes));
+  }
+  if (o.max_inflight < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max_inflight must be at least 1, got ", o.max_inflight));
+  }
+  if (o.worker_threads < -1 || o.worker_threads > 1024) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--worker_threads must be -1 (one per CPU), 0 (inline) or 1 to 1024, got ",
+        o.worker_threads));
+  }
+  if (o.batching.max_delay < absl::ZeroDuration() ||
+      o.batching.max_delay > absl::Milliseconds(10)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--batch_max_delay must be 0 to 10ms, got ",
+        absl::FormatDuration(o.batching.max_delay)));
+  }
+  if (o.batching.max_batch < 1 || o.batching.max_batch > 4096) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--batch_max_size must be 1 to 4096, got ", o.batching.max_batch));
+  }
+  if (o.shutdown_grace < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--shutdown_grace must not be negative");
+  }
+  if (o.max_inflight_bytes != 0 &&
+      o.max_inflight_bytes < o.max_message_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max_inflight_bytes must be 0 (no limit) or at least --max_message_bytes (",
+        o.max_message_bytes, "), got ", o.max_inflight_bytes));
+  }
+  if (o.stream_idle_timeout < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--stream_idle_timeout must not be negative");
+  }
+  return absl::OkStatus();
+}
+
+// CheckReloadInterval: --reload_interval is 0 (no polling) or from 100ms to 24h.
+absl::Status CheckReloadInterval(const ServerOptions& o) {
+  if (o.reload_interval != absl::ZeroDuration() &&
+      (o.reload_interval < absl::Milliseconds(100) ||
+       o.reload_interval > absl::Hours(24))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--reload_interval=", absl::FormatDuration(o.reload_interval),
+        ": must be 0 (no polling) or from 100ms to 24h"));
+  }
+  return absl::OkStatus();
+}
+
+// KeyOptions: how the keyring is loaded and reloaded.
+KeyStoreOptions KeyOptions(const ServerOptions& o) {
+  KeyStoreOptions key_options;
+  key_options.allow_insecure_permissions = o.allow_insecure_key_permissions;
+  return key_options;
+}
+
+// HostOf returns the host part of "host:port" for log lines.
+std::string HostOf(const std::string& address) {
+  const size_t colon = address.rfind(':');
+  return colon == std::string::npos ? address : address.substr(0, colon);
+}
+
+}  // namespace
+
+Server::Server() = default;
+
+Server::~Server() {
+  if (server_ != nullptr) {
+    server_->Shutdown(std::chrono::system_clock::now());
+    server_->Wait();
+  }
+  if (health_server_ != nullptr) {
+    health_server_->Shutdown(std::chrono::system_clock::now());
+    health_server_->Wait();
+  }
+}
+
+void Server::SetHealth(bool serving) {
+  absl::MutexLock lock(&mu_);
+  if (!started_ || server_ == nullptr) return;
+  if (shutting_down_) serving = false;
+  for (grpc::Server* s : {server_.get(), health_server_.get()}) {
+    if (s == nullptr) continue;
+    grpc::HealthCheckServiceInterface* health = s->GetHealthCheckService();
+    if (health == nullptr) continue;
+    health->SetServingStatus("", serving);
+    health->SetServingStatus(kCryptoServiceName, serving);
+  }
+}
+
+// BuildAndStart runs its steps in this order, so each error and log line of start-up
+// comes where it always has.
+absl::Status Server::BuildAndStart(const ServerOptions& options) {
+  options_ = options;
+  if (absl::Status s = CheckLimits(options_); !s.ok()) return s;
+  if (absl::Status s = OpenGuards(); !s.ok()) return s;
+  if (absl::Status s = CheckReloadInterval(options_); !s.ok()) return s;
+  // Taken before the load, so that a change while it runs is reloaded at the first check.
+  std::string keyring_fingerprint;
+  absl::StatusOr<std::unique_ptr<KeyStore>> keys = LoadKeyring(&keyring_fingerprint);
+  if (!keys.ok()) return keys.status();
+  if (absl::Status s = StartMetricsAndSelfTests(); !s.ok()) return s;
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> creds = Credentials();
+  if (!creds.ok()) return creds.status();
+  MakeService(*std::move(keys), std::move(keyring_fingerprint));
+  if (absl::Status s = StartGrpcServers(*creds); !s.ok()) return s;
+  AnnounceStarted();
+  StartReloadTask();
+  return absl::OkStatus();
+}
+
+absl::Status Server::OpenGuards() {
+  if (!options_.access_policy.empty()) {
+    absl::StatusOr<std::unique_ptr<AccessPolicy>> policy =
+        AccessPolicy::LoadFile(options_.access_policy);
+    if (!policy.ok()) return policy.status();
+    policy_ = *std::move(policy);
+    LogInfo(absl::StrCat("access policy: ", policy_->num_rules(), " rules from ",
+                         options_.access_policy));
+  }
+  {
+    absl::StatusOr<std::unique_ptr<AuditLog>> audit = AuditLog::Open(options_.audit_log);
+    if (!audit.ok()) return audit.status();
+    audit_ = *std::move(audit);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<KeyStore>> Server::LoadKeyring(std::string* fingerprint) {
+  std::unique_ptr<KeyStore> keys;
+  const KeyStoreOptions key_options = KeyOptions(options_);
+  if (options_.keys_dir.empty()) {
+    keys = KeyStore::Empty();
+  } else {
+    *fingerprint = KeyringFingerprint(options_.keys_dir);
+    absl::StatusOr<std::unique_ptr<KeyStore>> loaded =
+        KeyStore::LoadFromDirectory(options_.keys_dir, key_options);
+    if (!loaded.ok()) return loaded.status();
+    keys = *std::move(loaded);
+  }
+  LogInfo(absl::StrCat("keyring: ", keys->size(), " keys",
+                       options_.keys_dir.empty() ? "" : absl::StrCat(" from ", options_.keys_dir)));
+  return keys;
+}
+
+absl::Status Server::StartMetricsAndSelfTests() {
+  // Metrics, kernels, self-tests (fail closed: health stays NOT_SERVING on failure).
+  metrics_ = Metrics::New();
+  const std::vector<KernelChoice> kernels = ActiveKernels();
+  metrics_->SetKernels(kernels);
+  for (const KernelChoice& k : kernels) {
+    LogInfo(absl::StrCat("kernel ", k.algorithm, ": ", k.kernel));
+  }
+  LogInfo(absl::StrCat("cpu features: detected [", FormatCpuFeatureList(DetectCpuFeatures()),
+                       "], in use [", FormatCpuFeatureList(GetCpuFeatures()), "]"));
+  self_tests_ = std::make_unique<SelfTests>([this](bool ok) {
+    metrics_->SetSelfTestOk(ok);
+    SetHealth(ok);
+  });
+  self_tests_->Run();
+
+  if (!options_.metrics_listen.empty()) {
+    absl::Status s = metrics_->StartExposer(options_.metrics_listen);
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Server::Credentials() {
+  // Reload results are counted by smcrypt_keyring_reloads_total and
+  // smcrypt_tls_certificate_reloads_total.
+  ReloadObserver* const reload_observer = metrics_.get();
+  if (!options_.tls_cert.empty() && !options_.tls_key.empty() &&
+      options_.reload_interval > absl::ZeroDuration()) {
+    absl::StatusOr<std::unique_ptr<TlsFileCheck>> check = TlsFileCheck::Create(
+        options_.tls_cert, options_.tls_key, options_.tls_client_ca, reload_observer);
+    if (!check.ok()) return check.status();
+    tls_check_ = *std::move(check);
+  }
+  return MakeCredentials(options_, tls_check_.get());
+}
+
+void Server::MakeService(std::unique_ptr<KeyStore> keys, std::string keyring_fingerprint) {
+  EngineOptions engine_options;
+  engine_options.allow_inline_private_keys = options_.allow_inline_private_keys;
+  engine_options.public_key_cache_size = options_.public_key_cache_size;
+  engine_ = std::make_unique<CryptoEngine>(std::shared_ptr<const KeyStore>(std::move(keys)),
+                                           engine_options, metrics_.get());
+  if (!options_.keys_dir.empty()) {
+    keyring_reloader_ = std::make_unique<KeyringReloader>(
+        options_.keys_dir, KeyOptions(options_), engine_.get(), metrics_.get(),
+        std::move(keyring_fingerprint));
+  }
+  ServiceInfo info;
+  info.version = SMCRYPT_VERSION;
+  info.max_message_bytes = options_.max_message_bytes;
+  info.max_inflight = options_.max_inflight;
+  info.max_inflight_bytes = options_.max_inflight_bytes;
+  info.batching = options_.batching;
+  if (options_.worker_threads != 0) {
+    const size_t n = options_.worker_threads < 0 ? DefaultWorkerThreads()
+                                                 : static_cast<size_t>(options_.worker_threads);
+    // Admission (--max_inflight, --max_inflight_bytes) bounds the calls handed to the
+    // pool, so its queue holds every admitted call and Submit never blocks a gRPC
+    // thread: excess work is RESOURCE_EXHAUSTED at admission, not held in the transport.
+    // Batched calls wait in their BatchQueue, not here; each queue adds at most one run
+    // per worker, and a run hands itself back to the pool from a worker thread, so the
+    // room for those runs keeps a full pool from blocking its own workers.
+    const size_t queue = std::max(n * kQueuedPerWorker,
+                                  static_cast<size_t>(options_.max_inflight) + 1) +
+                         kNumBatchedOperations * n;
+    workers_ = std::make_unique<WorkerPool>(n, queue);
+  }
+  reaper_ = std::make_unique<StreamReaper>(options_.stream_idle_timeout);
+  ServiceGuards guards;
+  guards.policy = policy_.get();
+  guards.audit = audit_->enabled() ? audit_.get() : nullptr;
+  guards.reaper = options_.stream_idle_timeout > absl::ZeroDuration() ? reaper_.get() : nullptr;
+  guards.batches = metrics_.get();
+  LogInfo(workers_ == nullptr
+              ? std::string("unary work runs on gRPC's callback threads (--worker_threads=0)")
+              : absl::StrCat("unary work runs on ", workers_->num_threads(), " worker threads"));
+  LogInfo(options_.batching.enabled
+              ? absl::StrCat("dynamic batching: on, at most ", options_.batching.max_batch,
+                             " calls per batch, waiting at most ",
+                             absl::FormatDuration(options_.batching.max_delay), " for more")
+              : std::string("dynamic batching: off (--batching=false)"));
+  service_ = std::make_unique<CryptoServiceImpl>(engine_.get(), self_tests_.get(),
+                                                 &metrics_->inflight(), info, workers_.get(),
+                                                 guards);
+  {
+    const CryptoServiceImpl* svc = service_.get();
+    trimmer_ = std::make_unique<MemoryTrimmer>(
+        [svc] { return svc->inflight_bytes(); }, [svc] { return svc->TakePeakSince(); },
+        [svc] { return svc->peak_inflight_bytes(); }, options_.malloc_trim_after_bytes,
+        metrics_.get());
+  }
+}
+
+absl::Status Server::StartGrpcServers(const std::shared_ptr<grpc::ServerCredentials>& creds) {
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  // gRPC sets SO_REUSEPORT by default, which lets a second smcryptd bind a port that is
+  // already serving and split the connections with it; a busy port must fail start-up.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.AddListeningPort(options_.listen, creds, &port_);
+  builder.RegisterService(service_.get());
+  builder.SetMaxReceiveMessageSize(static_cast<int>(options_.max_message_bytes));
+  // Responses are bounded by the request limit (plus tags, padding, batch framing).
+  builder.SetMaxSendMessageSize(INT_MAX);
+  // Keepalive pings find dead peers (a client host that vanished) within about 80 s, so
+  // their calls end and release their --max_inflight slots.
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 60 * 1000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20 * 1000);
+  if (options_.max_concurrent_streams > 0) {
+    builder.AddChannelArgument(
+        GRPC_ARG_MAX_CONCURRENT_STREAMS,
+        static_cast<int>(std::min<uint32_t>(options_.max_concurrent_streams, INT_MAX)));
+  }
+  if (options_.grpc_memory_quota > 0) {
+    grpc::ResourceQuota quota("smcryptd");
+    quota.Resize(options_.grpc_memory_quota);
+    builder.SetResourceQuota(quota);
+  }
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
+  creators.push_back(NewMetricsInterceptorFactory(metrics_.get()));
+  builder.experimental().SetInterceptorCreators(std::move(creators));
+  server_ = builder.BuildAndStart();
+  if (server_ == nullptr || port_ == 0) {
+    server_.reset();
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", options_.listen, " (address in use or invalid?)"));
+  }
+  if (!options_.health_listen.empty()) {
+    grpc::ServerBuilder health_builder;
+    health_builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+    health_builder.AddListeningPort(options_.health_listen, grpc::InsecureServerCredentials(),
+                                    &health_port_);
+    health_server_ = health_builder.BuildAndStart();
+    if (health_server_ == nullptr || health_port_ == 0) {
+      health_server_.reset();
+      server_->Shutdown(std::chrono::system_clock::now());
+      server_->Wait();
+      server_.reset();
+      return absl::UnavailableError(absl::StrCat("cannot listen on ", options_.health_listen,
+                                                 " for --health_listen (address in use or invalid?)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+void Server::AnnounceStarted() {
+  {
+    absl::MutexLock lock(&mu_);
+    started_ = true;
+  }
+  SetHealth(self_tests_->all_passed());
+  LogInfo(absl::StrCat("smcryptd ", SMCRYPT_VERSION, " listening on ", HostOf(options_.listen),
+                       ":", port_, options_.tls_cert.empty() ? " (plaintext)"
+                       : options_.tls_client_ca.empty()     ? " (TLS)"
+                                                            : " (mTLS)"));
+  if (!options_.metrics_listen.empty()) {
+    LogInfo(absl::StrCat("metrics on ", HostOf(options_.metrics_listen), ":",
+                         metrics_->metrics_port(), "/metrics"));
+  }
+  if (health_server_ != nullptr) {
+    LogInfo(absl::StrCat("health (grpc.health.v1 only, plaintext) on ",
+                         HostOf(options_.health_listen), ":", health_port_));
+  }
+  if (!self_tests_->all_passed()) {
+    LogError("self-tests failed: health is NOT_SERVING");
+  }
+}
+
+void Server::StartReloadTask() {
+  if (options_.reload_interval > absl::ZeroDuration() &&
+      (keyring_reloader_ != nullptr || tls_check_ != nullptr)) {
+    KeyringReloader* keyring = keyring_reloader_.get();
+    TlsFileCheck* tls = tls_check_.get();
+    reload_task_ = std::make_unique<PeriodicTask>(options_.reload_interval, [keyring, tls] {
+      if (keyring != nullptr) keyring->ReloadIfChanged();
+      if (tls != nullptr) tls->CheckIfChanged();
+    });
+    LogInfo(absl::StrCat("reload: ", keyring != nullptr ? "keyring" : "",
+                         keyring != nullptr && tls != nullptr ? " and " : "",
+                         tls != nullptr ? "TLS files" : "", " checked every ",
+                         absl::FormatDuration(options_.reload_interval),
+                         tls != nullptr
+                             ? absl::StrCat(" (gRPC re-reads TLS files every ",
+                                            TlsRefreshSeconds(options_.reload_interval), "s)")
+                             : ""));
+  }
+}
+
+absl::Status Server::ReloadKeyring() {
+  if (keyring_reloader_ == nullptr) {
+    return absl::FailedPreconditionError("no --keys_dir: there is no keyring to reload");
+  }
+  return keyring_reloader_->Reload();
+}
+
+void Server::Shutdown() {
+  if (server_ == nullptr) return;
+  {
+    absl::MutexLock lock(&mu_);
+    shutting_down_ = true;
+  }
+  SetHealth(false);
+  LogInfo(absl::StrCat("shutting down: draining in-flight RPCs for up to ",
+                       absl::FormatDuration(options_.shutdown_grace)));
+  server_->Shutdown(std::chrono::system_clock::now() +
+                    absl::ToChronoMilliseconds(options_.shutdown_grace));
+  server_->Wait();
+  if (health_server_ != nullptr) {
+    health_server_->Shutdown(std::chrono::system_clock::now());
+    health_server_->Wait();
+  }
+  LogInfo("shut down");
+}
+
+void Server::Wait() {
+  if (server_ != nullptr) server_->Wait();
+}
+
+}  // namespace smcrypt::server

@@ -1,0 +1,487 @@
+#include "server/engine/crypto_engine.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "server/engine/crypto_engine_internal.h"
+#include "server/engine/error_reason.h"
+#include "smcrypt/random.h"
+
+namespace smcrypt::server {
+
+using engine_internal::WrongAlgorithm;
+using engine_internal::ExplainPrivateKeyError;
+using engine_internal::NameInlineKey;
+using engine_internal::CheckSignatureOptions;
+using engine_internal::CheckSymmetricParams;
+using engine_internal::CheckHybridAlgorithm;
+using engine_internal::KeyringPrimitiveKey;
+using engine_internal::PublicCacheKey;
+using engine_internal::SignatureVariant;
+using engine_internal::FormatVariant;
+using engine_internal::IsDefaultSignatureOptions;
+using engine_internal::CountsAsVerified;
+using engine_internal::RecordDecryptResult;
+using engine_internal::FindPrimitive;
+using engine_internal::Shared;
+using engine_internal::CachedPublic;
+
+namespace {
+
+// Put files one primitive under each of `names` (a version, and 0 for the newest).
+template <typename T>
+void Put(absl::flat_hash_map<std::string, std::shared_ptr<const T>>* map,
+         const std::vector<std::string>& names, absl::StatusOr<std::unique_ptr<T>> p) {
+  // A key a factory refuses is left out; requests using it get the factory's error.
+  if (!p.ok()) return;
+  std::shared_ptr<const T> shared = *std::move(p);
+  for (const std::string& name : names) map->emplace(name, shared);
+}
+
+
+}  // namespace
+
+absl::string_view OperationName(Operation op) {
+  switch (op) {
+    case Operation::kHash: return "hash";
+    case Operation::kMac: return "mac";
+    case Operation::kSign: return "sign";
+    case Operation::kVerify: return "verify";
+    case Operation::kEncrypt: return "encrypt";
+    case Operation::kDecrypt: return "decrypt";
+  }
+  return "unknown";
+}
+
+
+CryptoEngine::CryptoEngine(const KeyStore* keys, EngineOptions options, EngineObserver* observer)
+    // The aliasing constructor with an empty owner: a pointer that owns nothing.
+    : CryptoEngine(std::shared_ptr<const KeyStore>(std::shared_ptr<const void>(), keys), options,
+                   observer) {}
+
+CryptoEngine::CryptoEngine(std::shared_ptr<const KeyStore> keys, EngineOptions options,
+                           EngineObserver* observer)
+    : options_(options),
+      observer_(observer),
+      ring_(Ring::Build(std::move(keys))),
+      verifier_cache_(options.public_key_cache_size),
+      encrypter_cache_(options.public_key_cache_size),
+      hybrid_encrypter_cache_(options.public_key_cache_size) {}
+
+CryptoEngine::~CryptoEngine() = default;
+
+void CryptoEngine::SetKeyStore(std::shared_ptr<const KeyStore> keys) {
+  std::shared_ptr<const Ring> next = Ring::Build(std::move(keys));
+  {
+    absl::MutexLock lock(&ring_mu_);
+    ring_.swap(next);
+  }
+  // `next` now holds the previous keyring; it is freed here unless a call still uses it.
+}
+
+std::shared_ptr<const CryptoEngine::Ring> CryptoEngine::ring() const {
+  absl::ReaderMutexLock lock(&ring_mu_);
+  return ring_;
+}
+
+std::shared_ptr<const KeyStore> CryptoEngine::key_store() const { return ring()->keys; }
+
+size_t CryptoEngine::keyring_size() const { return ring()->keys->size(); }
+
+std::shared_ptr<const CryptoEngine::Ring> CryptoEngine::Ring::Build(
+    std::shared_ptr<const KeyStore> keys) {
+  auto ring = std::make_shared<Ring>();
+  ring->keys = std::move(keys);
+  for (const StoredKey* e : ring->keys->entries()) {
+    const absl::string_view secret = SecretDataAsStringView(e->material);
+    const absl::string_view id = e->key_id;
+    // A version's primitives are filed under its number, the newest's under 0 as well
+    // (a request naming no version).
+    const bool newest = ring->keys->Versions(id).back() == e;
+    auto names = [&](Algorithm alg, absl::string_view variant) {
+      std::vector<std::string> out = {KeyringPrimitiveKey(alg, variant, id, e->version)};
+      if (newest) out.push_back(KeyringPrimitiveKey(alg, variant, id, 0));
+      return out;
+    };
+    for (Algorithm alg : AllAlgorithms()) {
+      if (!FamilyServes(e->family, alg)) continue;
+      if (e->is_symmetric) {
+        if (IsMacAlgorithm(alg)) Put(&ring->macs, names(alg, ""), NewMac(alg, secret));
+        if (IsAeadAlgorithm(alg)) {
+          Put(&ring->aeads, names(alg, ""), NewAead(alg, secret, 16));
+        }
+        continue;
+      }
+      if (IsSignatureAlgorithm(alg)) {
+        Put(&ring->verifiers, names(alg, ""),
+            NewPublicKeyVerify(alg, e->public_key_der));
+        if (e->is_private) {
+          Put(&ring->signers, names(alg, ""), NewPublicKeySign(alg, secret));
+        }
+      }
+      if (IsPublicKeyEncryptionAlgorithm(alg)) {
+        std::vector<Sm2CiphertextFormat> formats = {Sm2CiphertextFormat::kC1C3C2};
+        if (alg == Algorithm::kSm2) {
+          formats.push_back(Sm2CiphertextFormat::kC1C2C3);
+          formats.push_back(Sm2CiphertextFormat::kDer);
+        }
+        for (Sm2CiphertextFormat f : formats) {
+          PublicKeyEncryptionOptions o;
+          o.sm2_format = f;
+          Put(&ring->encrypters, names(alg, FormatVariant(f)),
+              NewPublicKeyEncrypt(alg, e->public_key_der, o));
+          if (e->is_private) {
+            Put(&ring->decrypters, names(alg, FormatVariant(f)),
+                NewPublicKeyDecrypt(alg, secret, o));
+          }
+        }
+      }
+      if (IsHybridAlgorithm(alg)) {
+        Put(&ring->hybrid_encrypters, names(alg, ""),
+            NewHybridEncrypt(alg, e->public_key_der));
+        if (e->is_private) {
+          Put(&ring->hybrid_decrypters, names(alg, ""),
+              NewHybridDecrypt(alg, secret));
+        }
+      }
+    }
+  }
+  return ring;
+}
+
+size_t CryptoEngine::Ring::num_primitives() const {
+  return signers.size() + verifiers.size() + encrypters.size() + decrypters.size() +
+         hybrid_encrypters.size() + hybrid_decrypters.size() + macs.size() + aeads.size();
+}
+
+CacheStats CryptoEngine::public_key_cache_stats() const {
+  CacheStats total;
+  for (CacheStats s : {verifier_cache_.stats(), encrypter_cache_.stats(),
+                       hybrid_encrypter_cache_.stats()}) {
+    total.size += s.size;
+    total.capacity += s.capacity;
+    total.hits += s.hits;
+    total.misses += s.misses;
+  }
+  return total;
+}
+
+size_t CryptoEngine::keyring_primitives() const { return ring()->num_primitives(); }
+
+void CryptoEngine::Record(Algorithm alg, Operation op, size_t bytes) const {
+  if (observer_ != nullptr) observer_->OnBytesProcessed(alg, op, bytes);
+}
+
+void CryptoEngine::RecordVerified(Algorithm alg, size_t bytes, bool valid) const {
+  Record(alg, IsMacAlgorithm(alg) ? Operation::kMac : Operation::kVerify, bytes);
+  if (!valid && observer_ != nullptr) observer_->OnVerifyFailure(alg);
+}
+
+// ---- Keys --------------------------------------------------------------------------
+
+// KeyName names a keyring key in messages: "key 'id'", with " version n" when the key
+// is versioned (KeyStore) or its version is reported (KeyInput::report_version), so the
+// messages of callers of unversioned keys are what they were before versions existed.
+namespace {
+std::string KeyName(const StoredKey& entry, const KeyInput& key) {
+  if (!entry.versioned && !key.report_version) return absl::StrCat("key '", entry.key_id, "'");
+  return absl::StrCat("key '", entry.key_id, "' version ", entry.version);
+}
+}  // namespace
+
+absl::StatusOr<const StoredKey*> CryptoEngine::KeyringEntry(const Ring& ring, Algorithm alg,
+                                                            const KeyInput& key) const {
+  absl::StatusOr<const StoredKey*> entry = ring.keys->Find(key.value, key.version);
+  if (!entry.ok()) return entry.status();
+  if (!FamilyServes((*entry)->family, alg)) {
+    return WithReason(
+        absl::FailedPreconditionError(absl::StrCat(
+            // Every family name (SM2, SM4, EC ..., RSA-..., AES-..., HMAC) takes "an".
+            KeyName(**entry, key), " is an ", KeyFamilyName((*entry)->family), " key; ",
+            AlgorithmName(alg), " needs an ", KeyFamilyName(KeyFamilyForAlgorithm(alg)),
+            " key")),
+        reason::kWrongKeyFamily,
+        {{"key_id", key.value},
+         {"key_family", KeyFamilyName((*entry)->family)},
+         {"algorithm", AlgorithmName(alg)}});
+  }
+  return entry;
+}
+
+absl::StatusOr<absl::string_view> CryptoEngine::SymmetricKey(const Ring& ring, Algorithm alg,
+                                                             const KeyInput& key) const {
+  switch (key.kind) {
+    case KeyInput::Kind::kNone:
+      return absl::InvalidArgumentError("key is required (key_id or inline_key)");
+    case KeyInput::Kind::kInline: {
+      // The cipher's own check would say the same; this one also names the field and
+      // gives the reason INVALID_KEY.
+      const size_t size = SymmetricKeySize(alg);
+      if (size != 0 && key.value.size() != size) {
+        return WithReason(absl::InvalidArgumentError(absl::StrCat(
+                              "key.inline_key: ", AlgorithmName(alg), " key size must be ",
+                              size, " bytes, got ", key.value.size())),
+                          reason::kInvalidKey, {{"field", "key.inline_key"}});
+      }
+      return key.value;
+    }
+    case KeyInput::Kind::kKeyId: {
+      absl::StatusOr<const StoredKey*> entry = KeyringEntry(ring, alg, key);
+      if (!entry.ok()) return entry.status();
+      return SecretDataAsStringView((*entry)->material);
+    }
+  }
+  return absl::InternalError("bad key kind");
+}
+
+absl::StatusOr<absl::string_view> CryptoEngine::PrivateKey(const Ring& ring, Algorithm alg,
+                                                           const KeyInput& key) const {
+  switch (key.kind) {
+    case KeyInput::Kind::kNone:
+      return absl::InvalidArgumentError("key is required (key_id or inline_key)");
+    case KeyInput::Kind::kInline:
+      if (!options_.allow_inline_private_keys) {
+        return WithReason(absl::PermissionDeniedError(
+                              "inline private keys are denied on this server "
+                              "(--inline_private_keys=deny); use a key_id from the keyring"),
+                          reason::kInlinePrivateKeyDenied);
+      }
+      return key.value;
+    case KeyInput::Kind::kKeyId: {
+      absl::StatusOr<const StoredKey*> entry = KeyringEntry(ring, alg, key);
+      if (!entry.ok()) return entry.status();
+      if (!(*entry)->is_private) {
+        return WithReason(absl::FailedPreconditionError(absl::StrCat(
+                              KeyName(**entry, key),
+                              " is a public key; this operation needs a private key")),
+                          reason::kPrivateKeyRequired, {{"key_id", key.value}});
+      }
+      return SecretDataAsStringView((*entry)->material);
+    }
+  }
+  return absl::InternalError("bad key kind");
+}
+
+absl::StatusOr<absl::string_view> CryptoEngine::PublicKey(const Ring& ring, Algorithm alg,
+                                                          const KeyInput& key) const {
+  switch (key.kind) {
+    case KeyInput::Kind::kNone:
+      return absl::InvalidArgumentError("key is required (key_id or inline_key)");
+    case KeyInput::Kind::kInline:
+      return key.value;
+    case KeyInput::Kind::kKeyId: {
+      absl::StatusOr<const StoredKey*> entry = KeyringEntry(ring, alg, key);
+      if (!entry.ok()) return entry.status();
+      return absl::string_view((*entry)->public_key_der);
+    }
+  }
+  return absl::InternalError("bad key kind");
+}
+
+// ---- Hashing -----------------------------------------------------------------------
+
+absl::StatusOr<std::string> CryptoEngine::Hash(Algorithm alg, absl::string_view data) const {
+  if (!IsHashAlgorithm(alg)) return WrongAlgorithm(alg, "SM3 or SHA-256");
+  absl::StatusOr<std::unique_ptr<smcrypt::Hash>> h = NewHash(alg);
+  if (!h.ok()) return h.status();
+  (*h)->Update(data);
+  Record(alg, Operation::kHash, data.size());
+  return (*h)->Finish();
+}
+
+absl::StatusOr<std::string> CryptoEngine::Hmac(Algorithm alg, const KeyInput& key,
+                                               absl::string_view data) const {
+  const std::shared_ptr<const Ring> ring = this->ring();
+  if (!IsMacAlgorithm(alg)) return WrongAlgorithm(alg, "HMAC-SM3 or HMAC-SHA-256");
+  absl::StatusOr<absl::string_view> k = SymmetricKey(*ring, alg, key);
+  if (!k.ok()) return k.status();
+  std::shared_ptr<const Mac> cached;
+  if (key.kind == KeyInput::Kind::kKeyId) cached = FindPrimitive(ring->macs, alg, "", key);
+  absl::StatusOr<std::shared_ptr<const Mac>> mac =
+      cached != nullptr ? cached : Shared(NewMac(alg, *k));
+  if (!mac.ok()) return mac.status();
+  absl::StatusOr<std::string> tag = (*mac)->ComputeMac(data);
+  if (tag.ok()) Record(alg, Operation::kMac, data.size());
+  return tag;
+}
+
+absl::StatusOr<bool> CryptoEngine::VerifyHmac(Algorithm alg, const KeyInput& key,
+                                              absl::string_view data,
+                                              absl::string_view expected) const {
+  const std::shared_ptr<const Ring> ring = this->ring();
+  if (!IsMacAlgorithm(alg)) return WrongAlgorithm(alg, "HMAC-SM3 or HMAC-SHA-256");
+  absl::StatusOr<absl::string_view> k = SymmetricKey(*ring, alg, key);
+  if (!k.ok()) return k.status();
+  std::shared_ptr<const Mac> cached;
+  if (key.kind == KeyInput::Kind::kKeyId) cached = FindPrimitive(ring->macs, alg, "", key);
+  absl::StatusOr<std::shared_ptr<const Mac>> mac =
+      cached != nullptr ? cached : Shared(NewMac(alg, *k));
+  if (!mac.ok()) return mac.status();
+  absl::StatusOr<bool> equal = VerifyTruncatedMac(**mac, data, expected);
+  if (!equal.ok()) return equal.status();
+  RecordVerified(alg, data.size(), *equal);
+  return *equal;
+}
+
+// ---- Signatures --------------------------------------------------------------------
+
+absl::StatusOr<std::shared_ptr<const PublicKeySign>> CryptoEngine::SignerFor(
+    const Ring& ring, Algorithm alg, const KeyInput& key, const SignatureOptions& options,
+    bool user_id_set) const {
+  absl::Status s = CheckSignatureOptions(alg, options, user_id_set);
+  if (!s.ok()) return s;
+  absl::StatusOr<absl::string_view> k = PrivateKey(ring, alg, key);
+  if (!k.ok()) return k.status();
+  std::shared_ptr<const PublicKeySign> cached;
+  if (key.kind == KeyInput::Kind::kKeyId && IsDefaultSignatureOptions(options)) {
+    cached = FindPrimitive(ring.signers, alg, "", key);
+  }
+  // An inline private key is parsed for this request only and never cached.
+  if (cached != nullptr) return cached;
+  absl::StatusOr<std::shared_ptr<const PublicKeySign>> signer =
+      Shared(NewPublicKeySign(alg, *k, options));
+  if (!signer.ok()) return NameInlineKey(ExplainPrivateKeyError(signer.status(), alg, key), key);
+  return signer;
+}
+
+absl::StatusOr<std::shared_ptr<const PublicKeyVerify>> CryptoEngine::VerifierFor(
+    const Ring& ring, Algorithm alg, const KeyInput& key, const SignatureOptions& options,
+    bool user_id_set) const {
+  absl::Status s = CheckSignatureOptions(alg, options, user_id_set);
+  if (!s.ok()) return s;
+  absl::StatusOr<absl::string_view> k = PublicKey(ring, alg, key);
+  if (!k.ok()) return k.status();
+  std::shared_ptr<const PublicKeyVerify> cached;
+  if (key.kind == KeyInput::Kind::kKeyId && IsDefaultSignatureOptions(options)) {
+    cached = FindPrimitive(ring.verifiers, alg, "", key);
+  }
+  if (cached != nullptr) return cached;
+  absl::StatusOr<std::shared_ptr<const PublicKeyVerify>> verifier =
+      CachedPublic(verifier_cache_, PublicCacheKey(alg, SignatureVariant(options), *k),
+                   [&] { return NewPublicKeyVerify(alg, *k, options); });
+  if (!verifier.ok()) return NameInlineKey(verifier.status(), key);
+  return verifier;
+}
+
+absl::StatusOr<std::string> CryptoEngine::Sign(Algorithm alg, const KeyInput& key,
+                                               absl::string_view data,
+                                               const SignatureOptions& options,
+                                               bool user_id_set) const {
+  const std::shared_ptr<const Ring> ring = this->ring();
+  absl::StatusOr<std::shared_ptr<const PublicKeySign>> signer =
+      SignerFor(*ring, alg, key, options, user_id_set);
+  if (!signer.ok()) return signer.status();
+  absl::StatusOr<std::string> sig = (*signer)->Sign(data);
+  if (sig.ok()) Record(alg, Operation::kSign, data.size());
+  return sig;
+}
+absl::StatusOr<bool> CryptoEngine::Verify(Algorithm alg, const KeyInput& key,
+                                          absl::string_view data, absl::string_view signature,
+                                          const SignatureOptions& options,
+                                          bool user_id_set) const {
+  const std::shared_ptr<const Ring> ring = this->ring();
+  absl::StatusOr<std::shared_ptr<const PublicKeyVerify>> verifier =
+      VerifierFor(*ring, alg, key, options, user_id_set);
+  if (!verifier.ok()) return verifier.status();
+  absl::Status v = (*verifier)->Verify(signature, data);
+  if (CountsAsVerified(v)) {
+    RecordVerified(alg, data.size(), v.ok());
+    return v.ok();
+  }
+  return v;
+}
+
+// ---- Symmetric encryption ----------------------------------------------------------
+
+absl::StatusOr<SymmetricCiphertext> CryptoEngine::Encrypt(const SymmetricParams& p,
+                                                          absl::string_view plaintext) const {
+  return EncryptWith(*ring(), p, plaintext);
+}
+
+absl::StatusOr<SymmetricCiphertext> CryptoEngine::EncryptWith(const Ring& ring,
+                                                              const SymmetricParams& p,
+                                                              absl::string_view plaintext) const {
+  absl::Status s = CheckSymmetricParams(p);
+  if (!s.ok()) return s;
+  absl::StatusOr<absl::string_view> key = SymmetricKey(ring, p.algorithm, p.key);
+  if (!key.ok()) return key.status();
+  SymmetricCiphertext out;
+  if (IsAeadAlgorithm(p.algorithm)) {
+    std::shared_ptr<const Aead> cached;
+    if (p.key.kind == KeyInput::Kind::kKeyId && (p.tag_length == 0 || p.tag_length == 16)) {
+      cached = FindPrimitive(ring.aeads, p.algorithm, "", p.key);
+    }
+    absl::StatusOr<std::shared_ptr<const Aead>> aead =
+        cached != nullptr ? cached : Shared(NewAead(p.algorithm, *key, p.tag_length));
+    if (!aead.ok()) return aead.status();
+    if (p.nonce.has_value()) {
+      out.nonce = std::string(*p.nonce);
+    } else {
+      absl::StatusOr<std::string> n = RandomString((*aead)->nonce_size());
+      if (!n.ok()) return n.status();
+      out.nonce = *std::move(n);
+    }
+    absl::StatusOr<std::string> ct = (*aead)->Seal(out.nonce, plaintext, p.aad);
+    if (!ct.ok()) return ct.status();
+    const size_t t = (*aead)->tag_size();
+    out.tag = ct->substr(ct->size() - t);
+    ct->resize(ct->size() - t);
+    out.ciphertext = *std::move(ct);
+  } else {
+    absl::StatusOr<std::unique_ptr<Cipher>> cipher =
+        NewCipher(p.algorithm, *key, p.padding.value_or(Padding::kPkcs7));
+    if (!cipher.ok()) return cipher.status();
+    if (p.nonce.has_value()) {
+      out.nonce = std::string(*p.nonce);
+    } else {
+      absl::StatusOr<std::string> n = RandomString((*cipher)->iv_size());
+      if (!n.ok()) return n.status();
+      out.nonce = *std::move(n);
+    }
+    absl::StatusOr<std::string> ct = (*cipher)->Encrypt(out.nonce, plaintext);
+    if (!ct.ok()) return ct.status();
+    out.ciphertext = *std::move(ct);
+  }
+  Record(p.algorithm, Operation::kEncrypt, plaintext.size());
+  return out;
+}
+
+absl::StatusOr<std::string> CryptoEngine::Decrypt(const SymmetricParams& p,
+                                                  absl::string_view ciphertext,
+                                                  absl::string_view tag) const {
+  const std::shared_ptr<const Ring> ring = this->ring();
+  absl::Status s = CheckSymmetricParams(p);
+  if (!s.ok()) return s;
+  absl::StatusOr<absl::string_view> key = SymmetricKey(*ring, p.algorithm, p.key);
+  if (!key.ok()) return key.status();
+  const absl::string_view nonce = p.nonce.value_or("");
+  absl::StatusOr<std::string> pt;
+  if (IsAeadAlgorithm(p.algorithm)) {
+    if (tag.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tag is required for ", AlgorithmName(p.algorithm)));
+    }
+    std::shared_ptr<const Aead> cached;
+    if (p.key.kind == KeyInput::Kind::kKeyId && tag.size() == 16) {
+      cached = FindPrimitive(ring->aeads, p.algorithm, "", p.key);
+    }
+    absl::StatusOr<std::shared_ptr<const Aead>> aead =
+        cached != nullptr ? cached : Shared(NewAead(p.algorithm, *key, tag.size()));
+    if (!aead.ok()) return aead.status();
+    pt = (*aead)->OpenDetached(nonce, ciphertext, tag, p.aad);
+  } else {
+    if (!tag.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tag must be empty for ", AlgorithmName(p.algorithm)));
+    }
+    absl::StatusOr<std::unique_ptr<Cipher>> cipher =
+        NewCipher(p.algorithm, *key, p.padding.value_or(Padding::kPkcs7));
+    if (!cipher.ok()) return cipher.status();
+    pt = (*cipher)->Decrypt(nonce, ciphertext);
+  }
+  if (pt.ok()) Record(p.algorithm, Operation::kDecrypt, ciphertext.size());
+  RecordDecryptResult(observer_, p.algorithm, pt.status());
+  return pt;
+}
+
+}  // namespace smcrypt::server

@@ -1,0 +1,304 @@
+// call_guard.h — the call guard of the unary handlers, and the checks it shares with the
+// batch runs and the streams.
+//
+// Guarded admits a unary call (admission.h), runs its work on the worker pool, and on
+// the way checks the access policy and parses the request in the order its MethodSpec
+// row says (Check), audits an audited method's final status (AuditDone) and converts
+// the status. The pieces are templates over the request types; only the service's own
+// files include this header.
+#ifndef SMCRYPT_SERVER_SERVICE_CALL_GUARD_H_
+#define SMCRYPT_SERVER_SERVICE_CALL_GUARD_H_
+
+#include <functional>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "grpcpp/grpcpp.h"
+#include "server/engine/crypto_engine.h"
+#include "server/service/admission.h"
+#include "server/service/crypto_service_impl.h"
+#include "server/service/method_spec.h"
+#include "server/service/proto_convert.h"
+#include "server/service/status_util.h"
+
+namespace smcrypt::server {
+
+// CheckBatchSize: INVALID_ARGUMENT for a batch of more than CryptoEngine::kMaxBatchItems.
+inline absl::Status CheckBatchSize(size_t n) {
+  if (n > CryptoEngine::kMaxBatchItems) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a batch holds at most ", CryptoEngine::kMaxBatchItems, " items, got ", n));
+  }
+  return absl::OkStatus();
+}
+
+// FreePayload frees the request's fields once the work is done (nothing reads the
+// request after that; its inline keys are wiped first), so a call waiting for its
+// client to read the response holds only the response. The request is gRPC's own
+// non-const object, outside any protobuf arena.
+template <typename Req>
+void FreePayload(const Req* request) {
+  Req* mutable_request = const_cast<Req*>(request);
+  if (mutable_request->GetArena() != nullptr) return;
+  Req empty;
+  mutable_request->Swap(&empty);
+}
+
+// CallReactor finishes a unary call and holds its --max_inflight_bytes charge until gRPC
+// is done with the call (OnDone: the response was handed to the transport, or the call
+// ended without it), then runs `on_done` (before gRPC frees the response).
+class CallReactor final : public grpc::ServerUnaryReactor {
+ public:
+  CallReactor(const CryptoServiceImpl* svc, std::function<void()> on_done)
+      : svc_(svc), on_done_(std::move(on_done)) {}
+
+  // Charged records `bytes` already charged by Admit.
+  void Charged(uint64_t bytes) { charge_ = bytes; }
+  // Hold changes the charge to `bytes`: the difference is charged (whatever the budget:
+  // the response exists) or released.
+  void Hold(uint64_t bytes) {
+    if (bytes > charge_) {
+      svc_->Charge(bytes - charge_);
+    } else {
+      svc_->Release(charge_ - bytes);
+    }
+    charge_ = bytes;
+  }
+
+  void OnDone() override {
+    if (on_done_) on_done_();
+    svc_->Release(charge_);
+    delete this;
+  }
+
+ private:
+  const CryptoServiceImpl* svc_;
+  std::function<void()> on_done_;
+  uint64_t charge_ = 0;
+};
+
+// AdmitCall makes a unary call's CallReactor (`on_done`: CallReactor's) and admits the
+// call, charging AdmissionBytes(spec). A call refused is answered at once with the
+// refusal (its inline keys wiped, its payload freed) and `*admitted` is false.
+template <typename Req>
+CallReactor* AdmitCall(const CryptoServiceImpl* svc, const MethodSpec& spec,
+                       grpc::CallbackServerContext* ctx, const Req* request,
+                       std::function<void()> on_done, bool* admitted) {
+  auto* reactor = new CallReactor(svc, std::move(on_done));
+  const uint64_t bytes = AdmissionBytes(spec, *request);
+  absl::Status s = svc->Admit(ctx, bytes);
+  *admitted = s.ok();
+  if (!s.ok()) {
+    WipeInlineKeys(*request);
+    FreePayload(request);
+    reactor->Finish(ToGrpcStatus(s));
+    return reactor;
+  }
+  reactor->Charged(bytes);
+  return reactor;
+}
+
+// Unary admits the call (AdmitCall), then runs `fn` on the worker pool
+// (CryptoServiceImpl::Run) and finishes the CallReactor with its status. `fn` must
+// capture nothing from the handler's stack (the handler returns before it runs): ctx,
+// request and response live until the reactor is done. The call's charge is
+// AdmissionBytes(spec) from admission, HeldBytes once `fn` has run; its inline keys are
+// wiped and its payload freed before the answer. `on_done` (optional) runs in the
+// reactor's OnDone.
+template <typename Req, typename Resp, typename Fn>
+grpc::ServerUnaryReactor* Unary(const CryptoServiceImpl* svc, const MethodSpec& spec,
+                                grpc::CallbackServerContext* ctx, const Req* request,
+                                Resp* response, Fn fn, std::function<void()> on_done = nullptr) {
+  bool admitted = false;
+  CallReactor* reactor = AdmitCall(svc, spec, ctx, request, std::move(on_done), &admitted);
+  if (!admitted) return reactor;
+  svc->Run([reactor, ctx, request, response, fn = std::move(fn)]() {
+    // A call whose client went away or whose deadline passed while it waited for a
+    // worker is answered without doing the work (gRPC has already ended it).
+    grpc::Status status = grpc::Status::CANCELLED;
+    if (!ctx->IsCancelled()) status = ToGrpcStatus(fn());
+    WipeInlineKeys(*request);
+    FreePayload(request);
+    reactor->Hold(HeldBytes(*response));
+    reactor->Finish(status);
+  });
+  return reactor;
+}
+
+// ---- The call guard: policy, parsing and audit as the MethodSpec says -------------------
+
+// AlgorithmOf / KeyOf: the algorithm and key a request (a batch item, stream params)
+// names, as the access policy and audit lines see them; UNSPECIFIED / null when it has
+// no such field.
+template <typename Req>
+v1::Algorithm AlgorithmOf(const Req& r) {
+  if constexpr (requires { r.algorithm(); }) {
+    return r.algorithm();
+  } else {
+    return v1::ALGORITHM_UNSPECIFIED;
+  }
+}
+
+template <typename Req>
+const v1::KeyRef* KeyOf(const Req& r) {
+  if constexpr (requires { r.key(); }) {
+    return &r.key();  // a KeyRef: anything else does not compile
+  } else {
+    return nullptr;
+  }
+}
+
+// KeyInputOf: the key of an engine input (a request's parse result), or null when it has
+// none.
+template <typename T>
+concept HasKeyInput = requires(T t) { requires std::is_same_v<decltype(t.key), KeyInput>; };
+template <typename T>
+concept HasParamsKeyInput =
+    requires(T t) { requires std::is_same_v<decltype(t.params.key), KeyInput>; };
+
+template <typename In>
+auto KeyInputOf(In& in) {
+  using Ptr = std::conditional_t<std::is_const_v<In>, const KeyInput*, KeyInput*>;
+  if constexpr (HasKeyInput<std::remove_const_t<In>>) {
+    return Ptr(&in.key);
+  } else if constexpr (HasParamsKeyInput<std::remove_const_t<In>>) {
+    return Ptr(&in.params.key);
+  } else {
+    return Ptr(nullptr);
+  }
+}
+
+// ReportedVersion: the version a response and an audit line report for `in` (0: none).
+template <typename In>
+uint32_t ReportedVersion(const In& in) {
+  const KeyInput* key = KeyInputOf(in);
+  return key != nullptr && key->report_version ? key->version : 0;
+}
+
+// AuditVersion: the version the audit line of `req` reports: the one fixed in its parsed
+// input, else the one the request named.
+template <typename Req, typename In>
+uint32_t AuditVersion(const Req& req, const absl::StatusOr<In>& input) {
+  if (input.ok()) return ReportedVersion(*input);
+  if constexpr (requires { req.key().key_version(); }) {
+    if (req.key().ref_case() == v1::KeyRef::kKeyId) return req.key().key_version();
+  }
+  return 0;
+}
+
+// Checked is what the checks of one request (a unary call, a queued call, a batch item or
+// a stream's params) left: its engine input, or the status that answers it. `audit`: it
+// passed the policy check of an audited method, so its final status is to be audited.
+template <typename In>
+struct Checked {
+  absl::StatusOr<In> input;
+  bool audit = false;
+};
+
+// InputOf is the engine input a parse function makes of a request: `parse(req)` returns
+// absl::StatusOr<InputOf<Parse, Req>>.
+template <typename Parse, typename Req>
+using InputOf = typename std::invoke_result_t<const Parse&, const Req&>::value_type;
+
+// Check parses `req` with `parse` and, when spec.scope is `level`, checks it against the
+// access policy before or after parsing as spec.order says. A parsed keyring key gets its
+// version fixed (CryptoServiceImpl::PinKeyVersion). The order decides which
+// status a request with both a bad field and a denied key gets, and whether a request
+// that does not parse is checked (and its denial audited) at all: it is the table's
+// (method_spec.h), never the handler's. A denial is audited by Authorize.
+template <typename Req, typename Parse>
+Checked<InputOf<Parse, Req>> Check(const CryptoServiceImpl& svc, const MethodSpec& spec,
+                                   grpc::CallbackServerContext* ctx, const Req& req,
+                                   PolicyScope level, const Parse& parse) {
+  auto parse_and_pin = [&]() -> absl::StatusOr<InputOf<Parse, Req>> {
+    absl::StatusOr<InputOf<Parse, Req>> in = parse(req);
+    if (!in.ok()) return in;
+    KeyInput* key = KeyInputOf(*in);
+    const v1::KeyRef* ref = KeyOf(req);
+    if (key != nullptr && ref != nullptr) {
+      absl::Status pinned = svc.PinKeyVersion(*ref, key);
+      if (!pinned.ok()) return pinned;
+    }
+    return in;
+  };
+  if (spec.scope != level) return {parse_and_pin(), false};
+  absl::StatusOr<InputOf<Parse, Req>> input;
+  if (spec.order == CheckOrder::kParseFirst) {
+    input = parse_and_pin();
+    if (!input.ok()) return {std::move(input), false};
+  }
+  absl::Status allowed = svc.Authorize(ctx, spec.method, spec.op, AlgorithmOf(req), KeyOf(req));
+  if (!allowed.ok()) return {std::move(allowed), false};
+  if (spec.order == CheckOrder::kPolicyFirst) input = parse_and_pin();
+  return {std::move(input), spec.audited};
+}
+
+// AuditDone writes the audit line of a request that Check allowed for an audited method.
+// `key_version` is AuditVersion's.
+template <typename Req>
+void AuditDone(const CryptoServiceImpl& svc, const MethodSpec& spec,
+               grpc::CallbackServerContext* ctx, const Req& req, absl::StatusCode code,
+               uint32_t key_version) {
+  svc.Audit(ctx, spec.method, spec.op, AlgorithmOf(req), KeyOf(req), code, key_version);
+}
+
+// KeyedAlgorithm: the algorithm and key of a request whose other fields go to the
+// engine as they are (Hmac, PublicKeyDecrypt, HybridDecrypt, GetPublicKey), so that
+// Check fixes its key's version; `format` for PublicKeyDecrypt only.
+struct KeyedAlgorithm {
+  Algorithm algorithm;
+  KeyInput key;
+  Sm2CiphertextFormat format = Sm2CiphertextFormat::kC1C3C2;
+};
+inline constexpr auto kAlgorithmAndKey = [](const auto& r) -> absl::StatusOr<KeyedAlgorithm> {
+  absl::StatusOr<Algorithm> alg = ToAlgorithm(r.algorithm());
+  if (!alg.ok()) return alg.status();
+  return KeyedAlgorithm{*alg, ToKey(r.key())};
+};
+
+// Parse functions shared by several handlers. kAlgorithmOnly: the request's algorithm;
+// kNothingToParse: requests without fields to check before the work; kBatchSize: a batch
+// RPC's item count (its items are parsed one by one, in RunBatch).
+inline constexpr auto kAlgorithmOnly = [](const auto& r) { return ToAlgorithm(r.algorithm()); };
+inline constexpr auto kNothingToParse = [](const auto&) {
+  return absl::StatusOr<std::monostate>(std::monostate{});
+};
+inline constexpr auto kBatchSize = [](const auto& r) -> absl::StatusOr<std::monostate> {
+  absl::Status s = CheckBatchSize(r.items_size());
+  if (!s.ok()) return s;
+  return std::monostate{};
+};
+
+// Guarded is the call guard of the unary handlers. Unary admits the call, charging
+// AdmissionBytes(spec); on the worker, Check parses and authorizes the request as `spec`
+// says, work(input) → absl::Status does the engine call and fills the response, an
+// audited method audits the final status (parse errors after the policy check included),
+// and Unary converts the status. `spec` is a row of the table (static); `parse` and
+// `work` capture nothing from the handler's stack (see Unary).
+template <typename Req, typename Resp, typename Parse, typename Work>
+grpc::ServerUnaryReactor* Guarded(const CryptoServiceImpl* svc, const MethodSpec& spec,
+                                  grpc::CallbackServerContext* ctx, const Req* request,
+                                  Resp* response, Parse parse, Work work,
+                                  std::function<void()> on_done = nullptr) {
+  return Unary(
+      svc, spec, ctx, request, response,
+      [svc, spec = &spec, ctx, request, parse = std::move(parse),
+       work = std::move(work)]() -> absl::Status {
+        Checked<InputOf<Parse, Req>> c = Check(*svc, *spec, ctx, *request, PolicyScope::kCall,
+                                               parse);
+        absl::Status s = c.input.ok() ? work(*c.input) : c.input.status();
+        if (c.audit) {
+          AuditDone(*svc, *spec, ctx, *request, s.code(), AuditVersion(*request, c.input));
+        }
+        return s;
+      },
+      std::move(on_done));
+}
+
+}  // namespace smcrypt::server
+
+#endif  // SMCRYPT_SERVER_SERVICE_CALL_GUARD_H_
