@@ -22,7 +22,7 @@ using engine_internal::FormatVariant;
 using engine_internal::IsDefaultSignatureOptions;
 using engine_internal::CountsAsVerified;
 using engine_internal::RecordDecryptResult;
-using engine_internal::FindPrimitive;
+using engine_internal::KeyedPrimitive;
 using engine_internal::Shared;
 using engine_internal::CachedPublic;
 
@@ -86,11 +86,21 @@ std::shared_ptr<const CryptoEngine::Ring> CryptoEngine::ring() const {
 
 std::shared_ptr<const KeyStore> CryptoEngine::key_store() const { return ring()->keys; }
 
+void CryptoEngine::Resolve(KeyInput* key, std::shared_ptr<const Keyring> keyring) const {
+  if (key->kind != KeyInput::Kind::kKeyId || key->keyring != nullptr) return;
+  key->keyring = keyring != nullptr ? std::move(keyring) : ring();
+  key->entry = key->keyring->keys->Find(key->value, key->version);
+}
+
+std::shared_ptr<const CryptoEngine::Ring> CryptoEngine::RingFor(const KeyInput& key) const {
+  return key.keyring != nullptr ? key.keyring : ring();
+}
+
 size_t CryptoEngine::keyring_size() const { return ring()->keys->size(); }
 
-std::shared_ptr<const CryptoEngine::Ring> CryptoEngine::Ring::Build(
+std::shared_ptr<const Keyring> Keyring::Build(
     std::shared_ptr<const KeyStore> keys) {
-  auto ring = std::make_shared<Ring>();
+  auto ring = std::make_shared<Keyring>();
   ring->keys = std::move(keys);
   for (const StoredKey* e : ring->keys->entries()) {
     const absl::string_view secret = SecretDataAsStringView(e->material);
@@ -149,7 +159,7 @@ std::shared_ptr<const CryptoEngine::Ring> CryptoEngine::Ring::Build(
   return ring;
 }
 
-size_t CryptoEngine::Ring::num_primitives() const {
+size_t Keyring::num_primitives() const {
   return signers.size() + verifiers.size() + encrypters.size() + decrypters.size() +
          hybrid_encrypters.size() + hybrid_decrypters.size() + macs.size() + aeads.size();
 }
@@ -191,7 +201,9 @@ std::string KeyName(const StoredKey& entry, const KeyInput& key) {
 
 absl::StatusOr<const StoredKey*> CryptoEngine::KeyringEntry(const Ring& ring, Algorithm alg,
                                                             const KeyInput& key) const {
-  absl::StatusOr<const StoredKey*> entry = ring.keys->Find(key.value, key.version);
+  // A key resolved for its call (CryptoEngine::Resolve) is not looked up again.
+  absl::StatusOr<const StoredKey*> entry =
+      key.keyring != nullptr ? key.entry : ring.keys->Find(key.value, key.version);
   if (!entry.ok()) return entry.status();
   if (!FamilyServes((*entry)->family, alg)) {
     return WithReason(
@@ -291,14 +303,12 @@ absl::StatusOr<std::string> CryptoEngine::Hash(Algorithm alg, absl::string_view 
 
 absl::StatusOr<std::string> CryptoEngine::Hmac(Algorithm alg, const KeyInput& key,
                                                absl::string_view data) const {
-  const std::shared_ptr<const Ring> ring = this->ring();
+  const std::shared_ptr<const Ring> ring = RingFor(key);
   if (!IsMacAlgorithm(alg)) return WrongAlgorithm(alg, "HMAC-SM3 or HMAC-SHA-256");
   absl::StatusOr<absl::string_view> k = SymmetricKey(*ring, alg, key);
   if (!k.ok()) return k.status();
-  std::shared_ptr<const Mac> cached;
-  if (key.kind == KeyInput::Kind::kKeyId) cached = FindPrimitive(ring->macs, alg, "", key);
-  absl::StatusOr<std::shared_ptr<const Mac>> mac =
-      cached != nullptr ? cached : Shared(NewMac(alg, *k));
+  absl::StatusOr<std::shared_ptr<const Mac>> mac = KeyedPrimitive(
+      ring->macs, alg, "", key, /*filed_fits=*/true, [&] { return Shared(NewMac(alg, *k)); });
   if (!mac.ok()) return mac.status();
   absl::StatusOr<std::string> tag = (*mac)->ComputeMac(data);
   if (tag.ok()) Record(alg, Operation::kMac, data.size());
@@ -308,14 +318,12 @@ absl::StatusOr<std::string> CryptoEngine::Hmac(Algorithm alg, const KeyInput& ke
 absl::StatusOr<bool> CryptoEngine::VerifyHmac(Algorithm alg, const KeyInput& key,
                                               absl::string_view data,
                                               absl::string_view expected) const {
-  const std::shared_ptr<const Ring> ring = this->ring();
+  const std::shared_ptr<const Ring> ring = RingFor(key);
   if (!IsMacAlgorithm(alg)) return WrongAlgorithm(alg, "HMAC-SM3 or HMAC-SHA-256");
   absl::StatusOr<absl::string_view> k = SymmetricKey(*ring, alg, key);
   if (!k.ok()) return k.status();
-  std::shared_ptr<const Mac> cached;
-  if (key.kind == KeyInput::Kind::kKeyId) cached = FindPrimitive(ring->macs, alg, "", key);
-  absl::StatusOr<std::shared_ptr<const Mac>> mac =
-      cached != nullptr ? cached : Shared(NewMac(alg, *k));
+  absl::StatusOr<std::shared_ptr<const Mac>> mac = KeyedPrimitive(
+      ring->macs, alg, "", key, /*filed_fits=*/true, [&] { return Shared(NewMac(alg, *k)); });
   if (!mac.ok()) return mac.status();
   absl::StatusOr<bool> equal = VerifyTruncatedMac(**mac, data, expected);
   if (!equal.ok()) return equal.status();
@@ -332,14 +340,10 @@ absl::StatusOr<std::shared_ptr<const PublicKeySign>> CryptoEngine::SignerFor(
   if (!s.ok()) return s;
   absl::StatusOr<absl::string_view> k = PrivateKey(ring, alg, key);
   if (!k.ok()) return k.status();
-  std::shared_ptr<const PublicKeySign> cached;
-  if (key.kind == KeyInput::Kind::kKeyId && IsDefaultSignatureOptions(options)) {
-    cached = FindPrimitive(ring.signers, alg, "", key);
-  }
   // An inline private key is parsed for this request only and never cached.
-  if (cached != nullptr) return cached;
   absl::StatusOr<std::shared_ptr<const PublicKeySign>> signer =
-      Shared(NewPublicKeySign(alg, *k, options));
+      KeyedPrimitive(ring.signers, alg, "", key, IsDefaultSignatureOptions(options),
+                     [&] { return Shared(NewPublicKeySign(alg, *k, options)); });
   if (!signer.ok()) return NameInlineKey(ExplainPrivateKeyError(signer.status(), alg, key), key);
   return signer;
 }
@@ -351,14 +355,11 @@ absl::StatusOr<std::shared_ptr<const PublicKeyVerify>> CryptoEngine::VerifierFor
   if (!s.ok()) return s;
   absl::StatusOr<absl::string_view> k = PublicKey(ring, alg, key);
   if (!k.ok()) return k.status();
-  std::shared_ptr<const PublicKeyVerify> cached;
-  if (key.kind == KeyInput::Kind::kKeyId && IsDefaultSignatureOptions(options)) {
-    cached = FindPrimitive(ring.verifiers, alg, "", key);
-  }
-  if (cached != nullptr) return cached;
   absl::StatusOr<std::shared_ptr<const PublicKeyVerify>> verifier =
-      CachedPublic(verifier_cache_, PublicCacheKey(alg, SignatureVariant(options), *k),
-                   [&] { return NewPublicKeyVerify(alg, *k, options); });
+      KeyedPrimitive(ring.verifiers, alg, "", key, IsDefaultSignatureOptions(options), [&] {
+        return CachedPublic(verifier_cache_, PublicCacheKey(alg, SignatureVariant(options), *k),
+                            [&] { return NewPublicKeyVerify(alg, *k, options); });
+      });
   if (!verifier.ok()) return NameInlineKey(verifier.status(), key);
   return verifier;
 }
@@ -367,7 +368,7 @@ absl::StatusOr<std::string> CryptoEngine::Sign(Algorithm alg, const KeyInput& ke
                                                absl::string_view data,
                                                const SignatureOptions& options,
                                                bool user_id_set) const {
-  const std::shared_ptr<const Ring> ring = this->ring();
+  const std::shared_ptr<const Ring> ring = RingFor(key);
   absl::StatusOr<std::shared_ptr<const PublicKeySign>> signer =
       SignerFor(*ring, alg, key, options, user_id_set);
   if (!signer.ok()) return signer.status();
@@ -379,7 +380,7 @@ absl::StatusOr<bool> CryptoEngine::Verify(Algorithm alg, const KeyInput& key,
                                           absl::string_view data, absl::string_view signature,
                                           const SignatureOptions& options,
                                           bool user_id_set) const {
-  const std::shared_ptr<const Ring> ring = this->ring();
+  const std::shared_ptr<const Ring> ring = RingFor(key);
   absl::StatusOr<std::shared_ptr<const PublicKeyVerify>> verifier =
       VerifierFor(*ring, alg, key, options, user_id_set);
   if (!verifier.ok()) return verifier.status();
@@ -395,7 +396,7 @@ absl::StatusOr<bool> CryptoEngine::Verify(Algorithm alg, const KeyInput& key,
 
 absl::StatusOr<SymmetricCiphertext> CryptoEngine::Encrypt(const SymmetricParams& p,
                                                           absl::string_view plaintext) const {
-  return EncryptWith(*ring(), p, plaintext);
+  return EncryptWith(*RingFor(p.key), p, plaintext);
 }
 
 absl::StatusOr<SymmetricCiphertext> CryptoEngine::EncryptWith(const Ring& ring,
@@ -407,12 +408,9 @@ absl::StatusOr<SymmetricCiphertext> CryptoEngine::EncryptWith(const Ring& ring,
   if (!key.ok()) return key.status();
   SymmetricCiphertext out;
   if (IsAeadAlgorithm(p.algorithm)) {
-    std::shared_ptr<const Aead> cached;
-    if (p.key.kind == KeyInput::Kind::kKeyId && (p.tag_length == 0 || p.tag_length == 16)) {
-      cached = FindPrimitive(ring.aeads, p.algorithm, "", p.key);
-    }
-    absl::StatusOr<std::shared_ptr<const Aead>> aead =
-        cached != nullptr ? cached : Shared(NewAead(p.algorithm, *key, p.tag_length));
+    absl::StatusOr<std::shared_ptr<const Aead>> aead = KeyedPrimitive(
+        ring.aeads, p.algorithm, "", p.key, p.tag_length == 0 || p.tag_length == 16,
+        [&] { return Shared(NewAead(p.algorithm, *key, p.tag_length)); });
     if (!aead.ok()) return aead.status();
     if (p.nonce.has_value()) {
       out.nonce = std::string(*p.nonce);
@@ -449,7 +447,7 @@ absl::StatusOr<SymmetricCiphertext> CryptoEngine::EncryptWith(const Ring& ring,
 absl::StatusOr<std::string> CryptoEngine::Decrypt(const SymmetricParams& p,
                                                   absl::string_view ciphertext,
                                                   absl::string_view tag) const {
-  const std::shared_ptr<const Ring> ring = this->ring();
+  const std::shared_ptr<const Ring> ring = RingFor(p.key);
   absl::Status s = CheckSymmetricParams(p);
   if (!s.ok()) return s;
   absl::StatusOr<absl::string_view> key = SymmetricKey(*ring, p.algorithm, p.key);
@@ -461,12 +459,9 @@ absl::StatusOr<std::string> CryptoEngine::Decrypt(const SymmetricParams& p,
       return absl::InvalidArgumentError(
           absl::StrCat("tag is required for ", AlgorithmName(p.algorithm)));
     }
-    std::shared_ptr<const Aead> cached;
-    if (p.key.kind == KeyInput::Kind::kKeyId && tag.size() == 16) {
-      cached = FindPrimitive(ring->aeads, p.algorithm, "", p.key);
-    }
     absl::StatusOr<std::shared_ptr<const Aead>> aead =
-        cached != nullptr ? cached : Shared(NewAead(p.algorithm, *key, tag.size()));
+        KeyedPrimitive(ring->aeads, p.algorithm, "", p.key, tag.size() == 16,
+                       [&] { return Shared(NewAead(p.algorithm, *key, tag.size())); });
     if (!aead.ok()) return aead.status();
     pt = (*aead)->OpenDetached(nonce, ciphertext, tag, p.aad);
   } else {

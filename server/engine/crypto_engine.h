@@ -65,6 +65,11 @@ class EngineObserver {
   virtual void OnVerifyFailure(Algorithm alg) { (void)alg; }
 };
 
+// Keyring is one immutable keyring: the KeyStore with the primitives built from its keys
+// (crypto_engine_internal.h). CryptoEngine::SetKeyStore replaces the current one; a call
+// keeps the one it started with (CryptoEngine, "Keyring replacement").
+struct Keyring;
+
 // KeyInput is a request's KeyRef: nothing, a keyring key_id (with a version: 0 is the
 // key's newest), or inline key bytes. The views must outlive the call.
 struct KeyInput {
@@ -76,11 +81,27 @@ struct KeyInput {
   // "Key versions"); set by the service when it fixes the version. The engine's error
   // messages name the version of a key that is versioned or whose version is reported.
   bool report_version = false;
+  // keyring / entry: set once per call by CryptoEngine::Resolve (kKeyId only): the
+  // keyring the whole call uses, and the entry of `value` at `version` in it, or
+  // KeyStore::Find's error. Every later step (access-policy audit, version, engine,
+  // response) reads these instead of looking the key up again. A null `keyring`: the
+  // engine resolves the key in its current keyring when the call starts.
+  std::shared_ptr<const Keyring> keyring;
+  absl::StatusOr<const StoredKey*> entry = absl::FailedPreconditionError("key not resolved");
 
   static KeyInput Id(absl::string_view id, uint32_t version = 0) {
-    return {Kind::kKeyId, id, version, false};
+    KeyInput k;
+    k.kind = Kind::kKeyId;
+    k.value = id;
+    k.version = version;
+    return k;
   }
-  static KeyInput Inline(absl::string_view bytes) { return {Kind::kInline, bytes, 0, false}; }
+  static KeyInput Inline(absl::string_view bytes) {
+    KeyInput k;
+    k.kind = Kind::kInline;
+    k.value = bytes;
+    return k;
+  }
 };
 
 struct EngineOptions {
@@ -255,6 +276,12 @@ class CryptoEngine {
   void SetKeyStore(std::shared_ptr<const KeyStore> keys);
   // key_store is the current keyring, kept alive by the returned pointer.
   std::shared_ptr<const KeyStore> key_store() const;
+  // Resolve looks a kKeyId `key` up once for its whole call: in `keyring` when given (a
+  // second key of the same call), else in the current keyring, and records both in `key`
+  // (KeyInput::keyring, KeyInput::entry). Other kinds, and a key already resolved, are
+  // left as they are. Never fails: a lookup error is kept in `key->entry` and answers the
+  // call where the key is used.
+  void Resolve(KeyInput* key, std::shared_ptr<const Keyring> keyring = nullptr) const;
 
   // Limits of one call.
   static constexpr size_t kMaxBatchItems = 65536;
@@ -381,12 +408,13 @@ class CryptoEngine {
  private:
   template <typename T>
   using PrimitiveMap = absl::flat_hash_map<std::string, std::shared_ptr<const T>>;
-  // Ring is one keyring: the KeyStore with the primitives built from it (immutable;
-  // defined in crypto_engine_internal.h).
-  struct Ring;
+  using Ring = Keyring;
 
   // ring is the current keyring, held by the caller for the whole call.
   std::shared_ptr<const Ring> ring() const;
+  // RingFor is the keyring a call with `key` uses: the one `key` was resolved in, else
+  // the current one.
+  std::shared_ptr<const Ring> RingFor(const KeyInput& key) const;
 
   // Key resolution in `ring`: the bytes to hand to the registry.
   absl::StatusOr<absl::string_view> SymmetricKey(const Ring& ring, Algorithm alg,

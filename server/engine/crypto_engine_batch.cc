@@ -63,8 +63,13 @@ std::vector<std::vector<size_t>> GroupItems(absl::Span<const Item> items, KeyOf 
 template <typename Item>
 auto SignatureGroupKey(const Item& it) {
   return std::make_tuple(it.algorithm, it.key.kind, it.key.value, it.key.version,
-                         absl::string_view(it.options.user_id), it.options.encoding,
+                         it.key.keyring.get(), absl::string_view(it.options.user_id), it.options.encoding,
                          it.options.prehashed, it.user_id_set);
+}
+
+// RingOf: the keyring an item's key was resolved in for its call, else the batch's.
+const Keyring& RingOf(const KeyInput& key, const Keyring& batch) {
+  return key.keyring != nullptr ? *key.keyring : batch;
 }
 
 absl::Status ManyMismatch(absl::string_view what, size_t got, size_t want) {
@@ -86,7 +91,7 @@ std::vector<absl::StatusOr<std::string>> CryptoEngine::SignBatch(
        GroupItems(items, [](const SignItem& it) { return SignatureGroupKey(it); })) {
     const SignItem& first = items[group.front()];
     absl::StatusOr<std::shared_ptr<const PublicKeySign>> signer =
-        SignerFor(*ring, first.algorithm, first.key, first.options, first.user_id_set);
+        SignerFor(RingOf(first.key, *ring), first.algorithm, first.key, first.options, first.user_id_set);
     if (!signer.ok()) {
       for (size_t i : group) out[i] = signer.status();
       continue;
@@ -118,7 +123,7 @@ std::vector<absl::StatusOr<bool>> CryptoEngine::VerifyBatch(
        GroupItems(items, [](const VerifyItem& it) { return SignatureGroupKey(it); })) {
     const VerifyItem& first = items[group.front()];
     absl::StatusOr<std::shared_ptr<const PublicKeyVerify>> verifier =
-        VerifierFor(*ring, first.algorithm, first.key, first.options, first.user_id_set);
+        VerifierFor(RingOf(first.key, *ring), first.algorithm, first.key, first.options, first.user_id_set);
     if (!verifier.ok()) {
       for (size_t i : group) out[i] = verifier.status();
       continue;
@@ -159,10 +164,10 @@ std::vector<absl::StatusOr<SymmetricCiphertext>> CryptoEngine::EncryptBatch(
   for (size_t i = 0; i < params.size(); ++i) {
     const SymmetricParams& p = params[i];
     if (p.algorithm != Algorithm::kSm4Cbc || !CheckSymmetricParams(p).ok()) {
-      results[i] = EncryptWith(*ring, p, plaintexts[i]);
+      results[i] = EncryptWith(RingOf(p.key, *ring), p, plaintexts[i]);
       continue;
     }
-    absl::StatusOr<absl::string_view> key = SymmetricKey(*ring, p.algorithm, p.key);
+    absl::StatusOr<absl::string_view> key = SymmetricKey(RingOf(p.key, *ring), p.algorithm, p.key);
     if (!key.ok()) {
       results[i] = key.status();
       continue;
@@ -211,11 +216,12 @@ std::vector<absl::StatusOr<std::string>> CryptoEngine::PublicKeyEncryptBatch(
   for (const std::vector<size_t>& group :
        GroupItems(items, [](const PublicKeyEncryptItem& it) {
          return std::make_tuple(it.algorithm, it.key.kind, it.key.value, it.key.version,
+                                it.key.keyring.get(),
                                 it.format);
        })) {
     const PublicKeyEncryptItem& first = items[group.front()];
     absl::StatusOr<std::shared_ptr<const smcrypt::PublicKeyEncrypt>> enc =
-        EncrypterFor(*ring, first.algorithm, first.key, first.format);
+        EncrypterFor(RingOf(first.key, *ring), first.algorithm, first.key, first.format);
     if (!enc.ok()) {
       for (size_t i : group) out[i] = enc.status();
       continue;
@@ -248,13 +254,15 @@ std::vector<absl::StatusOr<std::string>> CryptoEngine::HybridEncryptBatch(
   // Groups of items with the same algorithm and key (kind, value and version: a key_id
   // and version, or the inline key bytes), in order of first appearance; the key is resolved once per group,
   // so its error (the same for every item of the group) is HybridEncrypt's.
-  using GroupKey = std::tuple<Algorithm, KeyInput::Kind, absl::string_view, uint32_t>;
+  using GroupKey =
+      std::tuple<Algorithm, KeyInput::Kind, absl::string_view, uint32_t, const Keyring*>;
   absl::flat_hash_map<GroupKey, size_t> group_of;
   std::vector<std::vector<size_t>> groups;
   for (size_t i = 0; i < items.size(); ++i) {
     const HybridEncryptItem& it = items[i];
     auto [pos, inserted] =
-        group_of.try_emplace(GroupKey(it.algorithm, it.key.kind, it.key.value, it.key.version),
+        group_of.try_emplace(GroupKey(it.algorithm, it.key.kind, it.key.value, it.key.version,
+                                         it.key.keyring.get()),
                              groups.size());
     if (inserted) groups.emplace_back();
     groups[pos->second].push_back(i);
@@ -263,7 +271,7 @@ std::vector<absl::StatusOr<std::string>> CryptoEngine::HybridEncryptBatch(
   for (const std::vector<size_t>& group : groups) {
     const HybridEncryptItem& first = items[group.front()];
     absl::StatusOr<std::shared_ptr<const smcrypt::HybridEncrypt>> enc =
-        HybridEncrypterFor(*ring, first.algorithm, first.key);
+        HybridEncrypterFor(RingOf(first.key, *ring), first.algorithm, first.key);
     if (!enc.ok()) {
       for (size_t i : group) out[i] = enc.status();
       continue;

@@ -17,13 +17,16 @@
 
 namespace smcrypt::server {
 
-// CryptoEngine::Ring: the KeyStore and the primitives built from its keys, keyed by
+template <typename T>
+using PrimitiveMap = absl::flat_hash_map<std::string, std::shared_ptr<const T>>;
+
+// Keyring (CryptoEngine::Ring): the KeyStore and the primitives built from its keys, keyed by
 // KeyringPrimitiveKey(algorithm, variant, key_id, version); each key's newest version
 // also under version 0. Immutable once built.
-struct CryptoEngine::Ring {
+struct Keyring {
   // Build parses every key of `keys` into the primitives its algorithms use (a key a
   // factory refuses is left out; requests using it get the factory's error).
-  static std::shared_ptr<const Ring> Build(std::shared_ptr<const KeyStore> keys);
+  static std::shared_ptr<const Keyring> Build(std::shared_ptr<const KeyStore> keys);
   size_t num_primitives() const;
 
   std::shared_ptr<const KeyStore> keys;
@@ -95,6 +98,24 @@ std::shared_ptr<const T> FindPrimitive(
   if (map.empty()) return nullptr;
   auto it = map.find(KeyringPrimitiveKey(alg, variant, key.value, key.version));
   return it == map.end() ? nullptr : it->second;
+}
+
+// KeyedPrimitive is how a call gets the primitive of its key, once its key bytes are
+// resolved: for a keyring key, when `filed_fits` (the request's options are the ones the
+// keyring's primitives were built with), the primitive filed in the call's keyring under
+// (`alg`, `variant`, key_id, version); otherwise, or when none is filed (a factory refused
+// the key when the keyring was built), `build()`: the key bytes parsed for this call, or
+// the LRU of primitives parsed from public keys (CachedPublic).
+template <typename T, typename Build>
+absl::StatusOr<std::shared_ptr<const T>> KeyedPrimitive(const PrimitiveMap<T>& filed,
+                                                        Algorithm alg,
+                                                        absl::string_view variant,
+                                                        const KeyInput& key, bool filed_fits,
+                                                        Build build) {
+  if (filed_fits && key.kind == KeyInput::Kind::kKeyId) {
+    if (std::shared_ptr<const T> p = FindPrimitive(filed, alg, variant, key)) return p;
+  }
+  return build();
 }
 
 // Shared wraps a factory's result for use beside cached primitives.

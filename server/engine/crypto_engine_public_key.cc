@@ -25,7 +25,7 @@ using engine_internal::FormatVariant;
 using engine_internal::IsDefaultSignatureOptions;
 using engine_internal::CountsAsVerified;
 using engine_internal::RecordDecryptResult;
-using engine_internal::FindPrimitive;
+using engine_internal::KeyedPrimitive;
 using engine_internal::Shared;
 using engine_internal::CachedPublic;
 
@@ -40,14 +40,11 @@ absl::StatusOr<std::shared_ptr<const smcrypt::PublicKeyEncrypt>> CryptoEngine::E
   if (!k.ok()) return k.status();
   PublicKeyEncryptionOptions options;
   options.sm2_format = format;
-  if (key.kind == KeyInput::Kind::kKeyId) {
-    std::shared_ptr<const smcrypt::PublicKeyEncrypt> cached =
-        FindPrimitive(ring.encrypters, alg, FormatVariant(format), key);
-    if (cached != nullptr) return cached;
-  }
   absl::StatusOr<std::shared_ptr<const smcrypt::PublicKeyEncrypt>> enc =
-      CachedPublic(encrypter_cache_, PublicCacheKey(alg, FormatVariant(format), *k),
-                   [&] { return NewPublicKeyEncrypt(alg, *k, options); });
+      KeyedPrimitive(ring.encrypters, alg, FormatVariant(format), key, /*filed_fits=*/true, [&] {
+        return CachedPublic(encrypter_cache_, PublicCacheKey(alg, FormatVariant(format), *k),
+                            [&] { return NewPublicKeyEncrypt(alg, *k, options); });
+      });
   if (!enc.ok()) return NameInlineKey(enc.status(), key);
   return enc;
 }
@@ -55,7 +52,7 @@ absl::StatusOr<std::shared_ptr<const smcrypt::PublicKeyEncrypt>> CryptoEngine::E
 absl::StatusOr<std::string> CryptoEngine::PublicKeyEncrypt(Algorithm alg, const KeyInput& key,
                                                            absl::string_view plaintext,
                                                            Sm2CiphertextFormat format) const {
-  const std::shared_ptr<const Ring> ring = this->ring();
+  const std::shared_ptr<const Ring> ring = RingFor(key);
   absl::StatusOr<std::shared_ptr<const smcrypt::PublicKeyEncrypt>> enc =
       EncrypterFor(*ring, alg, key, format);
   if (!enc.ok()) return enc.status();
@@ -67,7 +64,7 @@ absl::StatusOr<std::string> CryptoEngine::PublicKeyEncrypt(Algorithm alg, const 
 absl::StatusOr<std::string> CryptoEngine::PublicKeyDecrypt(Algorithm alg, const KeyInput& key,
                                                            absl::string_view ciphertext,
                                                            Sm2CiphertextFormat format) const {
-  const std::shared_ptr<const Ring> ring = this->ring();
+  const std::shared_ptr<const Ring> ring = RingFor(key);
   if (!IsPublicKeyEncryptionAlgorithm(alg)) {
     return WrongAlgorithm(alg, "SM2, RSA-2048-OAEP or RSA-3072-OAEP");
   }
@@ -75,13 +72,10 @@ absl::StatusOr<std::string> CryptoEngine::PublicKeyDecrypt(Algorithm alg, const 
   if (!k.ok()) return k.status();
   PublicKeyEncryptionOptions options;
   options.sm2_format = format;
-  std::shared_ptr<const smcrypt::PublicKeyDecrypt> cached;
-  if (key.kind == KeyInput::Kind::kKeyId) {
-    cached = FindPrimitive(ring->decrypters, alg, FormatVariant(format), key);
-  }
   // An inline private key is parsed for this request only and never cached.
   absl::StatusOr<std::shared_ptr<const smcrypt::PublicKeyDecrypt>> dec =
-      cached != nullptr ? cached : Shared(NewPublicKeyDecrypt(alg, *k, options));
+      KeyedPrimitive(ring->decrypters, alg, FormatVariant(format), key, /*filed_fits=*/true,
+                     [&] { return Shared(NewPublicKeyDecrypt(alg, *k, options)); });
   if (!dec.ok()) return NameInlineKey(ExplainPrivateKeyError(dec.status(), alg, key), key);
   absl::StatusOr<std::string> pt = (*dec)->Decrypt(ciphertext);
   if (pt.ok()) Record(alg, Operation::kDecrypt, ciphertext.size());
@@ -97,14 +91,11 @@ absl::StatusOr<std::shared_ptr<const smcrypt::HybridEncrypt>> CryptoEngine::Hybr
   if (!s.ok()) return s;
   absl::StatusOr<absl::string_view> k = PublicKey(ring, alg, key);
   if (!k.ok()) return k.status();
-  std::shared_ptr<const smcrypt::HybridEncrypt> cached;
-  if (key.kind == KeyInput::Kind::kKeyId) {
-    cached = FindPrimitive(ring.hybrid_encrypters, alg, "", key);
-  }
-  if (cached != nullptr) return cached;
   absl::StatusOr<std::shared_ptr<const smcrypt::HybridEncrypt>> enc =
-      CachedPublic(hybrid_encrypter_cache_, PublicCacheKey(alg, "", *k),
-                   [&] { return NewHybridEncrypt(alg, *k); });
+      KeyedPrimitive(ring.hybrid_encrypters, alg, "", key, /*filed_fits=*/true, [&] {
+        return CachedPublic(hybrid_encrypter_cache_, PublicCacheKey(alg, "", *k),
+                            [&] { return NewHybridEncrypt(alg, *k); });
+      });
   if (!enc.ok()) return NameInlineKey(enc.status(), key);
   return enc;
 }
@@ -112,7 +103,7 @@ absl::StatusOr<std::shared_ptr<const smcrypt::HybridEncrypt>> CryptoEngine::Hybr
 absl::StatusOr<std::string> CryptoEngine::HybridEncrypt(Algorithm alg, const KeyInput& key,
                                                         absl::string_view plaintext,
                                                         absl::string_view info) const {
-  const std::shared_ptr<const Ring> ring = this->ring();
+  const std::shared_ptr<const Ring> ring = RingFor(key);
   absl::StatusOr<std::shared_ptr<const smcrypt::HybridEncrypt>> enc = HybridEncrypterFor(*ring, alg, key);
   if (!enc.ok()) return enc.status();
   absl::StatusOr<std::string> ct = (*enc)->Encrypt(plaintext, info);
@@ -123,18 +114,15 @@ absl::StatusOr<std::string> CryptoEngine::HybridEncrypt(Algorithm alg, const Key
 absl::StatusOr<std::string> CryptoEngine::HybridDecrypt(Algorithm alg, const KeyInput& key,
                                                         absl::string_view ciphertext,
                                                         absl::string_view info) const {
-  const std::shared_ptr<const Ring> ring = this->ring();
+  const std::shared_ptr<const Ring> ring = RingFor(key);
   absl::Status s = CheckHybridAlgorithm(alg);
   if (!s.ok()) return s;
   absl::StatusOr<absl::string_view> k = PrivateKey(*ring, alg, key);
   if (!k.ok()) return k.status();
-  std::shared_ptr<const smcrypt::HybridDecrypt> cached;
-  if (key.kind == KeyInput::Kind::kKeyId) {
-    cached = FindPrimitive(ring->hybrid_decrypters, alg, "", key);
-  }
   // An inline private key is parsed for this request only and never cached.
   absl::StatusOr<std::shared_ptr<const smcrypt::HybridDecrypt>> dec =
-      cached != nullptr ? cached : Shared(NewHybridDecrypt(alg, *k));
+      KeyedPrimitive(ring->hybrid_decrypters, alg, "", key, /*filed_fits=*/true,
+                     [&] { return Shared(NewHybridDecrypt(alg, *k)); });
   if (!dec.ok()) return NameInlineKey(ExplainPrivateKeyError(dec.status(), alg, key), key);
   absl::StatusOr<std::string> pt = (*dec)->Decrypt(ciphertext, info);
   if (pt.ok()) Record(alg, Operation::kDecrypt, ciphertext.size());
@@ -163,7 +151,7 @@ absl::StatusOr<GeneratedKeyPair> CryptoEngine::GenerateKeyPair(Algorithm alg,
 }
 
 absl::StatusOr<std::string> CryptoEngine::GetPublicKey(Algorithm alg, const KeyInput& key) const {
-  const std::shared_ptr<const Ring> ring = this->ring();
+  const std::shared_ptr<const Ring> ring = RingFor(key);
   if (!IsSignatureAlgorithm(alg) && !IsPublicKeyEncryptionAlgorithm(alg) &&
       !IsHybridAlgorithm(alg)) {
     return WrongAlgorithm(alg, "a public-key algorithm (SM2, ECDSA-*, RSA-*, HPKE-*)");
@@ -182,7 +170,7 @@ absl::StatusOr<std::string> CryptoEngine::GetPublicKey(Algorithm alg, const KeyI
 
 absl::StatusOr<std::vector<std::pair<uint32_t, std::string>>> CryptoEngine::PublicKeyVersions(
     Algorithm alg, const KeyInput& key) const {
-  const std::shared_ptr<const Ring> ring = this->ring();
+  const std::shared_ptr<const Ring> ring = RingFor(key);
   std::vector<std::pair<uint32_t, std::string>> out;
   if (key.kind != KeyInput::Kind::kKeyId) return out;
   if (!IsSignatureAlgorithm(alg) && !IsPublicKeyEncryptionAlgorithm(alg) &&

@@ -150,7 +150,7 @@ absl::StatusOr<std::unique_ptr<HashStream>> CryptoEngine::NewHashStream(Algorith
 
 absl::StatusOr<std::unique_ptr<StreamEncryptor>> CryptoEngine::NewStreamEncryptor(
     const SymmetricParams& p) const {
-  const std::shared_ptr<const Ring> ring = this->ring();
+  const std::shared_ptr<const Ring> ring = RingFor(p.key);
   absl::Status s = CheckSymmetricParams(p);
   if (!s.ok()) return s;
   if (CipherModeOf(p.algorithm) == CipherMode::kXts) {
@@ -189,7 +189,7 @@ absl::StatusOr<std::unique_ptr<StreamEncryptor>> CryptoEngine::NewStreamEncrypto
 
 absl::StatusOr<std::unique_ptr<StreamDecryptor>> CryptoEngine::NewStreamDecryptor(
     const SymmetricParams& p) const {
-  const std::shared_ptr<const Ring> ring = this->ring();
+  const std::shared_ptr<const Ring> ring = RingFor(p.key);
   absl::Status s = CheckSymmetricParams(p);
   if (!s.ok()) return s;
   if (CipherModeOf(p.algorithm) == CipherMode::kXts) {
@@ -220,7 +220,7 @@ absl::StatusOr<std::unique_ptr<StreamDecryptor>> CryptoEngine::NewStreamDecrypto
 
 absl::StatusOr<std::unique_ptr<HybridStreamEncryptor>> CryptoEngine::NewHybridStreamEncryptor(
     const HybridStreamParams& p) const {
-  const std::shared_ptr<const Ring> ring = this->ring();
+  const std::shared_ptr<const Ring> ring = RingFor(p.key);
   absl::Status s = CheckHybridAlgorithm(p.algorithm);
   if (!s.ok()) return s;
   absl::StatusOr<absl::string_view> k = PublicKey(*ring, p.algorithm, p.key);
@@ -236,7 +236,7 @@ absl::StatusOr<std::unique_ptr<HybridStreamEncryptor>> CryptoEngine::NewHybridSt
 
 absl::StatusOr<std::unique_ptr<HybridStreamDecryptor>> CryptoEngine::NewHybridStreamDecryptor(
     const HybridStreamParams& p) const {
-  const std::shared_ptr<const Ring> ring = this->ring();
+  const std::shared_ptr<const Ring> ring = RingFor(p.key);
   absl::Status s = CheckHybridAlgorithm(p.algorithm);
   if (!s.ok()) return s;
   absl::StatusOr<absl::string_view> k = PrivateKey(*ring, p.algorithm, p.key);
@@ -257,7 +257,7 @@ absl::StatusOr<std::unique_ptr<HybridStreamDecryptor>> CryptoEngine::NewHybridSt
 absl::StatusOr<std::unique_ptr<Sm2KeyExchange>> CryptoEngine::NewKeyExchange(
     const KeyExchangeInput& in) const {
   if (in.algorithm != Algorithm::kSm2) return WrongAlgorithm(in.algorithm, "SM2");
-  const std::shared_ptr<const Ring> ring = this->ring();
+  const std::shared_ptr<const Ring> ring = RingFor(in.key);
   absl::StatusOr<absl::string_view> own = PrivateKey(*ring, in.algorithm, in.key);
   if (!own.ok()) return own.status();
   absl::StatusOr<Sm2PrivateKey> own_key = ParseSm2PrivateKey(*own);

@@ -205,8 +205,10 @@ template <typename Parse, typename Req>
 using InputOf = typename std::invoke_result_t<const Parse&, const Req&>::value_type;
 
 // Check parses `req` with `parse` and, when spec.scope is `level`, checks it against the
-// access policy before or after parsing as spec.order says. A parsed keyring key gets its
-// version fixed (CryptoServiceImpl::PinKeyVersion). The order decides which
+// access policy before or after parsing as spec.order says. A keyring key is looked up
+// once, first (CryptoEngine::Resolve, one keyring for the whole call): the policy's
+// audit line, the parsed input's version (CryptoServiceImpl::PinKeyVersion), the engine
+// and the response all use that lookup. The order decides which
 // status a request with both a bad field and a denied key gets, and whether a request
 // that does not parse is checked (and its denial audited) at all: it is the table's
 // (method_spec.h), never the handler's. A denial is audited by Authorize.
@@ -214,13 +216,15 @@ template <typename Req, typename Parse>
 Checked<InputOf<Parse, Req>> Check(const CryptoServiceImpl& svc, const MethodSpec& spec,
                                    grpc::CallbackServerContext* ctx, const Req& req,
                                    PolicyScope level, const Parse& parse) {
+  const v1::KeyRef* ref = KeyOf(req);
+  KeyInput resolved = ref != nullptr ? ToKey(*ref) : KeyInput();
+  svc.engine().Resolve(&resolved);
   auto parse_and_pin = [&]() -> absl::StatusOr<InputOf<Parse, Req>> {
     absl::StatusOr<InputOf<Parse, Req>> in = parse(req);
     if (!in.ok()) return in;
     KeyInput* key = KeyInputOf(*in);
-    const v1::KeyRef* ref = KeyOf(req);
     if (key != nullptr && ref != nullptr) {
-      absl::Status pinned = svc.PinKeyVersion(*ref, key);
+      absl::Status pinned = svc.PinKeyVersion(*ref, resolved, key);
       if (!pinned.ok()) return pinned;
     }
     return in;
@@ -231,7 +235,8 @@ Checked<InputOf<Parse, Req>> Check(const CryptoServiceImpl& svc, const MethodSpe
     input = parse_and_pin();
     if (!input.ok()) return {std::move(input), false};
   }
-  absl::Status allowed = svc.Authorize(ctx, spec.method, spec.op, AlgorithmOf(req), KeyOf(req));
+  absl::Status allowed =
+      svc.Authorize(ctx, spec.method, spec.op, AlgorithmOf(req), ref, &resolved);
   if (!allowed.ok()) return {std::move(allowed), false};
   if (spec.order == CheckOrder::kPolicyFirst) input = parse_and_pin();
   return {std::move(input), spec.audited};

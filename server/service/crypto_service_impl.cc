@@ -66,7 +66,8 @@ ClientIdentity IdentityOf(const grpc::CallbackServerContext& ctx) {
 
 absl::Status CryptoServiceImpl::Authorize(grpc::CallbackServerContext* ctx,
                                           absl::string_view method, AccessOperation op,
-                                          v1::Algorithm alg, const v1::KeyRef* key) const {
+                                          v1::Algorithm alg, const v1::KeyRef* key,
+                                          const KeyInput* resolved) const {
   if (guards_.policy == nullptr) return absl::OkStatus();
   const ClientIdentity client = IdentityOf(*ctx);
   const AccessKey access_key = ToAccessKey(key);
@@ -80,12 +81,11 @@ absl::Status CryptoServiceImpl::Authorize(grpc::CallbackServerContext* ctx,
     r.key = access_key;
     if (key != nullptr && key->ref_case() == v1::KeyRef::kKeyId) {
       // The version named, else the newest of a key with version files (as PinKeyVersion
-      // reports it).
+      // reports it), from the call's one lookup.
       r.key_version = key->key_version();
-      if (r.key_version == 0) {
-        const std::shared_ptr<const KeyStore> keys = engine_->key_store();
-        absl::StatusOr<const StoredKey*> entry = keys->Find(key->key_id(), 0);
-        if (entry.ok() && (*entry)->versioned) r.key_version = (*entry)->version;
+      if (r.key_version == 0 && resolved != nullptr && resolved->entry.ok() &&
+          (*resolved->entry)->versioned) {
+        r.key_version = (*resolved->entry)->version;
       }
     }
     r.code = s.code();
@@ -110,15 +110,22 @@ void CryptoServiceImpl::Audit(grpc::CallbackServerContext* ctx, absl::string_vie
   guards_.audit->Write(r);
 }
 
-absl::Status CryptoServiceImpl::PinKeyVersion(const v1::KeyRef& ref, KeyInput* key) const {
+absl::Status CryptoServiceImpl::PinKeyVersion(const v1::KeyRef& ref, const KeyInput& resolved,
+                                             KeyInput* key) const {
   if (ref.key_version() != 0 && ref.ref_case() != v1::KeyRef::kKeyId) {
     return absl::InvalidArgumentError(absl::StrCat(
         "key.key_version (", ref.key_version(),
         ") names a version of a keyring key; it must be 0 (unset) unless key.key_id is set"));
   }
   if (key->kind != KeyInput::Kind::kKeyId) return absl::OkStatus();
-  const std::shared_ptr<const KeyStore> keys = engine_->key_store();
-  absl::StatusOr<const StoredKey*> entry = keys->Find(key->value, key->version);
+  if (resolved.kind == KeyInput::Kind::kKeyId && resolved.value == key->value &&
+      resolved.version == key->version) {
+    key->keyring = resolved.keyring;
+    key->entry = resolved.entry;
+  } else {
+    engine_->Resolve(key);
+  }
+  const absl::StatusOr<const StoredKey*>& entry = key->entry;
   if (!entry.ok()) {
     // The engine answers with Find's error; the audit line names the refused version.
     key->report_version = ref.key_version() != 0;

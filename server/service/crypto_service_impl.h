@@ -159,20 +159,24 @@ class CryptoServiceImpl final : public v1::CryptoService::CallbackService {
 
   // Authorize checks the access policy for `op` on `key` (OK without a policy); a
   // denial is audited and returned as PERMISSION_DENIED naming client, operation, key.
+  // `resolved` (may be null): `key` as the call resolved it (CryptoEngine::Resolve), whose
+  // entry gives the audit line the version of a key named without one.
   absl::Status Authorize(grpc::CallbackServerContext* ctx, absl::string_view method,
-                         AccessOperation op, v1::Algorithm alg,
-                         const v1::KeyRef* key) const;
+                         AccessOperation op, v1::Algorithm alg, const v1::KeyRef* key,
+                         const KeyInput* resolved = nullptr) const;
   // Audit writes one audit line (when --audit_log is not none); `key_version` 0 writes
   // none (audit_log.h).
   void Audit(grpc::CallbackServerContext* ctx, absl::string_view method, AccessOperation op,
              v1::Algorithm alg, const v1::KeyRef* key, absl::StatusCode code,
              uint32_t key_version = 0) const;
-  // PinKeyVersion fixes the version of a keyring `key` (parsed from `ref`) in the current
-  // keyring: a request naming no version gets the key's newest, and `report_version`
-  // is set as crypto.proto's KeyRef "Key versions" says. A key the keyring cannot
-  // resolve is left alone (the engine returns the error in its place among the checks).
+  // PinKeyVersion fixes the version of a keyring `key` (parsed from `ref`) from the call's
+  // one lookup `resolved` (CryptoEngine::Resolve; `key` takes its keyring and entry): a
+  // request naming no version gets the key's newest, and `report_version` is set as
+  // crypto.proto's KeyRef "Key versions" says. A key the keyring cannot resolve keeps
+  // the lookup's error (the engine returns it in its place among the checks).
   // InvalidArgument for a key_version with an inline key or without a key_id.
-  absl::Status PinKeyVersion(const v1::KeyRef& ref, KeyInput* key) const;
+  absl::Status PinKeyVersion(const v1::KeyRef& ref, const KeyInput& resolved,
+                             KeyInput* key) const;
   StreamReaper* reaper() const { return guards_.reaper; }
   const CryptoEngine& engine() const { return *engine_; }
   // Run runs `work` on the worker pool, or inline when there is none.

@@ -431,5 +431,54 @@ TEST(KeyVersionsEngineTest, PublicKeyVersionsListsUsableVersions) {
               StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
+// A call resolves its key once (CryptoEngine::Resolve): a keyring swapped in after that
+// does not change the key, the version or the primitive the call uses, and a key missing
+// at resolution stays missing for the call even when the new keyring has it.
+TEST(KeyVersionsEngineTest, ACallUsesTheKeyringItResolvedItsKeyIn) {
+  TempDir dir;
+  dir.Write("k.pem", Sm4Pem('a'));
+  absl::StatusOr<std::unique_ptr<KeyStore>> first = Load(dir);
+  ASSERT_THAT(first, IsOk());
+  CryptoEngine engine(std::shared_ptr<const KeyStore>(*std::move(first)), EngineOptions{},
+                      nullptr);
+  KeyInput resolved = KeyInput::Id("k");
+  engine.Resolve(&resolved);
+  ASSERT_NE(resolved.keyring, nullptr);
+  ASSERT_THAT(resolved.entry, IsOk());
+  EXPECT_EQ((*resolved.entry)->version, 1u);
+  KeyInput missing = KeyInput::Id("later");
+  engine.Resolve(&missing);
+  EXPECT_THAT(missing.entry, StatusIs(absl::StatusCode::kNotFound));
+
+  // The keyring is replaced: k becomes another key at version 2, and "later" appears.
+  dir.Write("k.v2.pem", Sm4Pem('b'));
+  dir.Write("later.pem", Sm4Pem('c'));
+  absl::StatusOr<std::unique_ptr<KeyStore>> second = Load(dir);
+  ASSERT_THAT(second, IsOk());
+  engine.SetKeyStore(std::shared_ptr<const KeyStore>(*std::move(second)));
+
+  SymmetricParams p;
+  p.algorithm = Algorithm::kSm4Gcm;
+  p.key = resolved;
+  absl::StatusOr<SymmetricCiphertext> ct = engine.Encrypt(p, "hello");
+  ASSERT_THAT(ct, IsOk());
+  p.nonce = ct->nonce;
+  // Version 1 (the resolved one) opens it; the new newest version does not.
+  p.key = KeyInput::Id("k", 1);
+  EXPECT_THAT(engine.Decrypt(p, ct->ciphertext, ct->tag), IsOk());
+  p.key = KeyInput::Id("k");
+  EXPECT_THAT(engine.Decrypt(p, ct->ciphertext, ct->tag),
+              StatusIs(absl::StatusCode::kInvalidArgument, "decryption failed"));
+  p.key = missing;
+  EXPECT_THAT(engine.Encrypt(p, "hello"), StatusIs(absl::StatusCode::kNotFound));
+  p.key = KeyInput::Id("later");
+  EXPECT_THAT(engine.Encrypt(p, "hello"), IsOk());
+  // A second key of the same call is looked up in the call's keyring.
+  KeyInput second_key = KeyInput::Id("k");
+  engine.Resolve(&second_key, resolved.keyring);
+  ASSERT_THAT(second_key.entry, IsOk());
+  EXPECT_EQ((*second_key.entry)->version, 1u);
+}
+
 }  // namespace
 }  // namespace smcrypt::server
