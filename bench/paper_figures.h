@@ -73,7 +73,7 @@ inline constexpr double kCbcRatio[2][3][9] = {
 
 // ---- [SM4-GCM]: 1 GiB encryption throughput, MB/s (no 1 KiB / 1 MiB figures given) ---
 struct GcmFigure {
-  const char* algorithm;  // DESIGN.md name
+  const char* algorithm;  // docs/design.md name
   double software_mb_s;   // pure software implementation
   double hardware_mb_s;   // with AES-NI (the SM4 figure is the study's "hardware" column)
 };

@@ -1,4 +1,4 @@
-# check_public_includes.cmake — two include rules (DESIGN.md, "Layout"):
+# check_public_includes.cmake — two include rules (docs/design.md, "Layout"):
 #   1. server/ and clients/, in every folder below them, include the crypto core's public
 #      headers only ("smcrypt/...", crypto/include): an #include whose path is or passes
 #      through a crypto/ folder ("crypto/...", <crypto/...>, "../crypto/...") is an error;
@@ -60,7 +60,7 @@ endforeach()
 
 if(violations GREATER 0)
   message(FATAL_ERROR "${violations} forbidden include(s) in server/ or clients/ "
-                      "(DESIGN.md, \"Layout\")")
+                      "(docs/design.md, \"Layout\")")
 endif()
 if(STAMP)
   file(TOUCH ${STAMP})

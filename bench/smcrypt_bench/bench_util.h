@@ -1,7 +1,7 @@
 // bench_util.h — shared pieces of smcrypt-bench: case names, message sizes, registration
 // and the checks every case makes once before it is timed.
 //
-// Every case is named `<implementation>/<algorithm>/<operation>/<bytes>` (DESIGN.md,
+// Every case is named `<implementation>/<algorithm>/<operation>/<bytes>` (docs/design.md,
 // "Names used everywhere"): `smcrypt.generic/SM4-CTR/encrypt/16384`,
 // `openssl/AES-128-GCM/encrypt/16384`. Symmetric cases and hashes set bytes processed
 // (Google Benchmark's bytes_per_second); every case sets items processed (one item = one

@@ -1,4 +1,4 @@
-// smcrypt-load: the load generator of smcryptd (DESIGN.md, "Clients"). Scenarios reproduce
+// smcrypt-load: the load generator of smcryptd (docs/design.md, "Clients"). Scenarios reproduce
 // the studies smcrypt is measured against (baseline, load, concurrency, paper); `run`
 // drives one RPC closed- or open-loop. See clients/smcrypt-load/README.md.
 #include <unistd.h>

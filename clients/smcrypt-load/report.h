@@ -18,7 +18,7 @@ namespace smcrypt::load {
 struct Step {
   std::string scheme;     // what is compared, e.g. "SM2" or "HPKE-SM2-SM3-SM4GCM"
   std::string rpc;        // CryptoService method, e.g. "HybridEncrypt"
-  std::string algorithm;  // DESIGN.md algorithm name
+  std::string algorithm;  // docs/design.md algorithm name
   std::string op;         // encrypt, decrypt, hash, sign, verify, ...
   size_t size = 0;        // payload bytes per operation
   int concurrency = 1;

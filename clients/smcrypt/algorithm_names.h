@@ -1,4 +1,4 @@
-// algorithm_names.h — DESIGN.md's algorithm names ("SM4-GCM") and the proto enum
+// algorithm_names.h — docs/design.md's algorithm names ("SM4-GCM") and the proto enum
 // (SM4_GCM), and which algorithms each subcommand accepts.
 #ifndef SMCRYPT_CLIENTS_SMCRYPT_ALGORITHM_NAMES_H_
 #define SMCRYPT_CLIENTS_SMCRYPT_ALGORITHM_NAMES_H_
@@ -25,7 +25,7 @@ enum class AlgorithmFamily {
   kAny,               // every algorithm
 };
 
-// AlgorithmName returns DESIGN.md's spelling of `alg` ("SM4-GCM" for SM4_GCM).
+// AlgorithmName returns docs/design.md's spelling of `alg` ("SM4-GCM" for SM4_GCM).
 std::string AlgorithmName(smcrypt::v1::Algorithm alg);
 
 // InFamily returns whether `alg` belongs to `family`.
@@ -34,7 +34,7 @@ bool InFamily(smcrypt::v1::Algorithm alg, AlgorithmFamily family);
 // AlgorithmsOf lists the names of every algorithm of `family`, in enum order.
 std::vector<std::string> AlgorithmsOf(AlgorithmFamily family);
 
-// ParseAlgorithm reads a DESIGN.md name, case-insensitively, and checks that the
+// ParseAlgorithm reads a docs/design.md name, case-insensitively, and checks that the
 // algorithm belongs to `family`. Errors are InvalidArgument and list the accepted names
 // (with a "did you mean" for a spelling with underscores).
 absl::StatusOr<smcrypt::v1::Algorithm> ParseAlgorithm(absl::string_view name,

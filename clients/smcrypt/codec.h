@@ -62,7 +62,7 @@ absl::StatusOr<std::string> DecodeAll(Encoding encoding, absl::string_view text)
 absl::StatusOr<std::string> DecodeHexFlag(absl::string_view flag, absl::string_view hex);
 
 // PemSymmetricKey: when `file` is one PEM block of type "SM4 KEY", "AES KEY" or
-// "HMAC KEY" (the keyring's symmetric key files, DESIGN.md "Keys"), returns the raw key
+// "HMAC KEY" (the keyring's symmetric key files, docs/keys.md "The keyring"), returns the raw key
 // bytes; nullopt when `file` is something else. A block of one of those types with a
 // bad body is InvalidArgument.
 // When `type` is not null it receives the block's type ("SM4 KEY", ...) on a match.

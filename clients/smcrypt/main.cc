@@ -1,4 +1,4 @@
-// smcrypt: the command-line client of smcryptd (DESIGN.md, "Clients"), in the spirit of
+// smcrypt: the command-line client of smcryptd (docs/design.md, "Clients"), in the spirit of
 // the gmssl tool: `smcrypt hash --alg sm3 FILE`, sign, verify, encrypt, decrypt, ...
 #include <cstdio>
 #include <cstdlib>

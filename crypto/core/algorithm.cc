@@ -1,5 +1,5 @@
 // algorithm.cc — the one table of algorithm names, kinds, cipher modes and symmetric key
-// sizes (DESIGN.md, "Names used everywhere").
+// sizes (docs/design.md, "Names used everywhere").
 #include "smcrypt/algorithm.h"
 
 #include <array>

@@ -1,5 +1,5 @@
 // openssl_primitives.h — the factories through which the registry reaches the
-// international algorithms, all served by OpenSSL 3 EVP (DESIGN.md, "International").
+// international algorithms, all served by OpenSSL 3 EVP (docs/design.md, "Crypto core").
 //
 // Internal header: the registry (crypto/core) and tests include it; server code goes
 // through smcrypt/registry.h. Each factory checks that `alg` is one this back end

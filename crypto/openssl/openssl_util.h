@@ -30,7 +30,7 @@ absl::StatusOr<EVP_MAC*> FetchedHmac();
 // "AES-128-GCM" and the AES-256 counterparts. Any other name is Internal.
 absl::StatusOr<EVP_CIPHER*> FetchedCipher(const char* name);
 
-// OpenSslAlgorithmName returns the canonical name (DESIGN.md, "Names used everywhere")
+// OpenSslAlgorithmName returns the canonical name (docs/design.md, "Names used everywhere")
 // of the algorithms served here, for error messages, and "algorithm #<n>" for others.
 // (crypto/openssl does not link the core's AlgorithmName: the core depends on it.)
 absl::string_view OpenSslAlgorithmName(Algorithm alg);

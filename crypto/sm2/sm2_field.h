@@ -47,7 +47,7 @@ struct Sm2CombTable {
 // squaring mod p (inputs and output fully reduced, output may alias inputs); the other
 // entries run whole scalar multiplications inside the back end, so the field operations
 // inline into the point formulas (no indirect call per field operation).
-// `name` is the back-end name of DESIGN.md ("generic", "mulx_adx", ...);
+// `name` is the back-end name of docs/design.md ("generic", "mulx_adx", ...);
 // `required_features` are CpuFeature bits.
 //
 // Constant time: fe_*, fe_inv, mul_comb and mul_point are constant time in all their

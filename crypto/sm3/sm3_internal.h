@@ -1,6 +1,6 @@
 // sm3_internal.h — the SM3 back-end table (not part of the public API).
 //
-// Each back end is one Sm3Kernels entry: a name (DESIGN.md "Names used everywhere"),
+// Each back end is one Sm3Kernels entry: a name (docs/design.md "Names used everywhere"),
 // the CpuFeature bits it needs, and plain function pointers (no virtual calls, no heap).
 // sm3_dispatch.cc holds the priority-ordered table; the first entry whose features are
 // all present is chosen once and kept for the life of the process.

@@ -1,6 +1,6 @@
 // sm4_internal.h — the SM4 back-end table and generic helpers (not part of the public API).
 //
-// Each back end is one Sm4Kernels entry: a name (DESIGN.md "Names used everywhere"), the
+// Each back end is one Sm4Kernels entry: a name (docs/design.md "Names used everywhere"), the
 // CpuFeature bits it needs, its batch width and plain function pointers (no virtual
 // calls, no heap). sm4_table_<arch>.cc holds the priority-ordered table of one
 // architecture and sm4_dispatch.cc the choice: the first entry whose features are all

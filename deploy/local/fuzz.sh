@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fuzz.sh — longer fuzzing runs than CI's 20 s per target (tests/fuzz; DESIGN.md "Tests
+# fuzz.sh — longer fuzzing runs than CI's 20 s per target (tests/fuzz; docs/design.md "Tests
 # and CI"). Builds the clang ASan+UBSan build with the fuzzers (as deploy/local/test.sh
 # does) and runs each named target, or every target, for SECONDS (default 600) on a
 # growing corpus kept in <build>/fuzz-corpus/<target> (seeded from tests/fuzz/corpus;

@@ -19,7 +19,7 @@
 #                 and with every arm64 feature hidden, the disassembly check of the arm64
 #                 kernels, and the CLI and smcryptd under qemu answering the host.
 #                 SMCRYPT_CI_ARM64=0 skips it.
-#   asan          (DESIGN.md "Tests and CI") clang ASan+UBSan (-O1 -g, UB aborts), fuzzers
+#   asan          (docs/design.md "Tests and CI") clang ASan+UBSan (-O1 -g, UB aborts), fuzzers
 #                 included: the unit, integration and fuzz labels (each fuzz target 20 s on
 #                 its corpus), without the *_mask_* reruns of whole suites under CPU-feature
 #                 masks (every suite already runs each back end this CPU has; the Release

@@ -1,4 +1,4 @@
-// metrics.h — Prometheus metrics of smcryptd (DESIGN.md "Service": Metrics), exposed by
+// metrics.h — Prometheus metrics of smcryptd (docs/design.md "Service": Metrics), exposed by
 // prometheus-cpp on --metrics_listen at /metrics.
 //
 // Families and every label child are created once, at start (docs/contributing.md, "House style");

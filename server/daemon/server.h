@@ -1,5 +1,5 @@
 // server.h — smcryptd's wiring: keyring, self-tests, metrics, gRPC server with health,
-// reflection, TLS/mTLS, limits and graceful shutdown (DESIGN.md "Service";
+// reflection, TLS/mTLS, limits and graceful shutdown (docs/design.md "Service";
 // docs/contributing.md, "House style").
 #ifndef SMCRYPT_SERVER_SERVER_H_
 #define SMCRYPT_SERVER_SERVER_H_

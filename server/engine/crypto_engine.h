@@ -5,7 +5,7 @@
 // (smcrypt/registry.h) and reports the bytes it processed. The gRPC service only
 // translates messages and statuses (docs/contributing.md, "House style").
 //
-// Status meanings (DESIGN.md "Status"): InvalidArgument for malformed input, with the
+// Status meanings (docs/service.md "Errors"): InvalidArgument for malformed input, with the
 // field and the expected and actual values; NotFound for an unknown key_id;
 // FailedPrecondition for a key of another algorithm family; PermissionDenied for an
 // inline private key under --inline_private_keys=deny; InvalidArgument "decryption

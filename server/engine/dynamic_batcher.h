@@ -43,7 +43,7 @@ namespace smcrypt::server {
 enum class BatchedOperation { kHash, kSign, kVerify, kPublicKeyEncrypt, kHybridEncrypt };
 inline constexpr int kNumBatchedOperations = 5;
 // BatchedMethod: the RPC method ("Sign"); BatchedAlgorithm: the algorithm batched
-// ("SM2", DESIGN.md names).
+// ("SM2", docs/design.md names).
 const char* BatchedMethod(BatchedOperation op);
 const char* BatchedAlgorithm(BatchedOperation op);
 

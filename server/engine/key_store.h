@@ -1,4 +1,4 @@
-// key_store.h — the read-only keyring of smcryptd (DESIGN.md, "Service": Keys).
+// key_store.h — the read-only keyring of smcryptd (docs/design.md, "Service": Keys).
 //
 // The keyring is the directory --keys_dir. Each `<key_id>.pem` or `<key_id>.v<n>.pem`
 // holds exactly one PEM block, and the block's type binds the key to an algorithm family:

@@ -1,4 +1,4 @@
-// reload.h — keyring and TLS file reloads without a restart (DESIGN.md "Service").
+// reload.h — keyring and TLS file reloads without a restart (docs/design.md "Service").
 //
 // KeyringReloader re-reads --keys_dir into the engine: on request (SIGHUP) and, through
 // a PeriodicTask, whenever the directory's fingerprint changes. The fingerprint covers

@@ -29,7 +29,7 @@ import unittest
 import urllib.request
 
 ARGS = None
-# Back-end names of arm64 builds (DESIGN.md, "Names used everywhere"), SM3 possibly as
+# Back-end names of arm64 builds (docs/design.md, "Names used everywhere"), SM3 possibly as
 # "<single>+<multi>"; the x86 names must never appear.
 ARM64_KERNELS = {"generic", "neon", "ce", "pmull", "mb4_neon"}
 ARM64_FEATURES = {"asimd", "pmull", "sha2", "sm3", "sm4", "sve"}

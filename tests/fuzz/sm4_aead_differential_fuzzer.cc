@@ -1,5 +1,5 @@
 // SM4-GCM / SM4-CCM fuzzer: seal with fuzzed key, nonce, AAD, tag length and plaintext,
-// compared with Botan 2 (the second oracle of DESIGN.md; OpenSSL 3.0 has no SM4-GCM/CCM)
+// compared with Botan 2 (the second oracle of docs/design.md; OpenSSL 3.0 has no SM4-GCM/CCM)
 // when it is built in; open the result back; open it again with one fuzz-chosen bit
 // flipped (must fail); and open the raw fuzzed bytes as ciphertext ‖ tag (must fail
 // unless Botan accepts them too). Runs on a back end this CPU supports chosen by the

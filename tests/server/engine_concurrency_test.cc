@@ -1,5 +1,5 @@
 // Concurrency of the engine and the core below it, written to be meaningful under
-// ThreadSanitizer (the TSan build runs it; DESIGN.md "Tests and CI"): several threads
+// ThreadSanitizer (the TSan build runs it; docs/design.md "Tests and CI"): several threads
 // share one CryptoEngine, its keyring primitives (parsed when the keyring is set), the LRU of
 // inline public keys (primitive_cache.h, sized below the key set so entries are evicted
 // while others are in use), the per-key SM2 tables (crypto/sm2/sm2_key_cache.*), the

@@ -5,7 +5,7 @@
 // fails instead.
 //
 // Naming rule, from the two lists: the proto value's name is the canonical AlgorithmName
-// (algorithm.h, DESIGN.md "Names used everywhere") upper-cased with every '-' turned into
+// (algorithm.h, docs/design.md "Names used everywhere") upper-cased with every '-' turned into
 // '_' ("SM4-GCM" <-> SM4_GCM, "HPKE-SM2-SM3-SM4GCM" <-> HPKE_SM2_SM3_SM4GCM). Value 0 is
 // ALGORITHM_UNSPECIFIED and has no engine algorithm.
 #include <string>

@@ -1,5 +1,5 @@
 // Integration tests: the real smcryptd binary on a loopback port, called through the
-// generated stub (DESIGN.md "Tests and CI": label integration). Results are checked
+// generated stub (docs/design.md "Tests and CI": label integration). Results are checked
 // against OpenSSL; error statuses and their messages are asserted; /metrics is scraped;
 // health, TLS and mTLS (certificates made here with the openssl CLI), and SIGTERM with
 // an RPC in flight.

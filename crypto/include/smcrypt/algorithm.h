@@ -1,4 +1,4 @@
-// algorithm.h — the algorithms smcrypt offers, with one spelling each (DESIGN.md,
+// algorithm.h — the algorithms smcrypt offers, with one spelling each (docs/design.md,
 // "Names used everywhere"). The names are the metric label values, the bench names and
 // the CLI's --alg values.
 #ifndef SMCRYPT_ALGORITHM_H_

@@ -3,7 +3,7 @@
 // Features are detected once (CPUID leaves 1 and 7 plus XGETBV on x86-64) and then
 // masked by SMCRYPT_CPU_DISABLE and by SetCpuDisable(); each algorithm picks its back
 // end from the masked set the first time it is used, and keeps it for the life of the
-// process (DESIGN.md, "Dispatch").
+// process (docs/backends.md, "CPU dispatch").
 #ifndef SMCRYPT_CPU_H_
 #define SMCRYPT_CPU_H_
 
@@ -104,7 +104,7 @@ std::string FormatCpuIdentity(const CpuIdentity& id);
 // KernelChoice names the back end dispatch chose for one algorithm.
 struct KernelChoice {
   std::string algorithm;  // "SM2", "SM3", "SM4"
-  std::string kernel;     // "generic", "gfni_avx512", ... (DESIGN.md, "Names used everywhere")
+  std::string kernel;     // "generic", "gfni_avx512", ... (docs/design.md, "Names used everywhere")
 };
 
 // ActiveKernels lists the back end in use for each SM algorithm, choosing them now if

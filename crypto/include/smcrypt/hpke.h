@@ -1,5 +1,5 @@
 // hpke.h — Hybrid Public Key Encryption, base mode (RFC 9180), with two cipher suites,
-// and the hybrid-encryption wire format of smcrypt (DESIGN.md "Hybrid").
+// and the hybrid-encryption wire format of smcrypt (docs/hpke.md "One-shot wire format").
 //
 // Suites (RFC 9180 §7 names; N* sizes in bytes):
 //
@@ -71,7 +71,7 @@ struct HpkeSuiteIds {
   uint16_t aead_id;
 };
 HpkeSuiteIds GetHpkeSuiteIds(HpkeSuite suite);
-// HpkeSuiteName: "HPKE-P256-SHA256-AES128GCM" or "HPKE-SM2-SM3-SM4GCM" (DESIGN.md names).
+// HpkeSuiteName: "HPKE-P256-SHA256-AES128GCM" or "HPKE-SM2-SM3-SM4GCM" (docs/design.md names).
 absl::string_view HpkeSuiteName(HpkeSuite suite);
 
 // Sizes shared by both suites (bytes).
@@ -84,7 +84,7 @@ inline constexpr size_t kHpkeMaxExportSize = 255 * 32;  // 255·Nh (RFC 5869 §2
 
 // ---- Wire format -------------------------------------------------------------------
 //
-// A HybridEncrypt ciphertext (DESIGN.md "Hybrid"):
+// A HybridEncrypt ciphertext (docs/hpke.md "One-shot wire format"):
 //
 //   offset 0   1 byte   format version, 0x01
 //   offset 1   2 bytes  kem_id  (big-endian)

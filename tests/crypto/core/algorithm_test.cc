@@ -1,4 +1,4 @@
-// Algorithm names (DESIGN.md, "Names used everywhere"): every enum value round-trips
+// Algorithm names (docs/design.md, "Names used everywhere"): every enum value round-trips
 // through its name, parsing ignores letter case, unknown names are InvalidArgument.
 #include "smcrypt/algorithm.h"
 
