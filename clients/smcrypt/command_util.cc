@@ -336,8 +336,8 @@ absl::StatusOr<uint64_t> UintFlag(const Args& args, absl::string_view name, uint
   return value;
 }
 
-absl::Status WriteOutput(const Args& args, absl::string_view bytes) {
-  Output out(args.Get("out").value_or(""));
+absl::Status WriteOutput(const Args& args, absl::string_view bytes, bool private_file) {
+  Output out(args.Get("out").value_or(""), private_file);
   if (absl::Status s = out.Write(bytes); !s.ok()) return s;
   return out.Close();
 }

@@ -95,7 +95,8 @@ absl::StatusOr<std::optional<std::string>> BytesFlag(const Args& args,
 absl::StatusOr<uint64_t> UintFlag(const Args& args, absl::string_view name, uint64_t fallback,
                                   uint64_t min, uint64_t max);
 // WriteOutput writes `bytes` to --out (stdout when absent) and closes it.
-absl::Status WriteOutput(const Args& args, absl::string_view bytes);
+// With `private_file`, a file output gets mode 0600 (secret keys: kex's K).
+absl::Status WriteOutput(const Args& args, absl::string_view bytes, bool private_file = false);
 // ReadEncodedFile reads `path` and decodes it with `encoding`; errors name `what`.
 absl::StatusOr<std::string> ReadEncodedFile(const std::string& path, Encoding encoding,
                                             absl::string_view what);

@@ -182,7 +182,7 @@ absl::StatusOr<int> RunKex(const Args& args) {
   if (done.ok()) {
     if (args.Has("out")) {
       absl::StatusOr<Encoding> enc = FormatFlag(args, Encoding::kRaw);
-      written = enc.ok() ? WriteOutput(args, EncodeAll(*enc, *shared_key)) : enc.status();
+      written = enc.ok() ? WriteOutput(args, EncodeAll(*enc, *shared_key), /*private_file=*/true) : enc.status();
     } else {
       PrintField("K", *shared_key);
     }

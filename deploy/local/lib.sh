@@ -31,11 +31,16 @@ require_free_ports() {
   done
 }
 
-# build_release DIR JOBS TARGET...: configures DIR (Release, Ninja, quietly) and builds TARGETs.
+# build_release DIR JOBS TARGET...: configures DIR (Release, Ninja, quietly; through ccache
+# when it is installed, unless SMCRYPT_CCACHE=0) and builds TARGETs.
 build_release() {
-  local dir=$1 jobs=$2
+  local dir=$1 jobs=$2 launcher=()
   shift 2
-  cmake -S "$smcrypt_root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  if [[ "${SMCRYPT_CCACHE:-1}" != "0" ]] && command -v ccache >/dev/null; then
+    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+    export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$smcrypt_root}"
+  fi
+  cmake -S "$smcrypt_root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" >/dev/null
   cmake --build "$dir" --parallel "$jobs" --target "$@"
 }
 

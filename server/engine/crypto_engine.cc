@@ -86,6 +86,8 @@ std::shared_ptr<const CryptoEngine::Ring> CryptoEngine::ring() const {
 
 std::shared_ptr<const KeyStore> CryptoEngine::key_store() const { return ring()->keys; }
 
+std::shared_ptr<const Keyring> CryptoEngine::keyring() const { return ring(); }
+
 void CryptoEngine::Resolve(KeyInput* key, std::shared_ptr<const Keyring> keyring) const {
   if (key->kind != KeyInput::Kind::kKeyId || key->keyring != nullptr) return;
   key->keyring = keyring != nullptr ? std::move(keyring) : ring();

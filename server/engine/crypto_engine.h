@@ -276,8 +276,12 @@ class CryptoEngine {
   void SetKeyStore(std::shared_ptr<const KeyStore> keys);
   // key_store is the current keyring, kept alive by the returned pointer.
   std::shared_ptr<const KeyStore> key_store() const;
-  // Resolve looks a kKeyId `key` up once for its whole call: in `keyring` when given (a
-  // second key of the same call), else in the current keyring, and records both in `key`
+  // keyring is the current keyring, kept alive by the returned pointer: what a call with
+  // several keys (a batch) resolves them all in.
+  std::shared_ptr<const Keyring> keyring() const;
+  // Resolve looks a kKeyId `key` up once for its whole call: in `keyring` when given (the
+  // call's, for a second key or a batch item), else in the current keyring, and records
+  // both in `key`
   // (KeyInput::keyring, KeyInput::entry). Other kinds, and a key already resolved, are
   // left as they are. Never fails: a lookup error is kept in `key->entry` and answers the
   // call where the key is used.

@@ -138,7 +138,8 @@ inline constexpr int kWholeBatch = 0;
 
 // RunBatch answers a batch RPC's items in request order, `chunk` items per engine call
 // (kWholeBatch: all at once, with no cancellation check). Before each chunk, StillWanted
-// stops a batch whose deadline passed or whose client cancelled. Each item is checked
+// stops a batch whose deadline passed or whose client cancelled. The keyring is taken
+// once, for every item of the batch (one call, one keyring). Each item is checked
 // with the batch's spec at PolicyScope::kEachItem (parsed, and for a per-item method
 // authorized, in spec.order), the items that pass go to `engine` together, and
 // write(result, input) adds each item's result (`input`: its checked input, null when
@@ -151,6 +152,7 @@ absl::Status RunBatch(const CryptoServiceImpl& svc, const MethodSpec& spec,
   using In = InputOf<Parse, Item>;
   const int n = items.size();
   const int step = chunk == kWholeBatch ? n : chunk;
+  const std::shared_ptr<const Keyring> keyring = svc.engine().keyring();
   for (int begin = 0; begin < n; begin += step) {
     if (chunk != kWholeBatch) {
       absl::Status s = StillWanted(ctx);
@@ -160,7 +162,8 @@ absl::Status RunBatch(const CryptoServiceImpl& svc, const MethodSpec& spec,
     CheckAndRun<In>(
         end - begin,
         [&](size_t i) {
-          return Check(svc, spec, ctx, items[begin + i], PolicyScope::kEachItem, parse);
+          return Check(svc, spec, ctx, items[begin + i], PolicyScope::kEachItem, parse,
+                       keyring);
         },
         engine,
         [&](size_t i, auto result, bool audit, const In* input) {

@@ -211,14 +211,17 @@ using InputOf = typename std::invoke_result_t<const Parse&, const Req&>::value_t
 // and the response all use that lookup. The order decides which
 // status a request with both a bad field and a denied key gets, and whether a request
 // that does not parse is checked (and its denial audited) at all: it is the table's
-// (method_spec.h), never the handler's. A denial is audited by Authorize.
+// (method_spec.h), never the handler's. A denial is audited by Authorize. `keyring`: the
+// keyring of the call `req` is an item of (a batch RPC's, taken once for all its items);
+// null: the current one.
 template <typename Req, typename Parse>
 Checked<InputOf<Parse, Req>> Check(const CryptoServiceImpl& svc, const MethodSpec& spec,
                                    grpc::CallbackServerContext* ctx, const Req& req,
-                                   PolicyScope level, const Parse& parse) {
+                                   PolicyScope level, const Parse& parse,
+                                   const std::shared_ptr<const Keyring>& keyring = nullptr) {
   const v1::KeyRef* ref = KeyOf(req);
   KeyInput resolved = ref != nullptr ? ToKey(*ref) : KeyInput();
-  svc.engine().Resolve(&resolved);
+  svc.engine().Resolve(&resolved, keyring);
   auto parse_and_pin = [&]() -> absl::StatusOr<InputOf<Parse, Req>> {
     absl::StatusOr<InputOf<Parse, Req>> in = parse(req);
     if (!in.ok()) return in;

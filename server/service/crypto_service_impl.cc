@@ -123,7 +123,7 @@ absl::Status CryptoServiceImpl::PinKeyVersion(const v1::KeyRef& ref, const KeyIn
     key->keyring = resolved.keyring;
     key->entry = resolved.entry;
   } else {
-    engine_->Resolve(key);
+    engine_->Resolve(key, resolved.keyring);
   }
   const absl::StatusOr<const StoredKey*>& entry = key->entry;
   if (!entry.ok()) {

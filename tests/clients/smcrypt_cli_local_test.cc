@@ -423,6 +423,14 @@ TEST_F(SmcryptLocalTest, KexTwoRunsAgreeAndConfirmationCatchesAWrongId) {
     const std::string ka = Read("ka");
     EXPECT_EQ(ka.size(), flags == "--length 20" ? 20u : 48u);
     EXPECT_EQ(ka, Read("kb"));
+    // K is a secret key: its files are the owner's alone, whatever the umask.
+    for (const char* k : {"ka", "kb"}) {
+      const std::filesystem::perms mode =
+          std::filesystem::status(absl::StrCat(dir_, "/", k)).permissions();
+      EXPECT_EQ(mode & std::filesystem::perms::all,
+                std::filesystem::perms::owner_read | std::filesystem::perms::owner_write)
+          << k;
+    }
   }
   r = exchange("--confirm", "mallory");
   EXPECT_EQ(Trim(r.out), "1 2") << Describe(r);
