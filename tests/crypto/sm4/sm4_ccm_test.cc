@@ -88,6 +88,19 @@ TEST(Sm4CcmTest, Rfc8998AppendixA2Open) {
   EXPECT_EQ(BytesToHex(opened), BytesToHex(v["plaintext"]));
 }
 
+// The same vector with the tag given apart (Aead::OpenDetached), and one tag bit flipped.
+TEST(Sm4CcmTest, Rfc8998AppendixA2OpenDetached) {
+  auto v = ParseVector(ReadTestData("sm4_ccm_rfc8998.txt"));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Aead> aead, NewSm4Ccm(v["key"]));
+  ASSERT_OK_AND_ASSIGN(std::string opened,
+                       aead->OpenDetached(v["iv"], v["ciphertext"], v["tag"], v["aad"]));
+  EXPECT_EQ(BytesToHex(opened), BytesToHex(v["plaintext"]));
+  std::string bad_tag = v["tag"];
+  bad_tag[15] ^= 0x01;
+  EXPECT_THAT(aead->OpenDetached(v["iv"], v["ciphertext"], bad_tag, v["aad"]),
+              StatusIs(absl::StatusCode::kInvalidArgument, "decryption failed"));
+}
+
 // The tag length is in B0's flags, so a shorter tag is not a prefix of the longer one,
 // but the CTR ciphertext is the same.
 TEST(Sm4CcmTest, TagSizeChangesTagNotCiphertext) {

@@ -301,6 +301,19 @@ TEST(Sm4GcmTest, Rfc8998AppendixA1Open) {
   EXPECT_EQ(BytesToHex(opened), BytesToHex(v["plaintext"]));
 }
 
+// The same vector with the tag given apart (Aead::OpenDetached), and one tag bit flipped.
+TEST(Sm4GcmTest, Rfc8998AppendixA1OpenDetached) {
+  auto v = ParseVector(ReadTestData("sm4_gcm_rfc8998.txt"));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Aead> aead, NewSm4Gcm(v["key"]));
+  ASSERT_OK_AND_ASSIGN(std::string opened,
+                       aead->OpenDetached(v["iv"], v["ciphertext"], v["tag"], v["aad"]));
+  EXPECT_EQ(BytesToHex(opened), BytesToHex(v["plaintext"]));
+  std::string bad_tag = v["tag"];
+  bad_tag[15] ^= 0x01;
+  EXPECT_THAT(aead->OpenDetached(v["iv"], v["ciphertext"], bad_tag, v["aad"]),
+              StatusIs(absl::StatusCode::kInvalidArgument, "decryption failed"));
+}
+
 TEST(Sm4GcmTest, ShortTagsArePrefixesOfTheFullTag) {
   auto v = ParseVector(ReadTestData("sm4_gcm_rfc8998.txt"));
   for (size_t t = 12; t <= 16; ++t) {
