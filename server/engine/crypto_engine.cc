@@ -28,7 +28,7 @@ using engine_internal::CachedPublic;
 
 namespace {
 
-// Put files one primitive under each of `names` (a version, and 0 for the newest).
+// Put files one primitive under each of `names` (a version, and 0 for the primary).
 template <typename T>
 void Put(absl::flat_hash_map<std::string, std::shared_ptr<const T>>* map,
          const std::vector<std::string>& names, absl::StatusOr<std::unique_ptr<T>> p) {
@@ -107,12 +107,12 @@ std::shared_ptr<const Keyring> Keyring::Build(
   for (const StoredKey* e : ring->keys->entries()) {
     const absl::string_view secret = SecretDataAsStringView(e->material);
     const absl::string_view id = e->key_id;
-    // A version's primitives are filed under its number, the newest's under 0 as well
+    // A version's primitives are filed under its number, the primary's under 0 as well
     // (a request naming no version).
-    const bool newest = ring->keys->Versions(id).back() == e;
+    const bool primary = ring->keys->PrimaryVersion(id) == e->version;
     auto names = [&](Algorithm alg, absl::string_view variant) {
       std::vector<std::string> out = {KeyringPrimitiveKey(alg, variant, id, e->version)};
-      if (newest) out.push_back(KeyringPrimitiveKey(alg, variant, id, 0));
+      if (primary) out.push_back(KeyringPrimitiveKey(alg, variant, id, 0));
       return out;
     };
     for (Algorithm alg : AllAlgorithms()) {

@@ -71,7 +71,7 @@ class EngineObserver {
 struct Keyring;
 
 // KeyInput is a request's KeyRef: nothing, a keyring key_id (with a version: 0 is the
-// key's newest), or inline key bytes. The views must outlive the call.
+// key's primary), or inline key bytes. The views must outlive the call.
 struct KeyInput {
   enum class Kind { kNone, kKeyId, kInline };
   Kind kind = Kind::kNone;
@@ -406,7 +406,7 @@ class CryptoEngine {
   // per-cache sums: three caches of public_key_cache_size entries each).
   CacheStats public_key_cache_stats() const;
   // keyring_primitives is the number of primitive entries of the current keyring (the
-  // newest version of a key is filed twice: under its number and under 0).
+  // primary version of a key is filed twice: under its number and under 0).
   size_t keyring_primitives() const;
 
  private:

@@ -21,7 +21,7 @@ template <typename T>
 using PrimitiveMap = absl::flat_hash_map<std::string, std::shared_ptr<const T>>;
 
 // Keyring (CryptoEngine::Ring): the KeyStore and the primitives built from its keys, keyed by
-// KeyringPrimitiveKey(algorithm, variant, key_id, version); each key's newest version
+// KeyringPrimitiveKey(algorithm, variant, key_id, version); each key's primary version
 // also under version 0. Immutable once built.
 struct Keyring {
   // Build parses every key of `keys` into the primitives its algorithms use (a key a
@@ -65,7 +65,7 @@ absl::Status CheckSymmetricParams(const SymmetricParams& p);
 absl::Status CheckHybridAlgorithm(Algorithm alg);
 
 // KeyringPrimitiveKey names a keyring primitive: algorithm, variant (the SM2 ciphertext
-// format, or empty), key_id (key_ids hold no '|') and version (0: the newest).
+// format, or empty), key_id (key_ids hold no '|') and version (0: the primary).
 std::string KeyringPrimitiveKey(Algorithm alg, absl::string_view variant,
                                 absl::string_view key_id, uint32_t version);
 // PublicCacheKey is the LRU key of a primitive parsed from public key bytes: algorithm,

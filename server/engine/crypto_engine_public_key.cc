@@ -177,9 +177,9 @@ absl::StatusOr<std::vector<std::pair<uint32_t, std::string>>> CryptoEngine::Publ
       !IsHybridAlgorithm(alg)) {
     return WrongAlgorithm(alg, "a public-key algorithm (SM2, ECDSA-*, RSA-*, HPKE-*)");
   }
-  // The newest version answers the family check (all versions are of one family).
-  absl::StatusOr<const StoredKey*> newest = KeyringEntry(*ring, alg, KeyInput::Id(key.value));
-  if (!newest.ok()) return newest.status();
+  // The primary version answers the family check (all versions are of one family).
+  absl::StatusOr<const StoredKey*> primary = KeyringEntry(*ring, alg, KeyInput::Id(key.value));
+  if (!primary.ok()) return primary.status();
   for (const StoredKey* e : ring->keys->Versions(key.value)) {
     out.emplace_back(e->version, e->public_key_der);
   }

@@ -80,7 +80,7 @@ absl::Status CryptoServiceImpl::Authorize(grpc::CallbackServerContext* ctx,
     r.algorithm = AlgorithmLabel(alg);
     r.key = access_key;
     if (key != nullptr && key->ref_case() == v1::KeyRef::kKeyId) {
-      // The version named, else the newest of a key with version files (as PinKeyVersion
+      // The version named, else the primary of a key with version files (as PinKeyVersion
       // reports it), from the call's one lookup.
       r.key_version = key->key_version();
       if (r.key_version == 0 && resolved != nullptr && resolved->entry.ok() &&

@@ -171,7 +171,7 @@ class CryptoServiceImpl final : public v1::CryptoService::CallbackService {
              uint32_t key_version = 0) const;
   // PinKeyVersion fixes the version of a keyring `key` (parsed from `ref`) from the call's
   // one lookup `resolved` (CryptoEngine::Resolve; `key` takes its keyring and entry): a
-  // request naming no version gets the key's newest, and `report_version` is set as
+  // request naming no version gets the key's primary, and `report_version` is set as
   // crypto.proto's KeyRef "Key versions" says. A key the keyring cannot resolve keeps
   // the lookup's error (the engine returns it in its place among the checks).
   // InvalidArgument for a key_version with an inline key or without a key_id.

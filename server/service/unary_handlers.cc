@@ -395,7 +395,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::GetPublicKey(grpc::CallbackServerCo
       this, rpc::kGetPublicKey, ctx, request, response, kAlgorithmAndKey,
       [this, response](const KeyedAlgorithm& in) -> absl::Status {
         // A named version is looked up as everywhere (KeyStore::Find): its key, or
-        // NOT_FOUND / FAILED_PRECONDITION; no version is the newest.
+        // NOT_FOUND / FAILED_PRECONDITION; no version is the primary.
         absl::StatusOr<std::string> der = engine_->GetPublicKey(in.algorithm, in.key);
         if (!der.ok()) return der.status();
         if (in.key.report_version) {
