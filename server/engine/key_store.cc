@@ -164,6 +164,19 @@ KeyFamily KeyFamilyForAlgorithm(Algorithm alg) {
   return KeyFamily::kHmac;
 }
 
+absl::StatusOr<Algorithm> PublicKeyAlgorithmOf(const StoredKey& entry) {
+  for (const AsymmetricCandidate& c : kAsymmetricCandidates) {
+    if (c.family == entry.family) return c.alg;
+  }
+  const absl::string_view family = KeyFamilyName(entry.family);
+  return WithReason(
+      absl::FailedPreconditionError(absl::StrCat(
+          "key '", entry.key_id, "' is an ", family,
+          " key: a secret key, with no public key (public keys are those of SM2, EC and RSA "
+          "keys)")),
+      reason::kWrongKeyFamily, {{"key_id", entry.key_id}, {"key_family", family}});
+}
+
 bool FamilyServes(KeyFamily family, Algorithm alg) {
   if (alg == Algorithm::kSm3 || alg == Algorithm::kSha256) return false;
   return KeyFamilyForAlgorithm(alg) == family;

@@ -100,6 +100,14 @@ bool FamilyServes(KeyFamily family, Algorithm alg);
 // KeyFamilyForAlgorithm is the family an algorithm's keys belong to.
 KeyFamily KeyFamilyForAlgorithm(Algorithm alg);
 
+struct StoredKey;
+// PublicKeyAlgorithmOf is the algorithm that stands for `entry`'s family where a request
+// names none (GetPublicKey): SM2, ECDSA-P256, ECDSA-SECP256K1, RSA-2048-PSS or
+// RSA-3072-PSS (a family has one SubjectPublicKeyInfo whichever of its algorithms).
+// FailedPrecondition (reason WRONG_KEY_FAMILY, metadata key_id, key_family) for an SM4,
+// AES or HMAC key: a secret key has no public key.
+absl::StatusOr<Algorithm> PublicKeyAlgorithmOf(const StoredKey& entry);
+
 // StoredKey is one keyring entry: one version of a key.
 struct StoredKey {
   std::string key_id;

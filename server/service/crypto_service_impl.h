@@ -130,6 +130,9 @@ class CryptoServiceImpl final : public v1::CryptoService::CallbackService {
       const v1::GenerateRandomRequest* request, v1::GenerateRandomResponse* response) override;
   grpc::ServerUnaryReactor* GetServerInfo(grpc::CallbackServerContext* ctx,
       const v1::GetServerInfoRequest* request, v1::GetServerInfoResponse* response) override;
+  // ListKeys is in key_handlers.cc.
+  grpc::ServerUnaryReactor* ListKeys(grpc::CallbackServerContext* ctx,
+      const v1::ListKeysRequest* request, v1::ListKeysResponse* response) override;
   grpc::ServerReadReactor<v1::HashStreamRequest>* HashStream(
       grpc::CallbackServerContext* ctx, v1::HashStreamResponse* response) override;
   grpc::ServerBidiReactor<v1::EncryptStreamRequest, v1::EncryptStreamResponse>* EncryptStream(

@@ -98,6 +98,7 @@ inline constexpr MethodSpec kGenerateKeyPair    {"GenerateKeyPair",     Op::kKey
 inline constexpr MethodSpec kGetPublicKey       {"GetPublicKey",        Op::kPublicKey, kParseFirst,  kCall,     false, kRequestPlus4KiB, false, kNoQueue};
 inline constexpr MethodSpec kGenerateRandom     {"GenerateRandom",      Op::kRandom,    kPolicyFirst, kCall,     false, kRandomLength,    false, kNoQueue};
 inline constexpr MethodSpec kGetServerInfo      {"GetServerInfo",       Op::kInfo,      kPolicyFirst, kCall,     false, kServerInfo,      false, kNoQueue};
+inline constexpr MethodSpec kListKeys           {"ListKeys",            Op::kListKeys,  kPolicyFirst, kCall,     true,  kServerInfo,      false, kNoQueue};
 // clang-format on
 
 // Notes on rows: HashBatch's "parse" is its batch-size check, before its one policy check

@@ -391,9 +391,23 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::GenerateKeyPair(
 grpc::ServerUnaryReactor* CryptoServiceImpl::GetPublicKey(grpc::CallbackServerContext* ctx,
                                                           const v1::GetPublicKeyRequest* request,
                                                           v1::GetPublicKeyResponse* response) {
+  // A keyring key may come without an algorithm: its family decides (set in the work,
+  // from the call's one lookup); an inline key needs one.
+  auto parse = [](const v1::GetPublicKeyRequest& r) -> absl::StatusOr<KeyedAlgorithm> {
+    if (r.algorithm() == v1::ALGORITHM_UNSPECIFIED && r.key().has_key_id()) {
+      return KeyedAlgorithm{Algorithm::kSm2, ToKey(r.key())};  // kSm2: replaced in the work
+    }
+    return kAlgorithmAndKey(r);
+  };
   return Guarded(
-      this, rpc::kGetPublicKey, ctx, request, response, kAlgorithmAndKey,
-      [this, response](const KeyedAlgorithm& in) -> absl::Status {
+      this, rpc::kGetPublicKey, ctx, request, response, parse,
+      [this, request, response](KeyedAlgorithm in) -> absl::Status {
+        if (request->algorithm() == v1::ALGORITHM_UNSPECIFIED) {
+          if (!in.key.entry.ok()) return in.key.entry.status();
+          absl::StatusOr<Algorithm> alg = PublicKeyAlgorithmOf(**in.key.entry);
+          if (!alg.ok()) return alg.status();
+          in.algorithm = *alg;
+        }
         // A named version is looked up as everywhere (KeyStore::Find): its key, or
         // NOT_FOUND / FAILED_PRECONDITION; no version is the primary.
         absl::StatusOr<std::string> der = engine_->GetPublicKey(in.algorithm, in.key);

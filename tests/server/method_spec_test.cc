@@ -338,9 +338,10 @@ std::vector<Row> Rows() {
   rows.push_back({&rpc::kGenerateKeyPair, kInvalid, kNotAudited, [](Stub* s) {
     return CallUnary(s, &Stub::GenerateKeyPair, v1::GenerateKeyPairRequest());
   }});
+  // A keyring key may come without an algorithm; an inline key may not.
   rows.push_back({&rpc::kGetPublicKey, kInvalid, kNotAudited, [](Stub* s) {
     v1::GetPublicKeyRequest r;
-    *r.mutable_key() = KeyId("k");
+    r.mutable_key()->set_inline_key(std::string(32, '\x01'));
     return CallUnary(s, &Stub::GetPublicKey, r);
   }});
   // Nothing to parse: a length the engine refuses, after the policy check.
@@ -352,6 +353,12 @@ std::vector<Row> Rows() {
   rows.push_back({&rpc::kGetServerInfo, kDenied, kNotAudited, [](Stub* s) {
     return CallUnary(s, &Stub::GetServerInfo, v1::GetServerInfoRequest());
   }, grpc::StatusCode::OK});
+  // A page_size the engine refuses, after the policy check.
+  rows.push_back({&rpc::kListKeys, kDenied, kAudited, [](Stub* s) {
+    v1::ListKeysRequest r;
+    r.set_page_size(1001);
+    return CallUnary(s, &Stub::ListKeys, r);
+  }});
   return rows;
 }
 
@@ -456,8 +463,8 @@ TEST(MethodSpecTest, AuditedRowsAuditAllowedRequestsWithTheirFinalStatus) {
     }
   }
   // Private- and secret-key use: Hmac, Sign, SignBatch, PublicKeyDecrypt, HybridDecrypt,
-  // HybridDecryptStream, KeyExchange.
-  EXPECT_EQ(audited_rows, 7);
+  // HybridDecryptStream, KeyExchange; and ListKeys.
+  EXPECT_EQ(audited_rows, 8);
 }
 
 // AdmissionCharge is the admission charge method_spec.h documents for a unary call.
