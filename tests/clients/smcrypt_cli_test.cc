@@ -624,7 +624,8 @@ TEST_F(SmcryptCliTest, HelpForEveryCommand) {
   RunResult r = Run({"help"}, "", /*add_target=*/false);
   ASSERT_EQ(r.code, 0) << Describe(r);
   for (const char* cmd : {"hash", "hmac", "sign", "verify", "encrypt", "decrypt", "pkencrypt",
-                          "pkdecrypt", "seal", "open", "keygen", "pubkey", "random", "info"}) {
+                          "pkdecrypt", "seal", "open", "keygen", "pubkey", "random", "info",
+                          "keys"}) {
     SCOPED_TRACE(cmd);
     EXPECT_THAT(r.out, HasSubstr(absl::StrCat("  ", cmd, " ")));
     RunResult h = Run({cmd, "--help"}, "", /*add_target=*/false);
@@ -772,11 +773,16 @@ TEST_F(SmcryptCliTest, KeyVersionsInPubkeySignAndEncrypt) {
   r = run({"pubkey", "--key-id", "s", "--key-version", "3"});
   EXPECT_EQ(r.code, 3) << Describe(r);
   EXPECT_THAT(r.err, HasSubstr("NOT_FOUND"));
-  // An SM4 key has no public key; the message says the SM2 came from pubkey's default.
-  r = run({"pubkey", "--key-id", "k"});
+  // An SM4 key has no public key, and the message says so (no --alg: the key's family
+  // decides, so no algorithm is blamed).
+  r = run({"pubkey", "--key-id", "k", "--versions"});
   EXPECT_EQ(r.code, 3) << Describe(r);
-  EXPECT_THAT(r.err, HasSubstr("is an SM4 key"));
-  EXPECT_THAT(r.err, HasSubstr("pubkey assumes --alg SM2"));
+  EXPECT_THAT(r.err, HasSubstr("key 'k' is an SM4 key: a secret key, with no public key"));
+  EXPECT_THAT(r.err, Not(HasSubstr("needs an")));
+  EXPECT_THAT(r.err, Not(HasSubstr("pubkey assumes")));
+  r = run({"pubkey", "--key-id", "k", "--alg", "sm2"});  // an algorithm named: as before
+  EXPECT_EQ(r.code, 3) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("SM2 needs an SM2 key"));
 
   // sign says which version signed; the key `pubkey --key-version 1` printed verifies it.
   WriteWhole(Path("versioned.msg"), "signed with version 1");
@@ -820,6 +826,55 @@ TEST_F(SmcryptCliTest, KeyVersionsInPubkeySignAndEncrypt) {
   EXPECT_EQ(r.code, 2) << Describe(r);
   EXPECT_THAT(r.err, HasSubstr("--peer-key-version goes with --peer-key-id"));
   StopServer(pid);
+}
+
+// keys: every page of ListKeys as a table (one row per version) or JSON.
+TEST_F(SmcryptCliTest, KeysListsEveryVersionAcrossPages) {
+  std::string keys = Path("listed-keys");
+  std::filesystem::create_directories(keys);
+  for (std::string name : {"s.v1", "s.v2"}) {
+    RunResult r = Run({"keygen", "--alg", "sm2", "--out", keys + "/" + name + ".pem",
+                       "--pubout", Path(name + ".pub")});
+    ASSERT_EQ(r.code, 0) << Describe(r);
+  }
+  for (std::string name : {"k.v1", "k.v2", "k.v3", "a", "b", "c"}) {
+    RunResult r = Run({"keygen", "--alg", "sm4-gcm", "--out", keys + "/" + name + ".pem"});
+    ASSERT_EQ(r.code, 0) << Describe(r);
+  }
+  WriteWhole(keys + "/k.primary", "2\n");
+  WriteWhole(keys + "/k.min_version", "2\n");
+  int port = FreePort();
+  pid_t pid = StartServer(port, {"--keys_dir=" + keys}, Path("keys.log"));
+  ASSERT_GT(pid, 0);
+  const std::string target = absl::StrCat("127.0.0.1:", port);
+  auto run = [&](std::vector<std::string> args) {
+    args.insert(args.end(), {"--target", target, "--timeout", "10"});
+    return Run(args, "", /*add_target=*/false);
+  };
+  RunResult r = run({"keys", "--page-size", "2"});  // three pages
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  std::vector<std::string> lines = absl::StrSplit(r.out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 2u + 8u) << r.out;  // keyring line, header, 8 versions
+  EXPECT_THAT(lines[0], HasSubstr(", 5 key(s)"));
+  EXPECT_THAT(lines[1], HasSubstr("KEY ID"));
+  // Keys in key_id order: a, b, c, then k's three versions and s's two.
+  EXPECT_THAT(lines[5],
+              ::testing::MatchesRegex("k +SM4 +2 +2 +1 +retired +20[0-9-]+T[0-9:]+Z +- *"));
+  EXPECT_THAT(lines[6], ::testing::MatchesRegex("k +SM4 +2 +2 +2 +primary .*"));
+  EXPECT_THAT(lines[7], ::testing::MatchesRegex("k +SM4 +2 +2 +3 +retained .*"));
+  EXPECT_THAT(lines[9], ::testing::MatchesRegex("s +SM2 +2 +1 +2 +primary .* [0-9a-f]{64}"));
+  r = run({"keys", "--json"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("\"primary_version\": 2"));
+  EXPECT_THAT(r.out, HasSubstr("\"keyring_load_time_unix_micros\""));
+  EXPECT_THAT(r.out, Not(HasSubstr("next_page_token")));
+  r = run({"keys", "--page-size", "1001"});
+  EXPECT_EQ(r.code, 2) << Describe(r);
+  r = run({"keys", "extra"});
+  EXPECT_EQ(r.code, 2) << Describe(r);
+  StopServer(pid);
+  r = run({"keys"});
+  EXPECT_EQ(r.code, 3) << Describe(r);
 }
 
 TEST_F(SmcryptCliTest, ServerNotRunningIsUnavailable) {
