@@ -340,6 +340,17 @@ void Metrics::AddReloadFamilies(prometheus::Registry& r) {
                           .Register(r);
   tls_reloads_ok_ = &tls_reloads.Add({{"result", "success"}});
   tls_reloads_failed_ = &tls_reloads.Add({{"result", "failure"}});
+  keyring_load_timestamp_ = &prometheus::BuildGauge()
+                                 .Name("smcrypt_keyring_load_timestamp_seconds")
+                                 .Help("When the keyring in use was loaded (Unix time; 0 "
+                                       "without --keys_dir).")
+                                 .Register(r)
+                                 .Add({});
+  key_version_family_ = &prometheus::BuildGauge()
+                             .Name("smcrypt_key_version_info")
+                             .Help("One per loaded key version (value 1): key_id, version, "
+                                   "and state primary, retained or retired.")
+                             .Register(r);
   prometheus::BuildGauge()
       .Name("smcrypt_build_info")
       .Help("The smcryptd build (value 1): version, compiler, and the CPU it runs on.")
@@ -348,6 +359,28 @@ void Metrics::AddReloadFamilies(prometheus::Registry& r) {
             {"compiler", CompilerName()},
             {"cpu", FormatCpuIdentity(GetCpuIdentity())}})
       .Set(1);
+}
+
+void Metrics::OnKeyringLoaded(const KeyStore& keys) {
+  absl::MutexLock lock(&key_versions_mu_);
+  for (prometheus::Gauge* g : key_version_gauges_) key_version_family_->Remove(g);
+  key_version_gauges_.clear();
+  for (const std::string& id : keys.key_ids()) {
+    const uint32_t primary = keys.PrimaryVersion(id);
+    const uint32_t min = keys.MinVersion(id);
+    for (const StoredKey* e : keys.AllVersions(id)) {
+      const char* state = e->version == primary ? "primary"
+                          : e->version < min    ? "retired"
+                                                : "retained";
+      prometheus::Gauge& g = key_version_family_->Add(
+          {{"key_id", id}, {"version", absl::StrCat(e->version)}, {"state", state}});
+      g.Set(1);
+      key_version_gauges_.push_back(&g);
+    }
+  }
+  const absl::Time t = keys.load_time();
+  keyring_load_timestamp_->Set(
+      t == absl::InfinitePast() ? 0 : static_cast<double>(absl::ToUnixMicros(t)) / 1e6);
 }
 
 // AddBatchFamilies: dynamic batching's batch sizes and queue times.

@@ -3,7 +3,9 @@
 //
 // Families and every label child are created once, at start (docs/contributing.md, "House style");
 // label values come from fixed sets only (method names, status codes, algorithm and
-// operation names, kernel names), never key ids or client addresses.
+// operation names, kernel names), never client addresses, and key ids only in
+// smcrypt_key_version_info: its children are the keyring's versions (state primary,
+// retained or retired), rebuilt whenever a keyring is loaded.
 //
 //   grpc_server_started_total{grpc_service,grpc_method,grpc_type}
 //   grpc_server_handled_total{grpc_service,grpc_method,grpc_type,grpc_code}
@@ -14,6 +16,8 @@
 //   smcrypt_decrypt_failures_total{algorithm}                         "decryption failed"
 //   smcrypt_verify_failures_total{algorithm}                          signature/MAC false
 //   smcrypt_keyring_reloads_total{result}                             success, failure
+//   smcrypt_keyring_load_timestamp_seconds                            when the keyring in use loaded
+//   smcrypt_key_version_info{key_id,version,state}                    1 per loaded key version
 //   smcrypt_tls_certificate_reloads_total{result}                     success, failure
 //   smcrypt_build_info{version,compiler,cpu}                          1
 //   smcrypt_kernel_info{algorithm,kernel}                              1
@@ -42,6 +46,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "grpcpp/support/server_interceptor.h"
 #include "prometheus/counter.h"
 #include "prometheus/exposer.h"
@@ -90,6 +95,9 @@ class Metrics final : public EngineObserver, public BatchObserver, public Reload
   void OnTlsCertificateReload(bool ok) override {
     (ok ? tls_reloads_ok_ : tls_reloads_failed_)->Increment();
   }
+  // OnKeyringLoaded replaces the children of smcrypt_key_version_info with the versions
+  // of `keys` and sets smcrypt_keyring_load_timestamp_seconds.
+  void OnKeyringLoaded(const KeyStore& keys) override;
   void OnBatch(BatchedOperation op, size_t size, absl::Span<const double> queued_seconds) override;
   void SetSelfTestOk(bool ok) { selftest_ok_->Set(ok ? 1 : 0); }
   void SetKernels(const std::vector<KernelChoice>& kernels);
@@ -129,6 +137,10 @@ class Metrics final : public EngineObserver, public BatchObserver, public Reload
   prometheus::Counter* keyring_reloads_failed_ = nullptr;
   prometheus::Counter* tls_reloads_ok_ = nullptr;
   prometheus::Counter* tls_reloads_failed_ = nullptr;
+  prometheus::Gauge* keyring_load_timestamp_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* key_version_family_ = nullptr;
+  absl::Mutex key_versions_mu_;
+  std::vector<prometheus::Gauge*> key_version_gauges_ ABSL_GUARDED_BY(key_versions_mu_);
   prometheus::Family<prometheus::Gauge>* kernel_family_ = nullptr;
   prometheus::Gauge* selftest_ok_ = nullptr;
   prometheus::Gauge* inflight_ = nullptr;

@@ -292,6 +292,7 @@ void Server::MakeService(std::unique_ptr<KeyStore> keys, std::string keyring_fin
   engine_options.public_key_cache_size = options_.public_key_cache_size;
   engine_ = std::make_unique<CryptoEngine>(std::shared_ptr<const KeyStore>(std::move(keys)),
                                            engine_options, metrics_.get());
+  metrics_->OnKeyringLoaded(*engine_->key_store());  // reloads report theirs
   if (!options_.keys_dir.empty()) {
     keyring_reloader_ = std::make_unique<KeyringReloader>(
         options_.keys_dir, KeyOptions(options_), engine_.get(), metrics_.get(),

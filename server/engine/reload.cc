@@ -241,7 +241,10 @@ absl::Status KeyringReloader::ReloadLocked(std::string fingerprint) {
     engine_->SetKeyStore(next);
   }
   LogInfo(absl::StrCat("keyring reloaded from ", dir_, ": ", next->size(), " keys (", what, ")"));
-  if (observer_ != nullptr) observer_->OnKeyringReload(true);
+  if (observer_ != nullptr) {
+    observer_->OnKeyringLoaded(*engine_->key_store());
+    observer_->OnKeyringReload(true);
+  }
   return absl::OkStatus();
 }
 

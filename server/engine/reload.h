@@ -47,6 +47,10 @@ class ReloadObserver {
   virtual ~ReloadObserver() = default;
   virtual void OnKeyringReload(bool ok) = 0;
   virtual void OnTlsCertificateReload(bool ok) = 0;
+  // OnKeyringLoaded receives the keyring in use after each successful reload (the new
+  // one, or the previous one when nothing changed), before OnKeyringReload(true); the
+  // owner of the engine reports the keyring loaded at start-up itself.
+  virtual void OnKeyringLoaded(const KeyStore& keys) {}
 };
 
 // FileFingerprint describes `paths` (files or directories, symlinks followed) by

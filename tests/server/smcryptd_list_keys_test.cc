@@ -308,6 +308,50 @@ TEST_F(SmcryptdListKeysTest, TokenSurvivesAReloadThatRemovesKeys) {
   EXPECT_EQ(next.keys(1).key_id(), "k011");
 }
 
+// smcrypt_key_version_info has one child per loaded version, rebuilt by each reload, so
+// an operator can check that every replica has a version before promoting it.
+TEST_F(SmcryptdListKeysTest, MetricsReportEveryVersionAndFollowReloads) {
+  std::string m = ::smcrypt::testing::HttpGet(server_.metrics_port(), "/metrics");
+  EXPECT_THAT(m, HasSubstr("smcrypt_key_version_info{key_id=\"rot\",state=\"retired\","
+                           "version=\"1\"} 1"));
+  EXPECT_THAT(m, HasSubstr("smcrypt_key_version_info{key_id=\"rot\",state=\"primary\","
+                           "version=\"2\"} 1"));
+  EXPECT_THAT(m, HasSubstr("smcrypt_key_version_info{key_id=\"rot\",state=\"retained\","
+                           "version=\"3\"} 1"));
+  EXPECT_THAT(m, HasSubstr("smcrypt_key_version_info{key_id=\"k249\",state=\"primary\","
+                           "version=\"1\"} 1"));
+  EXPECT_THAT(m, HasSubstr("smcrypt_keyring_load_timestamp_seconds "));
+  EXPECT_THAT(m, ::testing::Not(HasSubstr("smcrypt_keyring_load_timestamp_seconds 0\n")));
+
+  // Promote version 3 of rot, drop version 1 and key k249.
+  Files next;
+  for (const auto& f : keyring_->files) {
+    if (f.first == "rot.primary") {
+      next.push_back({"rot.primary", "3"});
+    } else if (f.first != "rot.v1.pem" && f.first != "k249.pem") {
+      next.push_back(f);
+    }
+  }
+  keys_.Publish(next);
+  server_.Signal(SIGHUP);
+  ASSERT_TRUE(WaitFor([&] {
+    return server_.log().find("changed: rot.primary") != std::string::npos;
+  })) << server_.log();
+  m = ::smcrypt::testing::HttpGet(server_.metrics_port(), "/metrics");
+  EXPECT_THAT(m, HasSubstr("smcrypt_key_version_info{key_id=\"rot\",state=\"retained\","
+                           "version=\"2\"} 1"));
+  EXPECT_THAT(m, HasSubstr("smcrypt_key_version_info{key_id=\"rot\",state=\"primary\","
+                           "version=\"3\"} 1"));
+  EXPECT_THAT(m, ::testing::Not(HasSubstr("key_id=\"rot\",state=\"retired\"")));
+  EXPECT_THAT(m, ::testing::Not(HasSubstr("key_id=\"k249\"")));
+  v1::ListKeysResponse page;
+  ASSERT_TRUE(List(stub_.get(), 0, absl::StrCat("k1.", absl::WebSafeBase64Escape("k248")),
+                   &page).ok());
+  ASSERT_EQ(page.keys_size(), 2);
+  EXPECT_EQ(page.keys(0).key_id(), "rot");
+  EXPECT_EQ(page.keys(0).primary_version(), 3u);
+}
+
 TEST_F(SmcryptdListKeysTest, EveryListKeysIsAudited) {
   v1::ListKeysResponse resp;
   ASSERT_TRUE(List(stub_.get(), 5, "", &resp).ok());
