@@ -99,7 +99,8 @@ class TrialStreamDecryptor final : public StreamDecryptor {
     using R = absl::StatusOr<std::optional<StreamChunk>>;
     if (candidates_.empty()) return absl::FailedPreconditionError("the stream has failed");
     if (!trial_.active) return candidates_.front().dec->Update(ciphertext, tag);
-    if (tag.size() < kMinTrialTagSize) return short_tag_;
+    // A message without a segment (no tag) is the library's to answer.
+    if (!tag.empty() && tag.size() < kMinTrialTagSize) return short_tag_;
     return trial_.Run<R>(
         &candidates_, [&](StreamDecryptor& d) { return d.Update(ciphertext, tag); },
         [](const R& r, StreamDecryptor&) { return r->has_value(); });
