@@ -324,6 +324,19 @@ void Metrics::AddCryptoFamilies(prometheus::Registry& r) {
       verify_failures_[i] = &verify_failures.Add(labels);
     }
   }
+  auto& trials = prometheus::BuildCounter()
+                     .Name("smcrypt_key_version_trials_total")
+                     .Help("Key versions tried beyond the first by checks whose keyring key "
+                           "was named without a version, by operation and outcome "
+                           "(authenticated: a version opened or verified; failed: none).")
+                     .Register(r);
+  for (Operation op : {Operation::kDecrypt, Operation::kVerify, Operation::kMac}) {
+    for (bool ok : {true, false}) {
+      trials_[static_cast<int>(op)][ok ? 1 : 0] =
+          &trials.Add({{"operation", std::string(OperationName(op))},
+                       {"outcome", ok ? "authenticated" : "failed"}});
+    }
+  }
 }
 
 // AddReloadFamilies: keyring and TLS reloads, and the build info.
@@ -474,6 +487,11 @@ void Metrics::OnDecryptFailure(Algorithm alg) {
   if (i < decrypt_failures_.size() && decrypt_failures_[i] != nullptr) {
     decrypt_failures_[i]->Increment();
   }
+}
+
+void Metrics::OnKeyVersionTrials(Operation op, bool authenticated, uint32_t extra) {
+  prometheus::Counter* c = trials_[static_cast<int>(op)][authenticated ? 1 : 0];
+  if (c != nullptr) c->Increment(extra);
 }
 
 void Metrics::OnVerifyFailure(Algorithm alg) {

@@ -15,6 +15,7 @@
 //   smcrypt_bytes_processed_total{algorithm,operation}
 //   smcrypt_decrypt_failures_total{algorithm}                         "decryption failed"
 //   smcrypt_verify_failures_total{algorithm}                          signature/MAC false
+//   smcrypt_key_version_trials_total{operation,outcome}               versions tried beyond the first
 //   smcrypt_keyring_reloads_total{result}                             success, failure
 //   smcrypt_keyring_load_timestamp_seconds                            when the keyring in use loaded
 //   smcrypt_key_version_info{key_id,version,state}                    1 per loaded key version
@@ -87,6 +88,7 @@ class Metrics final : public EngineObserver, public BatchObserver, public Reload
   void OnBytesProcessed(Algorithm alg, Operation op, uint64_t bytes) override;
   void OnDecryptFailure(Algorithm alg) override;
   void OnVerifyFailure(Algorithm alg) override;
+  void OnKeyVersionTrials(Operation op, bool authenticated, uint32_t extra) override;
   // OnKeyringReload / OnTlsCertificateReload count one reload of the keyring or of the
   // TLS certificate and key, by result.
   void OnKeyringReload(bool ok) override {
@@ -133,6 +135,8 @@ class Metrics final : public EngineObserver, public BatchObserver, public Reload
   // not decrypt / verify.
   std::vector<prometheus::Counter*> decrypt_failures_;
   std::vector<prometheus::Counter*> verify_failures_;
+  // trials_[operation][authenticated]: null but for decrypt, verify and mac.
+  std::array<std::array<prometheus::Counter*, 2>, kNumOperations> trials_{};
   prometheus::Counter* keyring_reloads_ok_ = nullptr;
   prometheus::Counter* keyring_reloads_failed_ = nullptr;
   prometheus::Counter* tls_reloads_ok_ = nullptr;

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -62,6 +63,10 @@ std::string AuditLog::FormatLine(const AuditRecord& r) {
   if (r.key.kind == AccessKey::Kind::kKeyId) {
     j["key_id"] = Cut(r.key.key_id);
     if (r.key_version != 0) j["key_version"] = r.key_version;
+    if (r.key_versions_tried.size() > 1) {
+      j["key_versions_tried"] = std::vector<uint32_t>(r.key_versions_tried.begin(),
+                                                      r.key_versions_tried.end());
+    }
   }
   j["status"] = absl::StatusCodeToString(r.code);
   // ASCII only: control characters and every non-ASCII character escaped (\uXXXX), bytes

@@ -16,7 +16,9 @@
 // versions"): the version used. A request that failed before its version was fixed (a
 // policy denial, an unknown key or version) has the version it named, if any. A key of
 // one plain `<key_id>.pem` used without a version gets no key_version, as before key
-// versions existed.
+// versions existed. A check that tried several versions of a key named without one
+// (crypto.proto, KeyRef "Key versions") has "key_versions_tried":[3,2,1] after it, in the
+// order tried, and key_version is the one that authenticated (none when none did).
 //
 // key_source is "keyring" (with key_id), "inline" (the key came in the request; its
 // bytes are never written) or "none". status is the canonical code name
@@ -36,6 +38,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "server/engine/access_policy.h"
 
 namespace smcrypt::server {
@@ -48,6 +51,9 @@ struct AuditRecord {
   absl::string_view algorithm;  // "SM2", ... (empty when the request named none)
   AccessKey key;
   uint32_t key_version = 0;  // 0: not written
+  // key_versions_tried: the versions a check tried, in order, when it tried more than one
+  // (written after key_version; fewer than two: not written).
+  absl::Span<const uint32_t> key_versions_tried;
   absl::StatusCode code = absl::StatusCode::kOk;
 };
 

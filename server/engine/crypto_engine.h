@@ -63,6 +63,28 @@ class EngineObserver {
   virtual void OnDecryptFailure(Algorithm alg) { (void)alg; }
   // OnVerifyFailure: Verify, a VerifyBatch item or VerifyHmac answered false.
   virtual void OnVerifyFailure(Algorithm alg) { (void)alg; }
+  // OnKeyVersionTrials: a check (`op`: kDecrypt, kVerify or kMac) with a keyring key named
+  // without a version tried `extra` versions beyond the first (KeyTrial); `authenticated`:
+  // one of them authenticated. Not called when only one version was tried.
+  virtual void OnKeyVersionTrials(Operation op, bool authenticated, uint32_t extra) {
+    (void)op, (void)authenticated, (void)extra;
+  }
+};
+
+// kMaxTrialVersions: the most versions of one key a check tries (crypto.proto, KeyRef
+// "Key versions"; docs/keys.md, "Versions"): the primary and the 15 newest others.
+inline constexpr size_t kMaxTrialVersions = 16;
+// kMinTrialTagSize: the shortest GCM/CCM tag a check tries under several versions; a
+// shorter one needs a named version (each version tried adds a forger's chance of
+// 2^-(8 × tag bytes); docs/keys.md, "Versions").
+inline constexpr size_t kMinTrialTagSize = 12;
+
+// KeyTrial is what a check with a keyring key named without a version did: the versions
+// it tried, in order (the primary first, then the other retained versions newest first),
+// and the one that authenticated (0: none did, or the call failed before a check).
+struct KeyTrial {
+  std::vector<uint32_t> tried;
+  uint32_t version = 0;
 };
 
 // Keyring is one immutable keyring: the KeyStore with the primitives built from its keys
@@ -88,6 +110,14 @@ struct KeyInput {
   // engine resolves the key in its current keyring when the call starts.
   std::shared_ptr<const Keyring> keyring;
   absl::StatusOr<const StoredKey*> entry = absl::FailedPreconditionError("key not resolved");
+  // trial: set (by the service, when the request names no version) to make the checks
+  // that authenticate (Decrypt with GCM/CCM, PublicKeyDecrypt, HybridDecrypt, Verify,
+  // VerifyHmac, the decrypting streams) try every retained version of the key, the
+  // primary (`version`, or Find's version 0) first, and record in *trial what they tried;
+  // unauthenticated modes then need the key to have one retained version
+  // (FailedPrecondition KEY_VERSION_REQUIRED). Null: only `version` is used. Shared by the
+  // copies of this input; one call writes it, and reads it after the engine returns.
+  std::shared_ptr<KeyTrial> trial;
 
   static KeyInput Id(absl::string_view id, uint32_t version = 0) {
     KeyInput k;
@@ -319,7 +349,9 @@ class CryptoEngine {
   // and handed to that primitive's PublicKeySign::SignMany / PublicKeyVerify::VerifyMany
   // in one call: for SM2 on AVX-512 IFMA, 8 at a time in the ifma_avx512 lanes with one
   // field inversion for the batch (crypto/sm2/sm2_batch.h); a group of one calls Sign /
-  // Verify. The views must outlive the call.
+  // Verify. A VerifyBatch item whose key has `trial` set and that fails under the primary
+  // is verified again alone by Verify, trying every version. The views must outlive the
+  // call.
   std::vector<absl::StatusOr<std::string>> SignBatch(absl::Span<const SignItem> items) const;
   std::vector<absl::StatusOr<bool>> VerifyBatch(absl::Span<const VerifyItem> items) const;
 
@@ -429,6 +461,23 @@ class CryptoEngine {
                                               const KeyInput& key) const;
   absl::StatusOr<const StoredKey*> KeyringEntry(const Ring& ring, Algorithm alg,
                                                 const KeyInput& key) const;
+  // TrialKeys: the keys a check with `key` tries, in order (KeyInput::trial): `key` alone
+  // unless it is a keyring key with `trial` set whose entry resolves; else its primary,
+  // then every other retained version newest first, at most kMaxTrialVersions.
+  std::vector<KeyInput> TrialKeys(const Ring& ring, const KeyInput& key) const;
+  // RequireOneVersion: FailedPrecondition KEY_VERSION_REQUIRED (metadata key_id,
+  // retained_versions newest first) when `key` has `trial` set and its key has more than
+  // one retained version: for a decryption that cannot tell a wrong key (`why`).
+  absl::Status RequireOneVersion(const Ring& ring, const KeyInput& key,
+                                 absl::string_view why) const;
+  // EndTrial records a finished check that tried `t`: in `key.trial`, and in the
+  // observer when it tried more than one version.
+  void EndTrial(Operation op, const KeyInput& key, const KeyTrial& t, bool authenticated) const;
+  // EndDecryption ends a decryption that tried `t` (EndTrial; VersionsFailed when every
+  // one of several versions failed) and records its bytes and a failure.
+  absl::StatusOr<std::string> EndDecryption(Algorithm alg, const KeyInput& key,
+                                            const KeyTrial& t, size_t bytes,
+                                            absl::StatusOr<std::string> pt) const;
   void Record(Algorithm alg, Operation op, size_t bytes) const;
   // RecordVerified records a verification that answered (bytes, and a false answer).
   void RecordVerified(Algorithm alg, size_t bytes, bool valid) const;

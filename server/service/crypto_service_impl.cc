@@ -96,7 +96,8 @@ absl::Status CryptoServiceImpl::Authorize(grpc::CallbackServerContext* ctx,
 
 void CryptoServiceImpl::Audit(grpc::CallbackServerContext* ctx, absl::string_view method,
                               AccessOperation op, v1::Algorithm alg, const v1::KeyRef* key,
-                              absl::StatusCode code, uint32_t key_version) const {
+                              absl::StatusCode code, uint32_t key_version,
+                              absl::Span<const uint32_t> key_versions_tried) const {
   if (guards_.audit == nullptr || !guards_.audit->enabled()) return;
   const ClientIdentity client = IdentityOf(*ctx);
   AuditRecord r;
@@ -106,6 +107,7 @@ void CryptoServiceImpl::Audit(grpc::CallbackServerContext* ctx, absl::string_vie
   r.algorithm = AlgorithmLabel(alg);
   r.key = ToAccessKey(key);
   r.key_version = key_version;
+  r.key_versions_tried = key_versions_tried;
   r.code = code;
   guards_.audit->Write(r);
 }
@@ -133,6 +135,7 @@ absl::Status CryptoServiceImpl::PinKeyVersion(const v1::KeyRef& ref, const KeyIn
   }
   key->version = (*entry)->version;
   key->report_version = ref.key_version() != 0 || (*entry)->versioned;
+  if (ref.key_version() == 0) key->trial = std::make_shared<KeyTrial>();
   return absl::OkStatus();
 }
 

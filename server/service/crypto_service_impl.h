@@ -43,6 +43,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "grpcpp/grpcpp.h"
 #include "server/engine/access_policy.h"
 #include "server/engine/audit_log.h"
@@ -168,14 +169,16 @@ class CryptoServiceImpl final : public v1::CryptoService::CallbackService {
                          AccessOperation op, v1::Algorithm alg, const v1::KeyRef* key,
                          const KeyInput* resolved = nullptr) const;
   // Audit writes one audit line (when --audit_log is not none); `key_version` 0 writes
-  // none (audit_log.h).
+  // none, `key_versions_tried` of one or none writes none (audit_log.h).
   void Audit(grpc::CallbackServerContext* ctx, absl::string_view method, AccessOperation op,
              v1::Algorithm alg, const v1::KeyRef* key, absl::StatusCode code,
-             uint32_t key_version = 0) const;
+             uint32_t key_version = 0,
+             absl::Span<const uint32_t> key_versions_tried = {}) const;
   // PinKeyVersion fixes the version of a keyring `key` (parsed from `ref`) from the call's
   // one lookup `resolved` (CryptoEngine::Resolve; `key` takes its keyring and entry): a
-  // request naming no version gets the key's primary, and `report_version` is set as
-  // crypto.proto's KeyRef "Key versions" says. A key the keyring cannot resolve keeps
+  // request naming no version gets the key's primary, and a KeyInput::trial so that its
+  // checks try every retained version, and `report_version` is set as crypto.proto's
+  // KeyRef "Key versions" says. A key the keyring cannot resolve keeps
   // the lookup's error (the engine returns it in its place among the checks).
   // InvalidArgument for a key_version with an inline key or without a key_id.
   absl::Status PinKeyVersion(const v1::KeyRef& ref, const KeyInput& resolved,

@@ -145,13 +145,18 @@ class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
   grpc::CallbackServerContext* ctx() const { return ctx_; }
   virtual absl::Status OnMessage(const Req& req, bool first, std::deque<Resp>* out) = 0;
   virtual absl::Status OnEnd(std::deque<Resp>* out) = 0;
-  // AuditAs makes the stream write an audit line when it ends (private-key streams).
-  template <typename Params>
-  void AuditAs(const MethodSpec& spec, const Params& p, uint32_t key_version) {
+  // AuditAs makes the stream write an audit line when it ends (private-key streams),
+  // with the versions of AuditVersion(input, unparsed_version), as the key's trial
+  // (KeyInput::trial) has them by then.
+  template <typename Params, typename In>
+  void AuditAs(const MethodSpec& spec, const Params& p, const In* input,
+               uint32_t unparsed_version) {
     audit_method_ = spec.method;
     audit_op_ = spec.op;
     audit_alg_ = p.algorithm();
-    audit_key_version_ = key_version;
+    audit_key_version_ = AuditVersion(input, unparsed_version).version;
+    const KeyInput* key = input != nullptr ? KeyInputOf(*input) : nullptr;
+    if (key != nullptr && key->report_version) audit_trial_ = key->trial;
     // Only the key's kind and key_id are kept, never inline bytes.
     if (p.key().ref_case() == v1::KeyRef::kKeyId) audit_key_.set_key_id(p.key().key_id());
     if (p.key().ref_case() == v1::KeyRef::kInlineKey) audit_key_.set_inline_key("");
@@ -160,8 +165,9 @@ class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
  private:
   void Done(const grpc::Status& status) {
     if (!audit_method_.empty()) {
+      const AuditedVersions v = VersionsOf(audit_key_version_, audit_trial_.get());
       svc_->Audit(ctx_, audit_method_, audit_op_, audit_alg_, &audit_key_,
-                  static_cast<absl::StatusCode>(status.error_code()), audit_key_version_);
+                  static_cast<absl::StatusCode>(status.error_code()), v.version, v.tried);
     }
     this->Finish(status);
   }
@@ -211,6 +217,7 @@ class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
   v1::Algorithm audit_alg_ = v1::ALGORITHM_UNSPECIFIED;
   v1::KeyRef audit_key_;
   uint32_t audit_key_version_ = 0;
+  std::shared_ptr<const KeyTrial> audit_trial_;
 };
 
 
@@ -262,7 +269,10 @@ class ParamsFirstStream : public BidiStream<Req, Resp> {
                           parse_);
     // An audited stream (private-key use) is audited with its final status, parse
     // errors after the policy check included.
-    if (p.audit) this->AuditAs(spec_, req.params(), AuditVersion(req.params(), p.input));
+    if (p.audit) {
+      this->AuditAs(spec_, req.params(), p.input.ok() ? &*p.input : nullptr,
+                    p.unparsed_version);
+    }
     if (!p.input.ok()) return p.input.status();
     opened_ = true;
     return Open(*p.input, req, out);
