@@ -52,7 +52,8 @@ grpc::ServerUnaryReactor* GenerateDataKeyCall(const CryptoServiceImpl* svc,
         absl::StatusOr<DataKey> key = svc->engine().GenerateDataKey(in);
         if (!key.ok()) return key.status();
         if (with_plaintext) {
-          response->set_plaintext_key(std::string(SecretDataAsStringView(key->plaintext_key)));
+          // Copied straight into the response's buffer, which WipeDataKey zeroes.
+          response->set_plaintext_key(key->plaintext_key.data(), key->plaintext_key.size());
         }
         response->set_ciphertext(std::move(key->ciphertext));
         response->set_nonce(std::move(key->nonce));
