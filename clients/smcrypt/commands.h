@@ -58,6 +58,7 @@ std::vector<Command> PkCommands();      // pkencrypt, pkdecrypt, seal, open
 std::vector<Command> KeyCommands();     // keygen, pubkey, random, info
 std::vector<Command> KexCommands();     // kex
 std::vector<Command> KeyringCommands(); // keys
+std::vector<Command> EnvelopeCommands();  // rewrap, datakey
 
 // GroupFlags returns the FlagSpecs of `groups`.
 std::vector<FlagSpec> GroupFlags(unsigned groups);

@@ -275,6 +275,63 @@ struct HybridEncryptItem {
   absl::string_view info;
 };
 
+// ---- Key management: Rewrap and data keys (crypto_engine_envelope.cc) ----------------
+//
+// RewrapInput: one Rewrap (or RewrapBatch item): a ciphertext as Decrypt (SM4-*, AES-*),
+// PublicKeyDecrypt (SM2, RSA-*-OAEP) or HybridDecrypt (HPKE-*) take it, under the keyring
+// key `key` (a key_id; its version: the one named, or as the service fixed it). Fields
+// by algorithm: symmetric `nonce`, `tag` (GCM/CCM), `aad` (GCM/CCM), `padding` (ECB/CBC);
+// SM2 `format`; HPKE `info`. The views must outlive the call.
+struct RewrapInput {
+  Algorithm algorithm = Algorithm::kSm4Gcm;
+  KeyInput key;
+  absl::string_view ciphertext;
+  absl::string_view nonce;
+  absl::string_view tag;
+  absl::string_view aad;
+  std::optional<Padding> padding;
+  Sm2CiphertextFormat format = Sm2CiphertextFormat::kC1C3C2;
+  absl::string_view info;
+};
+
+// Rewrapped: the plaintext sealed under the key's primary version, in the shape Encrypt
+// (fresh nonce: none for ECB; tag of the source tag's length for GCM/CCM),
+// PublicKeyEncrypt or HybridEncrypt give it; `key_version` the primary,
+// `source_key_version` the version that opened the input.
+struct Rewrapped {
+  std::string ciphertext;
+  std::string nonce;
+  std::string tag;
+  uint32_t key_version = 0;
+  uint32_t source_key_version = 0;
+};
+
+// DataKeySpec: the data key GenerateDataKey draws: 16 bytes (SM4-128, AES-128) or 32
+// (AES-256).
+enum class DataKeySpec { kSm4_128, kAes128, kAes256 };
+size_t DataKeySize(DataKeySpec spec);
+
+// DataKeyInput: the wrapping of a data key: SM4-GCM / AES-128-GCM / AES-256-GCM with a
+// keyring secret key (`aad` the encryption context), SM2 / RSA-*-OAEP (`format`) or
+// HPKE-* (`info`) with a keyring or inline public key.
+struct DataKeyInput {
+  DataKeySpec spec = DataKeySpec::kSm4_128;
+  Algorithm algorithm = Algorithm::kSm4Gcm;
+  KeyInput key;
+  absl::string_view aad;
+  absl::string_view info;
+  Sm2CiphertextFormat format = Sm2CiphertextFormat::kC1C3C2;
+};
+
+// DataKey: the data key (wiped when freed) and its wrapping exactly as Encrypt (12-byte
+// nonce, 16-byte tag), PublicKeyEncrypt or HybridEncrypt return it.
+struct DataKey {
+  SecretData plaintext_key;
+  std::string ciphertext;
+  std::string nonce;
+  std::string tag;
+};
+
 // Parsed keys. Keyring keys are parsed when the keyring is set (at construction and by
 // SetKeyStore) into the primitives their algorithms use with the default options
 // (signer, verifier, public-key encrypter/decrypter per SM2 ciphertext format, hybrid
@@ -420,6 +477,22 @@ class CryptoEngine {
       const KeyExchangeInput& in) const;
   absl::StatusOr<std::unique_ptr<HybridStreamDecryptor>> NewHybridStreamDecryptor(
       const HybridStreamParams& params) const;
+
+  // Rewrap opens `in` with its keyring key through Decrypt, PublicKeyDecrypt or
+  // HybridDecrypt (their errors, "decryption failed" included, and nothing sealed), then
+  // seals the plaintext, which it wipes and never returns, under the key's primary
+  // version (KeyStore::Find(key_id, 0)) in the same keyring: same algorithm, aad,
+  // padding, tag length, SM2 format and HPKE info, fresh nonce. InvalidArgument for an
+  // inline key, an algorithm none of the three serves, or a field the algorithm does not
+  // take (info for a symmetric or SM2/RSA input; nonce, tag, aad or padding for SM2, RSA
+  // or HPKE). RewrapBatch: one result per item, in order, each as Rewrap gives it.
+  absl::StatusOr<Rewrapped> Rewrap(const RewrapInput& in) const;
+  std::vector<absl::StatusOr<Rewrapped>> RewrapBatch(absl::Span<const RewrapInput> items) const;
+  // GenerateDataKey draws DataKeySize(in.spec) bytes from the CSPRNG and wraps them as
+  // `in` says, through Encrypt, PublicKeyEncrypt or HybridEncrypt (their errors).
+  // InvalidArgument for another algorithm, an inline key with a GCM wrapping, aad with a
+  // public-key wrapping or info with a non-HPKE one.
+  absl::StatusOr<DataKey> GenerateDataKey(const DataKeyInput& in) const;
 
   absl::StatusOr<GeneratedKeyPair> GenerateKeyPair(Algorithm alg, bool omit_private_key) const;
   // GetPublicKey returns the SubjectPublicKeyInfo DER.

@@ -134,6 +134,15 @@ class CryptoServiceImpl final : public v1::CryptoService::CallbackService {
   // ListKeys is in key_handlers.cc.
   grpc::ServerUnaryReactor* ListKeys(grpc::CallbackServerContext* ctx,
       const v1::ListKeysRequest* request, v1::ListKeysResponse* response) override;
+  // Key management (key_management_handlers.cc).
+  grpc::ServerUnaryReactor* Rewrap(grpc::CallbackServerContext* ctx,
+      const v1::RewrapRequest* request, v1::RewrapResponse* response) override;
+  grpc::ServerUnaryReactor* RewrapBatch(grpc::CallbackServerContext* ctx,
+      const v1::RewrapBatchRequest* request, v1::RewrapBatchResponse* response) override;
+  grpc::ServerUnaryReactor* GenerateDataKey(grpc::CallbackServerContext* ctx,
+      const v1::GenerateDataKeyRequest* request, v1::GenerateDataKeyResponse* response) override;
+  grpc::ServerUnaryReactor* GenerateDataKeyWithoutPlaintext(grpc::CallbackServerContext* ctx,
+      const v1::GenerateDataKeyRequest* request, v1::GenerateDataKeyResponse* response) override;
   grpc::ServerReadReactor<v1::HashStreamRequest>* HashStream(
       grpc::CallbackServerContext* ctx, v1::HashStreamResponse* response) override;
   grpc::ServerBidiReactor<v1::EncryptStreamRequest, v1::EncryptStreamResponse>* EncryptStream(

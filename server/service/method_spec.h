@@ -99,12 +99,18 @@ inline constexpr MethodSpec kGetPublicKey       {"GetPublicKey",        Op::kPub
 inline constexpr MethodSpec kGenerateRandom     {"GenerateRandom",      Op::kRandom,    kPolicyFirst, kCall,     false, kRandomLength,    false, kNoQueue};
 inline constexpr MethodSpec kGetServerInfo      {"GetServerInfo",       Op::kInfo,      kPolicyFirst, kCall,     false, kServerInfo,      false, kNoQueue};
 inline constexpr MethodSpec kListKeys           {"ListKeys",            Op::kListKeys,  kPolicyFirst, kCall,     true,  kServerInfo,      false, kNoQueue};
+inline constexpr MethodSpec kRewrap             {"Rewrap",              Op::kRewrap,    kPolicyFirst, kCall,     true,  kRequestSize,     false, kNoQueue};
+inline constexpr MethodSpec kRewrapBatch        {"RewrapBatch",         Op::kRewrap,    kPolicyFirst, kEachItem, true,  kRequestSize,     true,  kNoQueue};
+inline constexpr MethodSpec kGenerateDataKey    {"GenerateDataKey",     Op::kDataKey,   kPolicyFirst, kCall,     true,  kRequestPlus4KiB, false, kNoQueue};
+inline constexpr MethodSpec kGenerateDataKeyWithoutPlaintext{"GenerateDataKeyWithoutPlaintext", Op::kDataKey, kPolicyFirst, kCall, true, kRequestPlus4KiB, false, kNoQueue};
 // clang-format on
 
 // Notes on rows: HashBatch's "parse" is its batch-size check, before its one policy check
 // (no algorithm, no key); its items are then parsed without one. GenerateKeyPair,
 // GetPublicKey, PublicKeyEncrypt and HybridEncrypt parse their algorithm (and format)
 // first, so an unknown algorithm is INVALID_ARGUMENT even for a denied client.
+// GenerateDataKey's response estimate (request + 4 KiB) holds the data key and its
+// wrapping (at most a 384-byte RSA-3072 ciphertext).
 
 }  // namespace rpc
 

@@ -34,7 +34,9 @@
 #include "server/engine/logging.h"
 #include "server/engine/self_test.h"
 #include "server/service/crypto_service_impl.h"
+#include "server/service/key_management.h"
 #include "server/service/method_spec.h"
+#include "smcrypt/registry.h"
 #include "smcrypt/v1/crypto.grpc.pb.h"
 
 namespace smcrypt::server {
@@ -359,6 +361,29 @@ std::vector<Row> Rows() {
     r.set_page_size(1001);
     return CallUnary(s, &Stub::ListKeys, r);
   }});
+  rows.push_back({&rpc::kRewrap, kDenied, kAudited, [](Stub* s) {
+    v1::RewrapRequest r;
+    *r.mutable_key() = KeyId("k");
+    r.set_ciphertext("abc");
+    return CallUnary(s, &Stub::Rewrap, r);
+  }});
+  rows.push_back({&rpc::kRewrapBatch, kDenied, kAudited, [](Stub* s) {
+    v1::RewrapBatchRequest r;
+    v1::RewrapRequest* item = r.add_items();
+    *item->mutable_key() = KeyId("k");
+    item->set_ciphertext("abc");
+    return CallUnary(s, &Stub::RewrapBatch, r);
+  }});
+  rows.push_back({&rpc::kGenerateDataKey, kDenied, kAudited, [](Stub* s) {
+    v1::GenerateDataKeyRequest r;
+    *r.mutable_key() = KeyId("k");
+    return CallUnary(s, &Stub::GenerateDataKey, r);
+  }});
+  rows.push_back({&rpc::kGenerateDataKeyWithoutPlaintext, kDenied, kAudited, [](Stub* s) {
+    v1::GenerateDataKeyRequest r;
+    *r.mutable_key() = KeyId("k");
+    return CallUnary(s, &Stub::GenerateDataKeyWithoutPlaintext, r);
+  }});
   return rows;
 }
 
@@ -463,8 +488,9 @@ TEST(MethodSpecTest, AuditedRowsAuditAllowedRequestsWithTheirFinalStatus) {
     }
   }
   // Private- and secret-key use: Hmac, Sign, SignBatch, PublicKeyDecrypt, HybridDecrypt,
-  // HybridDecryptStream, KeyExchange; and ListKeys.
-  EXPECT_EQ(audited_rows, 8);
+  // HybridDecryptStream, KeyExchange; ListKeys, Rewrap, RewrapBatch and both
+  // GenerateDataKey RPCs.
+  EXPECT_EQ(audited_rows, 12);
 }
 
 // AdmissionCharge is the admission charge method_spec.h documents for a unary call.
@@ -520,7 +546,7 @@ TEST(MethodSpecTest, AdmissionChargesTheRowsBytesAndReleasesThem) {
       EXPECT_EQ(peak, 3 * sent.request_bytes);
     }
   }
-  EXPECT_EQ(charged_items, 5);  // the five batch RPCs
+  EXPECT_EQ(charged_items, 6);  // the six batch RPCs
 
   // A HashStream message that passes its checks is charged while it is hashed.
   v1::HashStreamRequest r;
@@ -530,6 +556,48 @@ TEST(MethodSpecTest, AdmissionChargesTheRowsBytesAndReleasesThem) {
   EXPECT_EQ(CallHashStream(svc.stub(), r).code, grpc::StatusCode::OK);
   ASSERT_TRUE(svc.WaitReleased());
   EXPECT_EQ(svc.impl().TakePeakSince(), r.ByteSizeLong());
+}
+
+// GenerateDataKey's response holds the plaintext data key; the call's OnDone wipes it
+// (key_management.h, WipeDataKey) once gRPC has sent it: one wipe per response with a
+// key, none for GenerateDataKeyWithoutPlaintext, whose response has no key.
+TEST(MethodSpecTest, DataKeyResponsesAreWipedOnceSent) {
+  Service svc(nullptr, "");
+  absl::StatusOr<KeyPair> kp = smcrypt::GenerateKeyPair(Algorithm::kSm2);
+  ASSERT_TRUE(kp.ok()) << kp.status();
+  v1::GenerateDataKeyRequest r;
+  r.set_key_spec(v1::DATA_KEY_SPEC_AES_256);
+  r.set_algorithm(v1::SM2);
+  r.mutable_key()->set_inline_key(kp->public_key_der);
+  const uint64_t before = DataKeysWiped();
+  for (int i = 0; i < 3; ++i) {
+    grpc::ClientContext ctx;
+    v1::GenerateDataKeyResponse resp;
+    ASSERT_TRUE(svc.stub()->GenerateDataKey(&ctx, r, &resp).ok());
+    EXPECT_EQ(resp.plaintext_key().size(), 32u);
+    EXPECT_EQ(resp.ciphertext().size(), 97u + 32u);
+  }
+  ASSERT_TRUE(svc.WaitReleased());  // a call's charge is released after its OnDone hook
+  EXPECT_EQ(DataKeysWiped() - before, 3u);
+
+  grpc::ClientContext ctx;
+  v1::GenerateDataKeyResponse resp;
+  ASSERT_TRUE(svc.stub()->GenerateDataKeyWithoutPlaintext(&ctx, r, &resp).ok());
+  EXPECT_TRUE(resp.plaintext_key().empty());
+  EXPECT_EQ(resp.ciphertext().size(), 97u + 32u);
+  ASSERT_TRUE(svc.WaitReleased());
+  EXPECT_EQ(DataKeysWiped() - before, 3u);
+}
+
+TEST(MethodSpecTest, WipeDataKeyZeroesTheKeyInPlace) {
+  v1::GenerateDataKeyResponse resp;
+  resp.set_plaintext_key(std::string(32, '\x5a'));
+  resp.set_ciphertext("wrapped");
+  const char* bytes = resp.plaintext_key().data();
+  WipeDataKey(&resp);
+  ASSERT_EQ(resp.plaintext_key().data(), bytes);  // the same buffer, overwritten
+  EXPECT_EQ(resp.plaintext_key(), std::string(32, '\0'));
+  EXPECT_EQ(resp.ciphertext(), "wrapped");
 }
 
 // QueuedRow: a row with a batch queue and a request its queue takes (the queue's

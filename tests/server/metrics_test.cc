@@ -110,6 +110,10 @@ TEST(MetricsTest, MessageCountersExistForEveryMethodAtZero) {
   ASSERT_NE(hash, nullptr);
   ASSERT_NE(hash->msg_received, nullptr);
   ASSERT_NE(hash->msg_sent, nullptr);
+  for (absl::string_view method :
+       {"Rewrap", "RewrapBatch", "GenerateDataKey", "GenerateDataKeyWithoutPlaintext"}) {
+    EXPECT_NE(m->ForMethod(absl::StrCat("/smcrypt.v1.CryptoService/", method)), nullptr) << method;
+  }
 }
 
 }  // namespace

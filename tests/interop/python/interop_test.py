@@ -1,7 +1,7 @@
 """Python client interop test: a real smcryptd checked by python3-cryptography.
 
 Run by tests/interop/run_python_client.sh, which generates the stubs from proto/ with protoc and
-grpc_python_plugin, starts smcryptd with a keyring (sm2, p256, sm4, sm4xts, hmac) and sets
+grpc_python_plugin, starts smcryptd with a keyring (sm2, p256, sm4, sm4xts, hmac, aes256, dek) and sets
 SMCRYPT_TARGET and SMCRYPT_KEYS_DIR. Interpreter: Debian's /usr/bin/python3 (python3-grpcio,
 python3-protobuf, python3-cryptography).
 
@@ -296,7 +296,7 @@ class SmcryptdInteropTest(unittest.TestCase):
         self.assertTrue(info.self_tests_passed)
         self.assertTrue(info.self_tests)
         self.assertTrue(all(t.passed for t in info.self_tests))
-        self.assertEqual(info.keyring_size, 5)
+        self.assertEqual(info.keyring_size, 7)  # smcryptd_launch.sh's keys
         for name in ("SM3", "SHA-256", "SM4-GCM", "SM2", "ECDSA-P256", "HPKE-P256-SHA256-AES128GCM"):
             self.assertIn(name, info.algorithms)
         self.assertEqual({k.algorithm for k in info.kernels}, {"SM2", "SM3", "SM4"})
