@@ -409,6 +409,24 @@ TEST_F(SmcryptdRotationTest, TheRunbookLosesNoCallAndStrandsNoData) {
     ExpectOpens(b_.stub.get(), s);
   }
   EXPECT_TRUE(a_.server.Alive() && b_.server.Alive());
+  ::testing::Test::RecordProperty("calls", static_cast<int>(load.calls()));
+  ::testing::Test::RecordProperty("stored", static_cast<int>(corpus.size()));
+}
+
+// Without the pinned phase, a replica that seals with v2 before the other has it loaded
+// strands that data there: the failure the first phase prevents.
+TEST_F(SmcryptdRotationTest, PromotingBeforeEveryReplicaHasTheVersionFailsCalls) {
+  Load load({a_.stub.get(), b_.stub.get()});
+  load.Start(4);
+  Step(a_, true, 0, 0, {{1, 2}, 2, 1});  // v2 added and, with no primary file, primary
+  load.Stop();
+  EXPECT_GT(load.failures(), 0);
+  for (const std::string& f : load.first_failures()) {
+    EXPECT_THAT(f, ::testing::AnyOf(::testing::HasSubstr("Decrypt: 3 decryption failed"),
+                                    ::testing::HasSubstr("Verify valid"),
+                                    ::testing::HasSubstr("HybridDecrypt: 3 decryption failed")))
+        << f;
+  }
 }
 
 }  // namespace
