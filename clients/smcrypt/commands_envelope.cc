@@ -298,7 +298,7 @@ std::vector<Command> EnvelopeCommands() {
        "smcrypt rewrap [--alg ALG] --key-id ID [--key-version N] [--aad TEXT] [FILE]",
        R"(Reads a file written by encrypt (nonce || ciphertext || tag), pkencrypt or seal
 (decoded per --format, default hex), has the server open it with the keyring key (the
-version named by --key-version, else as the server tries them) and seal the plaintext
+version named by --key-version, else the one decrypt would use) and seal the plaintext
 under the key's primary version, and writes the result in the same layout and encoding
 (for encrypt's layout always with its fresh nonce first). The plaintext never leaves the
 server. Prints the versions to stderr ("key version 1 -> 2"). A ciphertext that does

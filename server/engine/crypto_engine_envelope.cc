@@ -67,8 +67,8 @@ absl::Status KeyringOnly(const KeyInput& key, absl::string_view what) {
     case KeyInput::Kind::kInline:
       break;
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("key.inline_key: ", what, " takes a keyring key (key.key_id), not an inline key"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "key.inline_key: ", what, " takes a keyring key (key.key_id), not an inline key"));
 }
 
 // OpenedForRewrap: the plaintext of a Rewrap input and the version of the key that

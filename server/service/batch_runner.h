@@ -1,5 +1,5 @@
 // batch_runner.h — the batched paths of the service: the batch RPCs (SignBatch,
-// VerifyBatch, EncryptBatch, HybridEncryptBatch, HashBatch) and the dynamic-batching
+// VerifyBatch, EncryptBatch, HybridEncryptBatch, RewrapBatch, HashBatch) and the dynamic-batching
 // queues of unary calls (dynamic_batcher.h, --batching).
 //
 // Both check each request or item as its MethodSpec row says (call_guard.h, Check),
@@ -128,7 +128,7 @@ void AuditItem(const CryptoServiceImpl& svc, const MethodSpec& spec,
   AuditDone(svc, spec, ctx, req, status.code(), AuditVersion(input, checked.unparsed_version));
 }
 
-// kBatchChunk: SignBatch, VerifyBatch, EncryptBatch and HybridEncryptBatch items per
+// kBatchChunk: SignBatch, VerifyBatch, EncryptBatch, HybridEncryptBatch and RewrapBatch items per
 // engine call (its SM2 items share the multi-buffer path, SM4-CBC items the multi-buffer
 // lanes, HPKE items to one recipient key HybridEncrypt::EncryptMany); cancellation is
 // checked between calls. kWholeBatch: HashBatch's items go to the engine at once.

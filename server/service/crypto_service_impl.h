@@ -10,8 +10,9 @@
 //                      parses in the row's order, audits, and converts the status;
 //   batch_runner.h     batch RPCs and the dynamic-batching queues;
 //   stream_reactor.h   the stream reactors' base ("params in the first message only");
-//   unary_handlers.cc, stream_handlers.cc  the handlers. Request conversions are in
-//                      proto_convert.h.
+//   unary_handlers.cc, stream_handlers.cc, key_management_handlers.cc  the handlers
+//                      (the last: Rewrap, RewrapBatch, GenerateDataKey*). Request
+//                      conversions are in proto_convert.h.
 //
 // Unary calls are admitted on the gRPC thread and their work runs on a WorkerPool
 // (worker_pool.h, --worker_threads) that finishes the reactor; without a pool the work

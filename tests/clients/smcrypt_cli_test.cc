@@ -960,7 +960,8 @@ TEST_F(SmcryptCliTest, RewrapAndDataKey) {
   ASSERT_EQ(r.code, 0) << Describe(r);
   EXPECT_EQ(r.out, ReadWhole(Path("dk.key")));
   // The default key file is a PEM key that encrypt and decrypt take with --key.
-  r = run({"datakey", "--key-id", "k", "--key-out", Path("dk.pem"), "--out", Path("dk.pem.wrapped")});
+  r = run({"datakey", "--key-id", "k", "--key-out", Path("dk.pem"), "--out",
+           Path("dk.pem.wrapped")});
   ASSERT_EQ(r.code, 0) << Describe(r);
   EXPECT_EQ(r.err, "smcrypt datakey: key version 2\n");
   EXPECT_THAT(ReadWhole(Path("dk.pem")), HasSubstr("-----BEGIN SM4 KEY-----"));

@@ -270,7 +270,9 @@ TEST_F(SmcryptdEnvelopeTest, DataKeysOpenWithTheExistingRpcs) {
   for (auto edit : std::vector<std::function<void(v1::GenerateDataKeyRequest*)>>{
            [](v1::GenerateDataKeyRequest* r) { r->clear_key_spec(); },
            [](v1::GenerateDataKeyRequest* r) { r->set_algorithm(v1::SM4_CBC); },
-           [](v1::GenerateDataKeyRequest* r) { r->mutable_key()->set_inline_key(std::string(16, 'k')); }}) {
+           [](v1::GenerateDataKeyRequest* r) {
+             r->mutable_key()->set_inline_key(std::string(16, 'k'));
+           }}) {
     v1::GenerateDataKeyRequest bad = req;
     edit(&bad);
     auto c = Ctx(10);

@@ -1,8 +1,8 @@
 """Python client interop test: a real smcryptd checked by python3-cryptography.
 
 Run by tests/interop/run_python_client.sh, which generates the stubs from proto/ with protoc and
-grpc_python_plugin, starts smcryptd with a keyring (sm2, p256, sm4, sm4xts, hmac, aes256, dek) and sets
-SMCRYPT_TARGET and SMCRYPT_KEYS_DIR. Interpreter: Debian's /usr/bin/python3 (python3-grpcio,
+grpc_python_plugin, starts smcryptd with a keyring (sm2, p256, sm4, sm4xts, hmac, aes256, dek) and
+sets SMCRYPT_TARGET and SMCRYPT_KEYS_DIR. Interpreter: Debian's /usr/bin/python3 (python3-grpcio,
 python3-protobuf, python3-cryptography).
 
 Every CryptoService RPC but KeyExchange (covered by the Node and Java suites) is called; results
