@@ -108,11 +108,12 @@ absl::StatusOr<Rewrapped> CryptoEngine::Rewrap(const RewrapInput& in) const {
   if (!pt.ok()) return pt.status();
   OpenedForRewrap opened;
   opened.plaintext = TakeSecret(&*pt);
-  // The version that opened the input: the one the call fixed for its key (named, or as
-  // the service pinned it). Seam: when Decrypt / PublicKeyDecrypt / HybridDecrypt try
-  // several versions of a key named without one, take the version that authenticated
-  // from their result here.
+  // The version that opened the input: the one that authenticated when the checks tried
+  // the retained versions (KeyInput::trial), else the one the call fixed for its key.
   opened.version = source.entry.ok() ? (*source.entry)->version : source.version;
+  if (source.trial != nullptr && source.trial->version != 0) {
+    opened.version = source.trial->version;
+  }
 
   // The target: the key's primary version in the same keyring.
   KeyInput target = KeyInput::Id(source.value, 0);

@@ -9,6 +9,7 @@
 // every stored ciphertext opens on both replicas at the end.
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -327,7 +328,8 @@ class SmcryptdRotationTest : public ::testing::Test {
         const v1::RewrapBatchResult& res = resp.results(i - start);
         ASSERT_EQ(res.status().code(), 0) << res.status().message();
         EXPECT_EQ(res.key_version(), want_version);
-        EXPECT_GE(res.source_key_version(), 1u);
+        // The version that opened it: what sealed it (a plain `<id>.pem` is version 1).
+        EXPECT_EQ(res.source_key_version(), std::max(1u, items[i].reported_version));
         items[i].ciphertext = res.ciphertext();
         items[i].nonce = res.nonce();
         items[i].tag = res.tag();
