@@ -104,7 +104,8 @@ inline constexpr MethodSpec kListKeys           {"ListKeys",            Op::kLis
 // Notes on rows: HashBatch's "parse" is its batch-size check, before its one policy check
 // (no algorithm, no key); its items are then parsed without one. GenerateKeyPair,
 // GetPublicKey, PublicKeyEncrypt and HybridEncrypt parse their algorithm (and format)
-// first, so an unknown algorithm is INVALID_ARGUMENT even for a denied client.
+// first, so an unknown algorithm is INVALID_ARGUMENT even for a denied client. ListKeys
+// takes no key and is audited all the same: each listing of the keyring is a line.
 
 }  // namespace rpc
 
