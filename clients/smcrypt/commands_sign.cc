@@ -77,7 +77,7 @@ absl::StatusOr<int> SignMany(const Args& args, const Session& session, const Com
   v1::SignBatchRequest batch;
   std::vector<size_t> index;
   size_t bytes = 0;
-  uint32_t noted_version = 0;  // a reload between two batches can change the newest version
+  uint32_t noted_version = 0;  // a reload between two batches can change the primary version
   auto flush = [&] {
     if (batch.items_size() == 0) return;
     v1::SignBatchResponse resp;

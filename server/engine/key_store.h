@@ -11,9 +11,9 @@
 // The family of a PRIVATE/PUBLIC KEY is found by parsing it. Entries whose name starts
 // with a dot are skipped (a mounted Kubernetes Secret has ..data and ..<timestamp>
 // entries), symlinks are followed, names ending in none of ".pem", ".min_version" and
-// ".primary" are skipped with a warning, and a symlink into `..data/` whose target is gone is
-// skipped (a Secret update that drops a key swaps `..data` before it removes the key's
-// link). Any other defect, a broken symlink elsewhere included, fails loading with a
+// ".primary" are skipped with a warning, and a symlink into `..data/` whose target is
+// gone is skipped (a Secret update that drops a key swaps `..data` before it removes the
+// key's link). Any other defect, a broken symlink elsewhere included, fails loading with a
 // message naming the file.
 //
 // Versions. A key may have several versions, each a flat file (a Kubernetes Secret
@@ -228,8 +228,8 @@ struct KeyFileName {
 
 // ParseKeyFileName reads a file name of --keys_dir: `<key_id>.pem` (version 1),
 // `<key_id>.v<n>.pem`, `<key_id>.min_version`, `<key_id>.primary`; nullopt for any
-// other name (skipped by loading). InvalidArgument for a version suffix whose number is malformed (`.v0`,
-// `.v01`, out of range) or a key_id IsValidKeyId refuses.
+// other name (skipped by loading). InvalidArgument for a version suffix whose number is
+// malformed (`.v0`, `.v01`, out of range) or a key_id IsValidKeyId refuses.
 absl::StatusOr<std::optional<KeyFileName>> ParseKeyFileName(absl::string_view name);
 
 }  // namespace smcrypt::server

@@ -111,6 +111,8 @@ inline constexpr MethodSpec kGenerateDataKeyWithoutPlaintext{"GenerateDataKeyWit
 // first, so an unknown algorithm is INVALID_ARGUMENT even for a denied client.
 // GenerateDataKey's response estimate (request + 4 KiB) holds the data key and its
 // wrapping (at most a 384-byte RSA-3072 ciphertext).
+// first, so an unknown algorithm is INVALID_ARGUMENT even for a denied client. ListKeys
+// takes no key and is audited all the same: each listing of the keyring is a line.
 
 }  // namespace rpc
 

@@ -63,6 +63,19 @@ void WriteThreeVersions(const TempDir& dir) {
   dir.Write("k.v3.pem", Sm4Pem('3'));
 }
 
+TEST(KeyPrimaryTest, PrimaryFileName) {
+  absl::StatusOr<std::optional<KeyFileName>> f = ParseKeyFileName("pay.primary");
+  ASSERT_THAT(f, IsOk());
+  ASSERT_TRUE(f->has_value());
+  EXPECT_EQ((*f)->kind, KeyFileName::Kind::kPrimary);
+  EXPECT_EQ((*f)->key_id, "pay");
+  EXPECT_THAT(ParseKeyFileName(".primary"), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(ParseKeyFileName("pay.v2.primary"), StatusIs(absl::StatusCode::kInvalidArgument));
+  absl::StatusOr<std::optional<KeyFileName>> other = ParseKeyFileName("pay.primary.tmp");
+  ASSERT_THAT(other, IsOk());
+  EXPECT_FALSE(other->has_value());
+}
+
 TEST(KeyPrimaryTest, AbsentPrimaryIsTheNewest) {
   TempDir dir;
   WriteThreeVersions(dir);

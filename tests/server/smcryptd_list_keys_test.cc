@@ -2,7 +2,8 @@
 // smcryptd (label integration): paging across 250 keys, page tokens across a reload and
 // bad ones, no secret material in a listing, the audit line of every ListKeys, the
 // access policy's list_keys operation, Encrypt and Sign naming no version using a primary
-// pinned below the newest. Every wait polls with a deadline.
+// pinned below the newest, smcrypt_key_version_info across reloads, and a bad primary
+// file keeping the previous keyring. Every wait polls with a deadline.
 #include <openssl/sha.h>
 #include <signal.h>
 
@@ -350,6 +351,37 @@ TEST_F(SmcryptdListKeysTest, MetricsReportEveryVersionAndFollowReloads) {
   ASSERT_EQ(page.keys_size(), 2);
   EXPECT_EQ(page.keys(0).key_id(), "rot");
   EXPECT_EQ(page.keys(0).primary_version(), 3u);
+}
+
+// A primary naming a version the key lacks fails the reload: the replica keeps its
+// keyring whole (other changes of the same update included) and keeps listing it.
+TEST_F(SmcryptdListKeysTest, BadPrimaryKeepsThePreviousKeyring) {
+  Files bad;
+  for (const auto& f : keyring_->files) {
+    if (f.first == "rot.primary") {
+      bad.push_back({"rot.primary", "7"});
+    } else if (f.first != "k000.pem") {
+      bad.push_back(f);
+    }
+  }
+  keys_.Publish(bad);
+  server_.Signal(SIGHUP);
+  ASSERT_TRUE(WaitFor([&] {
+    return server_.log().find("rot.primary: primary version 7 of key 'rot' is not loaded") !=
+           std::string::npos;
+  })) << server_.log();
+  EXPECT_THAT(server_.log(), HasSubstr("keeping the previous 252 keys"));
+  v1::ListKeysResponse page;
+  ASSERT_TRUE(List(stub_.get(), 1, "", &page).ok());
+  EXPECT_EQ(page.keys(0).key_id(), "k000");
+  ASSERT_TRUE(List(stub_.get(), 1, absl::StrCat("k1.", absl::WebSafeBase64Escape("k249")),
+                   &page).ok());
+  EXPECT_EQ(page.keys(0).key_id(), "rot");
+  EXPECT_EQ(page.keys(0).primary_version(), 2u);
+  const std::string m = ::smcrypt::testing::HttpGet(server_.metrics_port(), "/metrics");
+  EXPECT_THAT(m, HasSubstr("smcrypt_keyring_reloads_total{result=\"failure\"} 1"));
+  EXPECT_THAT(m, HasSubstr("smcrypt_key_version_info{key_id=\"rot\",state=\"primary\","
+                           "version=\"2\"} 1"));
 }
 
 TEST_F(SmcryptdListKeysTest, EveryListKeysIsAudited) {
