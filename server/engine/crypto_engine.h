@@ -316,6 +316,10 @@ class CryptoEngine {
   // left as they are. Never fails: a lookup error is kept in `key->entry` and answers the
   // call where the key is used.
   void Resolve(KeyInput* key, std::shared_ptr<const Keyring> keyring = nullptr) const;
+  // TrialWidth: how many versions a check with `key` tries at most (KeyInput::trial): 1
+  // unless `trial` is set and the key has several retained versions; kMaxTrialVersions at
+  // most. A decrypting stream keeps one decryptor, and its pending input, per version.
+  size_t TrialWidth(const KeyInput& key) const;
 
   // Limits of one call.
   static constexpr size_t kMaxBatchItems = 65536;
