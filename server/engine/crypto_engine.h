@@ -361,6 +361,11 @@ class CryptoEngine {
 
   absl::StatusOr<SymmetricCiphertext> Encrypt(const SymmetricParams& params,
                                               absl::string_view plaintext) const;
+  // Decrypt (and NewStreamDecryptor) with a key whose `trial` is set (KeyInput::trial):
+  // GCM/CCM tags of kMinTrialTagSize bytes or more try every version, the others
+  // FailedPrecondition KEY_VERSION_REQUIRED when the key has several retained versions;
+  // InvalidArgument "decryption failed (tried key '<id>' versions 3, 2, 1)" (reason
+  // DECRYPTION_FAILED, metadata key_id and key_versions_tried) when several all fail.
   absl::StatusOr<std::string> Decrypt(const SymmetricParams& params, absl::string_view ciphertext,
                                       absl::string_view tag) const;
   // EncryptBatch returns one result per item (params[i] with plaintexts[i]; the spans
