@@ -426,6 +426,7 @@ absl::StatusOr<int> RunDecrypt(const Args& args) {
     }
     return st;
   }
+  NoteKeyVersion("decrypt", resp.key_version());
   if (absl::Status w = out.Write(resp.plaintext()); !w.ok()) return w;
   if (absl::Status w = out.Close(); !w.ok()) return w;
   return kExitOk;

@@ -283,6 +283,7 @@ absl::StatusOr<int> RunVerify(const Args& args) {
   session->Prepare(&ctx);
   grpc::Status s = session->stub().Verify(&ctx, req, &resp);
   if (!s.ok()) return RpcStatus(s);
+  NoteKeyVersion("verify", resp.key_version());
   std::printf("%s\n", resp.valid() ? "signature valid" : "signature invalid");
   return resp.valid() ? kExitOk : kExitInvalid;
 }

@@ -15,7 +15,7 @@
 //   smcrypt_bytes_processed_total{algorithm,operation}
 //   smcrypt_decrypt_failures_total{algorithm}                         "decryption failed"
 //   smcrypt_verify_failures_total{algorithm}                          signature/MAC false
-//   smcrypt_key_version_trials_total{operation,outcome}               versions tried beyond the first
+//   smcrypt_key_version_trials_total{operation,outcome}               key versions tried, beyond 1
 //   smcrypt_keyring_reloads_total{result}                             success, failure
 //   smcrypt_keyring_load_timestamp_seconds                            when the keyring in use loaded
 //   smcrypt_key_version_info{key_id,version,state}                    1 per loaded key version

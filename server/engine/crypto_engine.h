@@ -373,6 +373,10 @@ class CryptoEngine {
   // left as they are. Never fails: a lookup error is kept in `key->entry` and answers the
   // call where the key is used.
   void Resolve(KeyInput* key, std::shared_ptr<const Keyring> keyring = nullptr) const;
+  // TrialWidth: how many versions a check with `key` tries at most (KeyInput::trial): 1
+  // unless `trial` is set and the key has several retained versions; kMaxTrialVersions at
+  // most. A decrypting stream keeps one decryptor, and its pending input, per version.
+  size_t TrialWidth(const KeyInput& key) const;
 
   // Limits of one call.
   static constexpr size_t kMaxBatchItems = 65536;
@@ -414,6 +418,11 @@ class CryptoEngine {
 
   absl::StatusOr<SymmetricCiphertext> Encrypt(const SymmetricParams& params,
                                               absl::string_view plaintext) const;
+  // Decrypt (and NewStreamDecryptor) with a key whose `trial` is set (KeyInput::trial):
+  // GCM/CCM tags of kMinTrialTagSize bytes or more try every version, the others
+  // FailedPrecondition KEY_VERSION_REQUIRED when the key has several retained versions;
+  // InvalidArgument "decryption failed (tried key '<id>' versions 3, 2, 1)" (reason
+  // DECRYPTION_FAILED, metadata key_id and key_versions_tried) when several all fail.
   absl::StatusOr<std::string> Decrypt(const SymmetricParams& params, absl::string_view ciphertext,
                                       absl::string_view tag) const;
   // EncryptBatch returns one result per item (params[i] with plaintexts[i]; the spans

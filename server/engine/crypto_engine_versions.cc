@@ -60,6 +60,10 @@ std::vector<KeyInput> CryptoEngine::TrialKeys(const Ring& ring, const KeyInput& 
   return keys;
 }
 
+size_t CryptoEngine::TrialWidth(const KeyInput& key) const {
+  return TrialKeys(*RingFor(key), key).size();
+}
+
 absl::Status CryptoEngine::RequireOneVersion(const Ring& ring, const KeyInput& key,
                                              absl::string_view why) const {
   if (key.kind != KeyInput::Kind::kKeyId || key.trial == nullptr) return absl::OkStatus();

@@ -93,7 +93,8 @@ absl::Status StillWanted(grpc::CallbackServerContext* ctx);
 // RPCs' chunks): check(i) → Checked<In> for each i in [0, n), one engine(inputs) call for
 // the inputs that passed, then answer(i, result, checked, input) in order, where `result`
 // is item i's engine result or the status its check left, `checked` its Checked (its
-// input moved out) and `input` its checked input (null when the check failed). The inputs' views stay valid until the items are answered.
+// input moved out) and `input` its checked input (null when the check failed). The
+// inputs' views stay valid until the items are answered.
 template <typename In, typename CheckFn, typename Engine, typename Answer>
 void CheckAndRun(size_t n, const CheckFn& check, const Engine& engine, const Answer& answer) {
   constexpr size_t kNotRun = ~size_t{0};

@@ -26,8 +26,9 @@
 // payload is freed and the charge becomes twice the actual response plus
 // kCallAdmissionBytes. A stream is charged each message it reads (three times its size
 // while it is handled), then twice its queued responses until they are written and
-// twice what its cipher keeps of its input (a pending segment or chunk) until that is
-// answered; a message that does not fit ends the stream with RESOURCE_EXHAUSTED. A call
+// twice what its cipher keeps of its input (a pending segment or chunk, once per key
+// version a decrypting stream still tries) until that is answered; a message that does
+// not fit ends the stream with RESOURCE_EXHAUSTED. A call
 // alone is admitted whatever its charge (a batch of 65,536 items is charged 64 MiB). Excess work is thus refused at once instead of queueing.
 // Streams register with a StreamReaper (--stream_idle_timeout); every keyed request is
 // checked against the AccessPolicy (--access_policy) and private-key operations are

@@ -91,6 +91,7 @@ class DecryptStreamReactor final
     dec_ = *std::move(dec);
     key_ = p.key;
     key_.value = {};  // only its version and trial are read (ReportedKeyVersion)
+    versions_ = engine().TrialWidth(p.key);
     return OnNext(req, out);
   }
 
@@ -123,7 +124,13 @@ class DecryptStreamReactor final
   }
 
   std::unique_ptr<StreamDecryptor> dec_;
+  // PendingCopies: one per version while the stream still tries versions.
+  uint64_t PendingCopies() const override {
+    return key_.trial != nullptr && key_.trial->tried.empty() ? versions_ : 1;
+  }
+
   KeyInput key_;
+  size_t versions_ = 1;
   bool responded_ = false;
 };
 
@@ -188,6 +195,7 @@ class HybridDecryptStreamReactor final
     dec_ = *std::move(dec);
     key_ = p.key;
     key_.value = {};  // only its version and trial are read (ReportedKeyVersion)
+    versions_ = engine().TrialWidth(p.key);
     return OnNext(req, out);
   }
 
@@ -216,7 +224,13 @@ class HybridDecryptStreamReactor final
   }
 
   std::unique_ptr<HybridStreamDecryptor> dec_;
+  // PendingCopies: one per version while the stream still tries versions.
+  uint64_t PendingCopies() const override {
+    return key_.trial != nullptr && key_.trial->tried.empty() ? versions_ : 1;
+  }
+
   KeyInput key_;
+  size_t versions_ = 1;
   bool responded_ = false;
 };
 

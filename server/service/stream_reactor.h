@@ -145,6 +145,9 @@ class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
   grpc::CallbackServerContext* ctx() const { return ctx_; }
   virtual absl::Status OnMessage(const Req& req, bool first, std::deque<Resp>* out) = 0;
   virtual absl::Status OnEnd(std::deque<Resp>* out) = 0;
+  // PendingCopies: how many copies of its unanswered input the stream's cipher keeps (a
+  // decrypting stream still trying key versions keeps one per version).
+  virtual uint64_t PendingCopies() const { return 1; }
   // AuditAs makes the stream write an audit line when it ends (private-key streams),
   // with the versions of AuditVersion(input, unparsed_version), as the key's trial
   // (KeyInput::trial) has them by then.
@@ -174,11 +177,14 @@ class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
 
   // Rebalance sets the stream's charge to what it holds now: the queued responses and
   // their serialized copies, and what the stream's cipher keeps of the input it has not
-  // answered yet (a pending GCM segment, a partial HPKE chunk), which becomes a response.
+  // answered yet (a pending GCM segment, a partial HPKE chunk), which becomes a response,
+  // once per copy (PendingCopies).
   void Rebalance() {
     uint64_t held = 0;
     for (const Resp& r : out_) held += 2 * r.ByteSizeLong();
-    if (!finishing_ && in_bytes_ > out_bytes_) held += 2 * (in_bytes_ - out_bytes_);
+    if (!finishing_ && in_bytes_ > out_bytes_) {
+      held += 2 * (in_bytes_ - out_bytes_) * PendingCopies();
+    }
     if (held > charge_) {
       svc_->Charge(held - charge_);
     } else {

@@ -89,7 +89,9 @@ class KeyTrialTest : public ::testing::Test {
     for (uint32_t v = 1; v <= max_version; ++v) {
       const std::string n = ".v" + std::to_string(v) + ".pem";
       dir_.Write("sm4" + n, PemEncode("SM4 KEY", std::string(16, char('0' + v))));
-      dir_.Write("xts" + n, PemEncode("SM4 KEY", std::string(16, char('0' + v)) + std::string(16, 'x')));
+      // SM4-XTS: K1 ‖ K2, which must differ.
+      dir_.Write("xts" + n,
+                 PemEncode("SM4 KEY", std::string(16, char('0' + v)) + std::string(16, 'x')));
       dir_.Write("aes" + n, PemEncode("AES KEY", std::string(32, char('a' + v))));
       dir_.Write("hmac" + n, PemEncode("HMAC KEY", std::string(20, char('h' + v))));
       for (const char* id : {"sm2", "ec", "rsa"}) {

@@ -26,12 +26,14 @@
 #include "smcrypt/v1/crypto.grpc.pb.h"
 #include "tests/server/secret_volume.h"
 #include "tests/server/smcryptd_process.h"
+#include "tests/testing/metric_value.h"
 
 namespace smcrypt {
 namespace {
 
 using ::smcrypt::testing::Ctx;
 using ::smcrypt::testing::HttpGet;
+using ::smcrypt::testing::MetricValue;
 using ::smcrypt::testing::ReadAll;
 using ::smcrypt::testing::SecretVolume;
 using ::smcrypt::testing::Smcryptd;
@@ -530,6 +532,46 @@ TEST_F(SmcryptdKeyTrialTest, StreamsMadeUnderV1OpenAfterV2IsAdded) {
                                 "\"key_version\":1,\"key_versions_tried\":[2,1],"
                                 "\"status\":\"OK\"") != std::string::npos;
   })) << ReadAll(audit_);
+}
+
+// A decrypting stream still trying versions keeps its pending segment once per version,
+// and is charged for each copy against --max_inflight_bytes.
+TEST_F(SmcryptdKeyTrialTest, PendingSegmentIsChargedOncePerVersionTried) {
+  constexpr double kSegment = 1 << 20;
+  auto inflight = [&] {
+    return MetricValue(HttpGet(server_.metrics_port(), "/metrics"), "smcrypt_inflight_bytes");
+  };
+  for (uint32_t named : {1u, 0u}) {
+    SCOPED_TRACE(named == 0 ? "no version named: 3 versions tried" : "version 1 named");
+    auto ctx = Ctx(60);
+    auto stream = stub_->DecryptStream(ctx.get());
+    v1::DecryptStreamRequest req;
+    req.mutable_params()->set_algorithm(v1::SM4_GCM);
+    SetKey(req.mutable_params()->mutable_key(), "sm4", named);
+    req.mutable_params()->set_nonce(std::string(12, 'n'));
+    req.set_ciphertext(std::string(static_cast<size_t>(kSegment), 'c'));
+    req.set_tag(std::string(16, 't'));
+    ASSERT_TRUE(stream->Write(req));  // kept: a segment opens when the next one arrives
+    // Twice the pending segment per copy (it becomes a response and its serialized copy).
+    const double want = 2 * kSegment * (named == 0 ? 3 : 1);
+    double charged = 0;
+    for (int i = 0; i < 100 && charged < want; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      charged = inflight();
+    }
+    EXPECT_GE(charged, want);
+    EXPECT_LT(charged, want + 2 * kSegment);
+    stream->WritesDone();
+    v1::DecryptStreamResponse r;
+    while (stream->Read(&r)) {
+    }
+    EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    for (int i = 0; i < 100 && charged != 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      charged = inflight();
+    }
+    EXPECT_EQ(charged, 0) << "the charge is released when the stream ends";
+  }
 }
 
 }  // namespace
