@@ -3,8 +3,8 @@
 # EXAMPLE_DIR (clients/examples/go) with Debian's Go toolchain and Go packages and runs it
 # against a real smcryptd (smcryptd_launch.sh); the example checks SHA-256, ECDSA P-256 and
 # AES-256-GCM with Go's standard library and exits non-zero on any mismatch; then
-# tests/interop/go/envelope (Rewrap, RewrapBatch, GenerateDataKey; AES-GCM by crypto/cipher)
-# against the same server.
+# tests/interop/go/envelope (Rewrap, RewrapBatch, GenerateDataKey; AES-GCM by crypto/cipher;
+# ListKeys, fingerprints by crypto/sha256) against the same server.
 #
 # Offline, in GOPATH mode (GO111MODULE=off): the example's go.mod pins module versions that
 # Debian does not package, so it is ignored here. Imports resolve in

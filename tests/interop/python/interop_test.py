@@ -923,8 +923,8 @@ class SmcryptdInteropTest(unittest.TestCase):
             token = resp.next_page_token
             if not token:
                 break
-        self.assertEqual(ids, ["hmac", "p256", "sm2", "sm4", "sm4xts"])
-        self.assertEqual(pages, 3)
+        self.assertEqual(ids, ["aes256", "dek", "hmac", "p256", "sm2", "sm4", "sm4xts"])
+        self.assertEqual(pages, 4)
         self.assertGreater(resp.keyring_load_time_unix_micros, 0)
         with open(os.path.join(KEYS_DIR, "p256.pem"), "rb") as f:
             ring = serialization.load_pem_private_key(f.read(), None)

@@ -1,7 +1,7 @@
-// Command envelope is the Go client interop check of Rewrap, RewrapBatch, GenerateDataKey and
-// GenerateDataKeyWithoutPlaintext against a real smcryptd with smcryptd_launch.sh's keyring
-// (aes256.pem an AES-256 key, dek.v1.pem / dek.v2.pem two versions of an SM4 key), checked by
-// Go's crypto/aes and crypto/cipher where Go has the algorithm:
+// Command envelope is the Go client interop check of Rewrap, RewrapBatch, GenerateDataKey,
+// GenerateDataKeyWithoutPlaintext and ListKeys against a real smcryptd with
+// smcryptd_launch.sh's keyring (aes256.pem an AES-256 key, dek.v1.pem / dek.v2.pem two versions
+// of an SM4 key), checked by Go's crypto/aes, crypto/cipher and crypto/sha256:
 //   - a data key wrapped with AES-256-GCM under aes256 opens with crypto/cipher's GCM under the
 //     key file's bytes (read from -keys_dir) and with the Decrypt RPC; data sealed locally with
 //     crypto/cipher under the plaintext data key opens after the key is unwrapped through the
@@ -9,6 +9,11 @@
 //   - an SM4-GCM ciphertext under dek version 1 rewraps to version 2 (Rewrap and RewrapBatch),
 //     opens with Decrypt under version 2 and not under version 1; a tampered batch item is that
 //     item's INVALID_ARGUMENT "decryption failed".
+//   - ListKeys paged by 2 to the last page lists the launch keyring's key ids in order with
+//     their families, algorithms and versions (dek: 1 and 2, primary 2; min_version 1); the
+//     SM2 and EC keys' public_key_sha256 is crypto/sha256 of GetPublicKey's SubjectPublicKeyInfo
+//     (no algorithm named), symmetric keys have none; a bad page_token is INVALID_ARGUMENT with
+//     a google.rpc.ErrorInfo (errdetails) naming field page_token.
 //
 // Every check that fails prints "FAIL: ..." and exits with status 1. Run by
 // tests/interop/run_go_client.sh (GOPATH mode, Debian's gRPC-Go 1.33):
@@ -22,13 +27,17 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/pem"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"sort"
 	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -164,6 +173,82 @@ func rewrap(ctx context.Context, c pb.CryptoServiceClient) {
 	fmt.Println("ok: Rewrap and RewrapBatch (dek v1 -> v2)")
 }
 
+// launchKeys is smcryptd_launch.sh's keyring, key_id to key_family.
+var launchKeys = map[string]string{"aes256": "AES-256", "dek": "SM4", "hmac": "HMAC",
+	"p256": "EC P-256", "sm2": "SM2", "sm4": "SM4", "sm4xts": "SM4-XTS"}
+
+func listKeys(ctx context.Context, c pb.CryptoServiceClient) {
+	var keys []*pb.KeyInfo
+	var ids []string
+	token := ""
+	for {
+		page, err := c.ListKeys(ctx, &pb.ListKeysRequest{PageSize: 2, PageToken: token})
+		if err != nil || len(page.Keys) > 2 || page.KeyringLoadTimeUnixMicros <= 0 {
+			fail("ListKeys page_size 2: %v (%d keys, keyring load time %d)", err, len(page.GetKeys()),
+				page.GetKeyringLoadTimeUnixMicros())
+		}
+		for _, k := range page.Keys {
+			keys, ids = append(keys, k), append(ids, k.KeyId)
+		}
+		if token = page.NextPageToken; token == "" || len(keys) > len(launchKeys) {
+			break
+		}
+	}
+	var want []string
+	for id := range launchKeys {
+		want = append(want, id)
+	}
+	sort.Strings(want)
+	if token != "" || !reflect.DeepEqual(ids, want) {
+		fail("ListKeys: key ids %v (next_page_token %q), want %v and no token", ids, token, want)
+	}
+	for _, k := range keys {
+		family := launchKeys[k.KeyId]
+		asymmetric := family == "SM2" || family == "EC P-256"
+		newest := uint32(1)
+		if k.KeyId == "dek" {
+			newest = 2
+		}
+		if k.KeyFamily != family || len(k.Algorithms) == 0 || len(k.Versions) != int(newest) ||
+			k.PrimaryVersion != newest || k.MinVersion != 1 {
+			fail("ListKeys %s: %v; want family %q, algorithms, versions 1..%d, primary %d, min_version 1",
+				k.KeyId, k, family, newest, newest)
+		}
+		for i, v := range k.Versions {
+			var fingerprint []byte
+			if asymmetric {
+				pub, err := c.GetPublicKey(ctx, &pb.GetPublicKeyRequest{Key: keyID(k.KeyId, v.Version)})
+				if err != nil {
+					fail("GetPublicKey %s v%d without an algorithm: %v", k.KeyId, v.Version, err)
+				}
+				sum := sha256.Sum256(pub.PublicKeyDer)
+				fingerprint = sum[:]
+			}
+			if v.Version != uint32(i+1) || v.LoadTimeUnixMicros <= 0 || v.Retired ||
+				v.HasPrivateKey != asymmetric || !bytes.Equal(v.PublicKeySha256, fingerprint) {
+				fail("ListKeys %s version %d: %v; want a load time and public_key_sha256 %x", k.KeyId, i+1,
+					v, fingerprint)
+			}
+		}
+	}
+	_, err := c.ListKeys(ctx, &pb.ListKeysRequest{PageSize: 2, PageToken: "not-a-token"})
+	if status.Code(err) != codes.InvalidArgument {
+		fail("ListKeys with a bad page_token: %v, want INVALID_ARGUMENT", err)
+	}
+	st, _ := status.FromError(err)
+	var info *errdetails.ErrorInfo
+	for _, d := range st.Details() {
+		if i, ok := d.(*errdetails.ErrorInfo); ok {
+			info = i
+		}
+	}
+	if info == nil || info.Domain != "smcrypt.v1" || info.Reason != "INVALID_ARGUMENT" ||
+		info.Metadata["field"] != "page_token" {
+		fail("ListKeys with a bad page_token: ErrorInfo %v, want smcrypt.v1 INVALID_ARGUMENT field page_token", info)
+	}
+	fmt.Printf("ok: ListKeys (%d keys by pages of 2, fingerprints by crypto/sha256, bad page_token)\n", len(keys))
+}
+
 func main() {
 	target := flag.String("target", "localhost:50051", "smcryptd address")
 	keysDir := flag.String("keys_dir", "", "smcryptd's keyring folder (aes256.pem)")
@@ -179,4 +264,5 @@ func main() {
 	defer cancel()
 	dataKeys(ctx, c, *keysDir)
 	rewrap(ctx, c)
+	listKeys(ctx, c)
 }
