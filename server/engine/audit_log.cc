@@ -1,16 +1,26 @@
 #include "server/engine/audit_log.h"
 
 #include <fcntl.h>
+#include <limits.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <deque>
+#include <thread>
+#include <utility>
+#include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "nlohmann/json.hpp"
+#include "server/engine/error_reason.h"
+#include "server/engine/logging.h"
 
 namespace smcrypt::server {
 
@@ -26,22 +36,11 @@ std::string Cut(absl::string_view s) {
   return std::string(s.substr(0, end));
 }
 
+int OpenFile(const std::string& path) {
+  return ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+}
+
 }  // namespace
-
-absl::StatusOr<std::unique_ptr<AuditLog>> AuditLog::Open(const std::string& path) {
-  if (path.empty()) return std::unique_ptr<AuditLog>(new AuditLog(STDERR_FILENO, false));
-  if (path == "none") return std::unique_ptr<AuditLog>(new AuditLog(-1, false));
-  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--audit_log: cannot open ", path, ": ", std::strerror(errno)));
-  }
-  return std::unique_ptr<AuditLog>(new AuditLog(fd, true));
-}
-
-AuditLog::~AuditLog() {
-  if (owned_ && fd_ >= 0) ::close(fd_);
-}
 
 std::string AuditLog::FormatLine(const AuditRecord& r) {
   static const ClientIdentity kAnonymous;
@@ -72,18 +71,320 @@ std::string AuditLog::FormatLine(const AuditRecord& r) {
   return line;
 }
 
-void AuditLog::Write(const AuditRecord& record) const {
-  if (fd_ < 0) return;
-  const std::string line = FormatLine(record);
-  const char* p = line.data();
-  size_t left = line.size();
-  while (left > 0) {
-    const ssize_t n = ::write(fd_, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    p += n;
-    left -= static_cast<size_t>(n);
+
+// ---- The queue and its writer -----------------------------------------------------------
+
+// Writer is the queue and the thread that drains it (audit_log.h, "Writing" and
+// "Failure"). The thread alone writes, reopens and closes fd_; queue_'s lines are only
+// popped by it, so the iovecs of a batch stay valid while it writes without mu_.
+class AuditLog::Writer {
+ public:
+  Writer(std::string path, int fd, const AuditLogOptions& o)
+      : path_(std::move(path)),
+        closed_(o.failure == AuditFailure::kClosed),
+        max_lines_(o.max_queue_lines),
+        max_bytes_(o.max_queue_bytes),
+        fd_(fd) {
+    thread_ = std::thread([this] { Run(); });
   }
+
+  ~Writer() {
+    {
+      absl::MutexLock lock(&mu_);
+      stop_ = true;
+      cv_.Signal();
+    }
+    thread_.join();
+    if (!path_.empty() && fd_ >= 0) ::close(fd_);
+  }
+
+  absl::Status Admit() {
+    if (!closed_) return absl::OkStatus();
+    absl::MutexLock lock(&mu_);
+    if (!healthy_ || queue_.size() + reserved_lines_ >= max_lines_ ||
+        queue_bytes_ + reserved_bytes_ + kMaxLineBytes > max_bytes_) {
+      return WithReason(absl::UnavailableError(
+                            "the audit log cannot take a line (--audit_failure=closed): the "
+                            "call was refused before its key was used"),
+                        reason::kAuditUnavailable);
+    }
+    ++reserved_lines_;
+    reserved_bytes_ += kMaxLineBytes;
+    return absl::OkStatus();
+  }
+
+  void Push(std::string line, bool admitted) {
+    bool now_unhealthy = false;
+    {
+      absl::MutexLock lock(&mu_);
+      if (admitted && closed_) {
+        --reserved_lines_;
+        reserved_bytes_ -= kMaxLineBytes;
+      } else if (queue_.size() + reserved_lines_ >= max_lines_ ||
+                 queue_bytes_ + reserved_bytes_ + line.size() > max_bytes_) {
+        ++dropped_;
+        now_unhealthy = healthy_;
+        healthy_ = false;
+        line.clear();
+      }
+      if (!line.empty()) {
+        queue_bytes_ += line.size();
+        queue_.push_back(std::move(line));
+        ++pushed_;
+        if (idle_) cv_.Signal();
+      }
+    }
+    if (now_unhealthy) LogError("audit log: the queue is full; lines are dropped");
+  }
+
+  void Reopen() {
+    if (path_.empty()) return;
+    absl::MutexLock lock(&mu_);
+    reopen_ = true;
+    cv_.Signal();
+  }
+
+  bool Flush(absl::Duration timeout) {
+    const absl::Time deadline = absl::Now() + timeout;
+    absl::MutexLock lock(&mu_);
+    const uint64_t target = pushed_;
+    while (popped_ < target) {
+      if (done_cv_.WaitWithDeadline(&mu_, deadline)) return popped_ >= target;
+    }
+    return true;
+  }
+
+  AuditStats stats() {
+    absl::MutexLock lock(&mu_);
+    AuditStats s;
+    s.lines_written = written_;
+    s.lines_dropped = dropped_;
+    s.write_errors = errors_;
+    s.queue_lines = queue_.size();
+    s.queue_bytes = queue_bytes_;
+    s.healthy = healthy_;
+    return s;
+  }
+
+ private:
+  // Run: reopen when asked, retry a failed open, else write the queue's front in
+  // batches; at stop, write what is queued (dropping it after a failure) and return.
+  void Run() ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    for (;;) {
+      if (reopen_) {
+        reopen_ = false;
+        OpenAgain();
+      } else if (fd_ < 0) {
+        if (!closed_ || stop_) DropQueued();
+        if (stop_) return;
+        cv_.WaitWithTimeout(&mu_, kRetryInterval);
+        if (!stop_ && !reopen_) OpenAgain();
+      } else if (queue_.empty()) {
+        if (stop_) return;
+        idle_ = true;
+        cv_.Wait(&mu_);
+        idle_ = false;
+      } else {
+        WriteBatch();
+      }
+    }
+  }
+
+  // WriteBatch writes the queue's front lines with one writev, mu_ released meanwhile.
+  void WriteBatch() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    // To stderr, whole lines of at most PIPE_BUF bytes (one atomic pipe write), so a
+    // batch never interleaves with another writer's line; the first line goes alone
+    // when it is longer.
+    const size_t byte_cap = path_.empty() ? PIPE_BUF : ~size_t{0};
+    iov_.clear();
+    size_t bytes = 0;
+    for (size_t i = 0; i < queue_.size() && iov_.size() < IOV_MAX; ++i) {
+      const std::string& line = queue_[i];
+      const size_t skip = i == 0 ? front_offset_ : 0;
+      const size_t len = line.size() - skip;
+      if (!iov_.empty() && bytes + len > byte_cap) break;
+      iov_.push_back({const_cast<char*>(line.data() + skip), len});
+      bytes += len;
+    }
+    const size_t lines = iov_.size();
+    mu_.Unlock();
+    ssize_t n = ::writev(fd_, iov_.data(), static_cast<int>(lines));
+    const int err = n == 0 ? EIO : errno;  // 0 bytes of a non-empty batch: no progress
+    if (n == 0) n = -1;
+    mu_.Lock();
+    if (n < 0 && err == EINTR) return;
+    if (n >= 0) {
+      Advance(static_cast<size_t>(n));
+      if (!healthy_) {
+        healthy_ = true;
+        Unlocked([] { LogInfo("audit log: writing again"); });
+      }
+      return;
+    }
+    ++errors_;
+    if (healthy_) {
+      healthy_ = false;
+      const std::string msg = absl::StrCat(
+          "audit log: write failed: ", std::strerror(err),
+          closed_ ? "; calls that need an audit line are refused (AUDIT_UNAVAILABLE)"
+                  : "; lines are dropped (--audit_failure=open)",
+          " until a write succeeds");
+      Unlocked([&msg] { LogError(msg); });
+    }
+    if (!closed_ || stop_) {
+      for (size_t i = 0; i < lines && !queue_.empty(); ++i) Pop(/*written=*/false);
+      if (stop_) DropQueued();
+      return;
+    }
+    cv_.WaitWithTimeout(&mu_, kRetryInterval);  // a failed write is retried
+  }
+
+  // Advance pops the lines the first `n` bytes of a batch completed.
+  void Advance(size_t n) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    while (n > 0 && !queue_.empty()) {
+      const size_t rest = queue_.front().size() - front_offset_;
+      if (n < rest) {
+        front_offset_ += n;
+        return;
+      }
+      n -= rest;
+      Pop(/*written=*/true);
+    }
+  }
+
+  void Pop(bool written) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    queue_bytes_ -= queue_.front().size();
+    queue_.pop_front();
+    front_offset_ = 0;
+    ++(written ? written_ : dropped_);
+    ++popped_;
+    done_cv_.SignalAll();
+  }
+
+  void DropQueued() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    const size_t n = queue_.size();
+    while (!queue_.empty()) Pop(/*written=*/false);
+    if (n > 0 && stop_) {
+      Unlocked([n] { LogError(absl::StrCat("audit log: ", n, " lines dropped at shutdown")); });
+    }
+  }
+
+  // OpenAgain opens path_ again in place of fd_ (closed either way, so that lines never
+  // go to a file logrotate has renamed); on failure fd_ is -1 and the open is retried.
+  void OpenAgain() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    mu_.Unlock();
+    const int fd = OpenFile(path_);
+    const int err = errno;
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+    if (fd >= 0) {
+      LogInfo(absl::StrCat("audit log: reopened ", path_));
+    } else if (healthy_or_opened_) {
+      LogError(absl::StrCat("audit log: cannot reopen ", path_, ": ", std::strerror(err),
+                            "; retrying every ", absl::FormatDuration(kRetryInterval)));
+    }
+    healthy_or_opened_ = fd >= 0;
+    mu_.Lock();
+    if (fd < 0) {
+      ++errors_;
+      healthy_ = false;
+    } else {
+      healthy_ = true;
+    }
+  }
+
+  template <typename Fn>
+  void Unlocked(const Fn& fn) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    mu_.Unlock();
+    fn();
+    mu_.Lock();
+  }
+
+  const std::string path_;  // "": stderr
+  const bool closed_;
+  const size_t max_lines_;
+  const size_t max_bytes_;
+  int fd_;                          // the writer thread's
+  bool healthy_or_opened_ = true;   // the writer thread's: the last open succeeded
+  std::vector<struct iovec> iov_;   // the writer thread's
+  absl::Mutex mu_;
+  absl::CondVar cv_;       // the writer waits for lines, a reopen or the stop
+  absl::CondVar done_cv_;  // Flush waits for lines to leave the queue
+  std::deque<std::string> queue_ ABSL_GUARDED_BY(mu_);
+  size_t front_offset_ ABSL_GUARDED_BY(mu_) = 0;  // bytes of the front line written
+  size_t queue_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  size_t reserved_lines_ ABSL_GUARDED_BY(mu_) = 0;  // admitted, not yet queued
+  size_t reserved_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t pushed_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t popped_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t written_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t dropped_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t errors_ ABSL_GUARDED_BY(mu_) = 0;
+  bool healthy_ ABSL_GUARDED_BY(mu_) = true;
+  bool reopen_ ABSL_GUARDED_BY(mu_) = false;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  bool idle_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;
+};
+
+absl::StatusOr<AuditFailure> ParseAuditFailure(absl::string_view s) {
+  if (s == "closed") return AuditFailure::kClosed;
+  if (s == "open") return AuditFailure::kOpen;
+  return absl::InvalidArgumentError(
+      absl::StrCat("--audit_failure: expected closed or open, got '", s, "'"));
+}
+
+absl::StatusOr<std::unique_ptr<AuditLog>> AuditLog::Open(const AuditLogOptions& o) {
+  if (o.path == "none") return std::unique_ptr<AuditLog>(new AuditLog(o.failure, nullptr));
+  if (o.max_queue_lines < 1) {
+    return absl::InvalidArgumentError("--audit_queue_lines: must be at least 1");
+  }
+  if (o.max_queue_bytes < kMaxLineBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--audit_queue_bytes: must be at least ", kMaxLineBytes, ", got ", o.max_queue_bytes));
+  }
+  int fd = STDERR_FILENO;
+  if (!o.path.empty()) {
+    fd = OpenFile(o.path);
+    if (fd < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--audit_log: cannot open ", o.path, ": ", std::strerror(errno)));
+    }
+  }
+  return std::unique_ptr<AuditLog>(
+      new AuditLog(o.failure, std::make_unique<Writer>(o.path, fd, o)));
+}
+
+absl::StatusOr<std::unique_ptr<AuditLog>> AuditLog::Open(const std::string& path) {
+  AuditLogOptions o;
+  o.path = path;
+  return Open(o);
+}
+
+AuditLog::AuditLog(AuditFailure failure, std::unique_ptr<Writer> writer)
+    : failure_(failure), writer_(std::move(writer)) {}
+
+AuditLog::~AuditLog() = default;
+
+absl::Status AuditLog::Admit() const {
+  return writer_ != nullptr ? writer_->Admit() : absl::OkStatus();
+}
+
+void AuditLog::Write(const AuditRecord& record, bool admitted) const {
+  if (writer_ != nullptr) writer_->Push(FormatLine(record), admitted);
+}
+
+void AuditLog::Reopen() const {
+  if (writer_ != nullptr) writer_->Reopen();
+}
+
+bool AuditLog::Flush(absl::Duration timeout) const {
+  return writer_ == nullptr || writer_->Flush(timeout);
+}
+
+AuditStats AuditLog::stats() const {
+  return writer_ != nullptr ? writer_->stats() : AuditStats();
 }
 
 }  // namespace smcrypt::server

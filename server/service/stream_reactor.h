@@ -65,8 +65,8 @@ class StreamSlot {
 // the final responses and the stream finishes OK. Any error finishes the stream with it.
 //
 // Each stream registers with the StreamReaper (--stream_idle_timeout) and touches it on
-// every completed read and write. A stream that uses a private key (AuditAs) writes one
-// audit line with its final status.
+// every completed read and write. A stream that uses a private or secret key (AuditAs)
+// writes one audit line with its final status.
 template <typename Req, typename Resp>
 class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
  public:
@@ -134,6 +134,8 @@ class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
   }
 
   void OnDone() override {
+    // An audited stream that ended without Done still writes its line.
+    if (!audit_method_.empty()) AuditEnd(absl::StatusCode::kCancelled);
     slot_.Close();
     svc_->Release(charge_);
     delete this;
@@ -145,7 +147,8 @@ class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
   grpc::CallbackServerContext* ctx() const { return ctx_; }
   virtual absl::Status OnMessage(const Req& req, bool first, std::deque<Resp>* out) = 0;
   virtual absl::Status OnEnd(std::deque<Resp>* out) = 0;
-  // AuditAs makes the stream write an audit line when it ends (private-key streams).
+  // AuditAs makes the stream write an audit line when it ends (private- and secret-key
+  // streams).
   template <typename Params>
   void AuditAs(const MethodSpec& spec, const Params& p, uint32_t key_version) {
     audit_method_ = spec.method;
@@ -159,11 +162,15 @@ class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
 
  private:
   void Done(const grpc::Status& status) {
-    if (!audit_method_.empty()) {
-      svc_->Audit(ctx_, audit_method_, audit_op_, audit_alg_, &audit_key_,
-                  static_cast<absl::StatusCode>(status.error_code()), audit_key_version_);
-    }
+    if (!audit_method_.empty()) AuditEnd(static_cast<absl::StatusCode>(status.error_code()));
     this->Finish(status);
+  }
+
+  // AuditEnd writes the stream's one audit line (AuditAs), with its final status.
+  void AuditEnd(absl::StatusCode code) {
+    svc_->Audit(ctx_, audit_method_, audit_op_, audit_alg_, &audit_key_, code,
+                audit_key_version_);
+    audit_method_ = {};
   }
 
   // Rebalance sets the stream's charge to what it holds now: the queued responses and
