@@ -29,11 +29,49 @@ namespace {
 // Client-supplied strings are cut to this many bytes (at a UTF-8 boundary) in a line.
 constexpr size_t kMaxFieldSize = 256;
 
-std::string Cut(absl::string_view s) {
-  if (s.size() <= kMaxFieldSize) return std::string(s);
+absl::string_view Cut(absl::string_view s) {
+  if (s.size() <= kMaxFieldSize) return s;
   size_t end = kMaxFieldSize;
   while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;
-  return std::string(s.substr(0, end));
+  return s.substr(0, end);
+}
+
+// AppendString appends `s` as a JSON string exactly as nlohmann::json's dump with
+// ensure_ascii and the replace error handler writes it: ASCII only, control characters
+// and every non-ASCII character escaped (\uXXXX), bytes that are not UTF-8 replaced by
+// U+FFFD, so a line is one line and a log reader cannot be fed terminal escapes. Strings
+// of printable ASCII without '"' or '\\' (every line's usual content) are copied as they
+// are; any other goes through nlohmann::json.
+void AppendString(std::string* out, absl::string_view s) {
+  for (const char c : s) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u >= 0x7f || c == '"' || c == '\\') {
+      out->append(nlohmann::json(std::string(s)).dump(
+          -1, ' ', /*ensure_ascii=*/true, nlohmann::json::error_handler_t::replace));
+      return;
+    }
+  }
+  out->push_back('"');
+  out->append(s.data(), s.size());
+  out->push_back('"');
+}
+
+// AppendTime appends `now` as "2026-11-30T02:00:00.123Z" (UTC, milliseconds); the text
+// up to the second is kept per thread and made again when the second changes.
+void AppendTime(std::string* out, absl::Time now) {
+  thread_local int64_t cached_second = -1;
+  thread_local char cached[24];
+  const int64_t ms = absl::ToUnixMillis(now);
+  const int64_t second = ms >= 0 ? ms / 1000 : (ms - 999) / 1000;
+  if (second != cached_second) {
+    const std::string text = absl::FormatTime("%Y-%m-%dT%H:%M:%S", absl::FromUnixSeconds(second),
+                                              absl::UTCTimeZone());
+    std::snprintf(cached, sizeof(cached), "%s", text.c_str());
+    cached_second = second;
+  }
+  char frac[8];
+  std::snprintf(frac, sizeof(frac), ".%03dZ", static_cast<int>(ms - second * 1000));
+  absl::StrAppend(out, cached, frac);
 }
 
 int OpenFile(const std::string& path) {
@@ -48,29 +86,36 @@ std::string AuditLog::FormatLine(const AuditRecord& r) {
   absl::string_view source = "none";
   if (r.key.kind == AccessKey::Kind::kKeyId) source = "keyring";
   if (r.key.kind == AccessKey::Kind::kInline) source = "inline";
-  nlohmann::ordered_json j;
-  j["time"] = absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::Now(), absl::UTCTimeZone());
-  j["type"] = "audit";
-  j["client"] = Cut(client.Name());
-  j["authenticated"] = client.authenticated;
-  j["peer"] = Cut(client.peer);
-  j["method"] = Cut(r.method);
-  j["operation"] = std::string(AccessOperationName(r.operation));
-  j["algorithm"] = Cut(r.algorithm);
-  j["key_source"] = std::string(source);
+  // The JSON is written here, not built as a nlohmann::json object: a line is formatted
+  // on every audited call, and its fields are known. audit_writer_test checks that a line
+  // is what nlohmann::json writes of it.
+  std::string line;
+  line.reserve(320);
+  line.append("{\"time\":\"");
+  AppendTime(&line, absl::Now());
+  line.append("\",\"type\":\"audit\",\"client\":");
+  AppendString(&line, Cut(client.Name()));
+  line.append(client.authenticated ? ",\"authenticated\":true,\"peer\":"
+                                   : ",\"authenticated\":false,\"peer\":");
+  AppendString(&line, Cut(client.peer));
+  line.append(",\"method\":");
+  AppendString(&line, Cut(r.method));
+  line.append(",\"operation\":");
+  AppendString(&line, AccessOperationName(r.operation));
+  line.append(",\"algorithm\":");
+  AppendString(&line, Cut(r.algorithm));
+  line.append(",\"key_source\":");
+  AppendString(&line, source);
   if (r.key.kind == AccessKey::Kind::kKeyId) {
-    j["key_id"] = Cut(r.key.key_id);
-    if (r.key_version != 0) j["key_version"] = r.key_version;
+    line.append(",\"key_id\":");
+    AppendString(&line, Cut(r.key.key_id));
+    if (r.key_version != 0) absl::StrAppend(&line, ",\"key_version\":", r.key_version);
   }
-  j["status"] = absl::StatusCodeToString(r.code);
-  // ASCII only: control characters and every non-ASCII character escaped (\uXXXX), bytes
-  // that are not UTF-8 replaced by U+FFFD, so a line is one line and a log reader cannot
-  // be fed terminal escapes.
-  std::string line = j.dump(-1, ' ', /*ensure_ascii=*/true, nlohmann::json::error_handler_t::replace);
-  line.push_back('\n');
+  line.append(",\"status\":");
+  AppendString(&line, absl::StatusCodeToString(r.code));
+  line.append("}\n");
   return line;
 }
-
 
 // ---- The queue and its writer -----------------------------------------------------------
 
@@ -171,6 +216,7 @@ class AuditLog::Writer {
   // batches; at stop, write what is queued (dropping it after a failure) and return.
   void Run() ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
+    bool waited = false;  // the batch delay has passed for the lines queued
     for (;;) {
       if (reopen_) {
         reopen_ = false;
@@ -185,7 +231,14 @@ class AuditLog::Writer {
         idle_ = true;
         cv_.Wait(&mu_);
         idle_ = false;
+      } else if (!waited && !stop_ && queue_.size() < IOV_MAX) {
+        // Lines that come while it waits kBatchDelay (not woken by them) join the batch,
+        // so the writer writes at most about 1/kBatchDelay times a second, however many
+        // calls write lines.
+        cv_.WaitWithTimeout(&mu_, kBatchDelay);
+        waited = true;
       } else {
+        waited = false;
         WriteBatch();
       }
     }

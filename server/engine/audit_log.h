@@ -29,7 +29,8 @@
 //
 // Writing: the request path only formats a line and appends it to a bounded in-memory
 // queue (at most `max_queue_lines` lines and `max_queue_bytes` bytes); one writer thread
-// drains it, writing as many queued lines as it holds with one writev(2) (at most
+// drains it: woken by a line, it waits kBatchDelay for more, then writes as many queued
+// lines as it holds with one writev(2) (at most
 // IOV_MAX lines; to stderr at most PIPE_BUF bytes, whole lines, so that a line is never
 // split by smcryptd's other log lines) to the file, opened with O_APPEND and created
 // 0600, or to stderr. Reopen (SIGHUP) makes the writer open the path again before its
@@ -109,6 +110,8 @@ class AuditLog {
   // in the queue for the line it admits.
   static constexpr size_t kMaxLineBytes = 8192;
   static constexpr absl::Duration kRetryInterval = absl::Seconds(1);
+  // kBatchDelay: how long the writer, woken by a line, waits for more before it writes.
+  static constexpr absl::Duration kBatchDelay = absl::Milliseconds(10);
 
   // Open opens the log and starts its writer (none for "none": enabled() is false).
   // Errors: InvalidArgument "--audit_log: cannot open <path>: <reason>", or naming the

@@ -1,5 +1,6 @@
-// audit_writer_test — the audit log's queue and writer thread (server/engine/audit_log.h,
-// "Writing" and "Failure"), without gRPC: lines written in order and all of them at
+// audit_writer_test — the audit log's lines and its queue and writer thread
+// (server/engine/audit_log.h, "Writing" and "Failure"), without gRPC: a line is exactly
+// what nlohmann::json writes of its fields; lines written in order and all of them at
 // shutdown, the queue's bounds in lines and bytes, /dev/full under --audit_failure
 // closed and open, reopen after a rename (logrotate without copytruncate) and a path that
 // cannot be opened on reopen.
@@ -20,6 +21,7 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "server/engine/audit_log.h"
 #include "server/engine/error_reason.h"
 #include "server/engine/logging.h"
@@ -93,6 +95,55 @@ class AuditWriterTest : public ::testing::Test {
 
   fs::path dir_;
 };
+
+// FormatLine writes its JSON by hand: for strings of every kind (plain, quotes and
+// backslashes, control characters, UTF-8, bytes that are not UTF-8, long ones cut at a
+// UTF-8 boundary) a line is what nlohmann::json writes of the same fields, in the same
+// order (ensure_ascii, invalid UTF-8 replaced), so parsing it and writing it again gives
+// the same bytes.
+TEST(AuditLineTest, ALineIsWhatNlohmannJsonWritesOfIt) {
+  std::vector<std::string> strings = {"", "signing", "a\"b\\c/d", "tab\there\n", "\x7f",
+                                      "\x1b[31mred", "caf\xc3\xa9 \xe5\xaf\x86\xe9\x92\xa5 \xf0\x9f\x94\x91",
+                                      "\xff\xfe bad", "\xc3", std::string(300, 'k'),
+                                      std::string(255, 'k') + "\xe5\xaf\x86"};
+  uint32_t seed = 12345;
+  for (int i = 0; i < 200; ++i) {
+    std::string random(static_cast<size_t>(seed % 40), '\0');
+    for (char& c : random) {
+      seed = seed * 1103515245 + 12345;
+      c = static_cast<char>(seed >> 16);
+    }
+    strings.push_back(random);
+  }
+  for (size_t i = 0; i < strings.size(); ++i) {
+    ClientIdentity client;
+    client.authenticated = i % 2 == 0;
+    client.sans = {strings[i]};
+    client.peer = strings[(i + 1) % strings.size()];
+    AuditRecord r;
+    r.client = &client;
+    r.method = "Decrypt";
+    r.operation = AccessOperation::kDecrypt;
+    r.algorithm = strings[(i + 2) % strings.size()];
+    r.key.kind = i % 3 == 0 ? AccessKey::Kind::kInline : AccessKey::Kind::kKeyId;
+    r.key.key_id = strings[(i + 3) % strings.size()];
+    r.key_version = static_cast<uint32_t>(i % 4);
+    r.code = absl::StatusCode::kInvalidArgument;
+    const std::string line = AuditLog::FormatLine(r);
+    ASSERT_EQ(line.back(), '\n');
+    ASSERT_EQ(std::count(line.begin(), line.end(), '\n'), 1);
+    const nlohmann::ordered_json j =
+        nlohmann::ordered_json::parse(line.substr(0, line.size() - 1), nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << line;
+    EXPECT_EQ(j.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace) + "\n", line);
+    for (const char c : line) EXPECT_LT(static_cast<unsigned char>(c), 0x80) << line;
+    EXPECT_LE(line.size(), AuditLog::kMaxLineBytes);
+  }
+  AuditRecord r = Record("k");
+  EXPECT_THAT(AuditLog::FormatLine(r),
+              ::testing::MatchesRegex("\\{\"time\":\"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:"
+                                      "[0-9]{2}\\.[0-9]{3}Z\",\"type\":\"audit\".*\n"));
+}
 
 // Lines from many threads all reach the file, whole and in each thread's order, and the
 // destructor writes what is still queued.

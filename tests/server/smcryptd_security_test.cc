@@ -613,7 +613,7 @@ TEST_F(PolicyTest, AllowsAndDeniesByCertificateIdentityAndAudits) {
                 SecretForms(std::string(16, 'D'))});
 }
 
-TEST_F(PolicyTest, WithoutPolicyEverythingIsAllowedAndPrivateKeyUseIsAudited) {
+TEST_F(PolicyTest, WithoutPolicyEverythingIsAllowedAndKeyUseIsAudited) {
   Smcryptd server;
   ASSERT_TRUE(server.Start(TlsFlags())) << server.log();  // audit to stderr (default)
   auto b = Client(server, "client-b");
@@ -623,10 +623,12 @@ TEST_F(PolicyTest, WithoutPolicyEverythingIsAllowedAndPrivateKeyUseIsAudited) {
   server.Signal(SIGTERM);
   EXPECT_EQ(server.WaitExit(), 0);
   const std::vector<std::string> lines = AuditLines(server.log());
-  ASSERT_EQ(lines.size(), 2u) << server.log();
+  ASSERT_EQ(lines.size(), 3u) << server.log();
   EXPECT_THAT(lines[0], HasSubstr("\"client\":\"CN=client-b\",\"authenticated\":true"));
   EXPECT_THAT(lines[0], HasSubstr("\"key_id\":\"pay-sign\",\"status\":\"OK\""));
-  EXPECT_THAT(lines[1], HasSubstr("\"key_id\":\"missing\",\"status\":\"NOT_FOUND\""));
+  EXPECT_THAT(lines[1], HasSubstr("\"method\":\"Encrypt\""));
+  EXPECT_THAT(lines[1], HasSubstr("\"key_id\":\"data\",\"status\":\"OK\""));
+  EXPECT_THAT(lines[2], HasSubstr("\"key_id\":\"missing\",\"status\":\"NOT_FOUND\""));
 }
 
 TEST_F(PolicyTest, WithoutTlsClientsAreAnonymous) {
