@@ -139,6 +139,22 @@ TEST(AuditLineTest, ALineIsWhatNlohmannJsonWritesOfIt) {
     for (const char c : line) EXPECT_LT(static_cast<unsigned char>(c), 0x80) << line;
     EXPECT_LE(line.size(), AuditLog::kMaxLineBytes);
   }
+  // The longest line: every string field cut to 256 bytes of 6-character escapes.
+  const std::string worst(300, '\x01');
+  ClientIdentity client;
+  client.authenticated = true;
+  client.sans = {worst};
+  client.peer = worst;
+  AuditRecord longest;
+  longest.client = &client;
+  longest.method = worst;
+  longest.algorithm = worst;
+  longest.key.kind = AccessKey::Kind::kKeyId;
+  longest.key.key_id = worst;
+  longest.key_version = UINT32_MAX;
+  longest.code = absl::StatusCode::kFailedPrecondition;
+  EXPECT_LE(AuditLog::FormatLine(longest).size(), AuditLog::kMaxLineBytes);
+  EXPECT_GT(AuditLog::FormatLine(longest).size(), 5u * 256 * 6);
   AuditRecord r = Record("k");
   EXPECT_THAT(AuditLog::FormatLine(r),
               ::testing::MatchesRegex("\\{\"time\":\"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:"
