@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -130,6 +131,11 @@ class AuditLog::Writer {
         max_lines_(o.max_queue_lines),
         max_bytes_(o.max_queue_bytes),
         fd_(fd) {
+    // To stderr that is not a regular file (a pipe: a container's log), whole lines of at
+    // most PIPE_BUF bytes per write (one atomic pipe write), so a batch never interleaves
+    // with another writer's line; the first line goes alone when it is longer.
+    struct stat st {};
+    if (path_.empty() && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) byte_cap_ = PIPE_BUF;
     thread_ = std::thread([this] { Run(); });
   }
 
@@ -246,17 +252,13 @@ class AuditLog::Writer {
 
   // WriteBatch writes the queue's front lines with one writev, mu_ released meanwhile.
   void WriteBatch() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    // To stderr, whole lines of at most PIPE_BUF bytes (one atomic pipe write), so a
-    // batch never interleaves with another writer's line; the first line goes alone
-    // when it is longer.
-    const size_t byte_cap = path_.empty() ? PIPE_BUF : ~size_t{0};
     iov_.clear();
     size_t bytes = 0;
     for (size_t i = 0; i < queue_.size() && iov_.size() < IOV_MAX; ++i) {
       const std::string& line = queue_[i];
       const size_t skip = i == 0 ? front_offset_ : 0;
       const size_t len = line.size() - skip;
-      if (!iov_.empty() && bytes + len > byte_cap) break;
+      if (!iov_.empty() && bytes + len > byte_cap_) break;
       iov_.push_back({const_cast<char*>(line.data() + skip), len});
       bytes += len;
     }
@@ -358,6 +360,7 @@ class AuditLog::Writer {
   const bool closed_;
   const size_t max_lines_;
   const size_t max_bytes_;
+  size_t byte_cap_ = ~size_t{0};    // bytes per writev at most (whole lines)
   int fd_;                          // the writer thread's
   bool healthy_or_opened_ = true;   // the writer thread's: the last open succeeded
   std::vector<struct iovec> iov_;   // the writer thread's

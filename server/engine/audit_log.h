@@ -31,8 +31,8 @@
 // queue (at most `max_queue_lines` lines and `max_queue_bytes` bytes); one writer thread
 // drains it: woken by a line, it waits kBatchDelay for more, then writes as many queued
 // lines as it holds with one writev(2) (at most
-// IOV_MAX lines; to stderr at most PIPE_BUF bytes, whole lines, so that a line is never
-// split by smcryptd's other log lines) to the file, opened with O_APPEND and created
+// IOV_MAX lines; to a stderr that is a pipe at most PIPE_BUF bytes, whole lines, so that
+// a line is never split by smcryptd's other log lines) to the file, opened with O_APPEND and created
 // 0600, or to stderr. Reopen (SIGHUP) makes the writer open the path again before its
 // next write, so that a file renamed by logrotate (without copytruncate) is followed by
 // a new one. The destructor writes what is queued, then stops the writer.
