@@ -120,16 +120,18 @@ for r in range(1, rounds + 1):
     for key, v in got.items():
         rates.setdefault(key, []).append((v["off"], v["on"]))
 print("| RPC | in flight | rounds | req/s audit off (median) | req/s audit on (median) "
-      "| on/off per round | on/off median (min-max) |")
-print("|---|---|---|---|---|---|---|")
+      "| on/off median | quartiles | min-max | on/off per round |")
+print("|---|---|---|---|---|---|---|---|---|")
 for (rpc, n), v in rates.items():
     ratios = [on / off for off, on in v]
+    q = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
     print(f"| {rpc} | {n} | {len(v)} | {statistics.median(o for o, _ in v):.0f} "
-          f"| {statistics.median(a for _, a in v):.0f} "
-          f"| {', '.join(f'{x:.3f}' for x in ratios)} "
-          f"| {statistics.median(ratios):.3f} ({min(ratios):.3f}-{max(ratios):.3f}) |")
+          f"| {statistics.median(a for _, a in v):.0f} | {statistics.median(ratios):.3f} "
+          f"| {q[0]:.3f}-{q[2]:.3f} | {min(ratios):.3f}-{max(ratios):.3f} "
+          f"| {', '.join(f'{x:.3f}' for x in ratios)} |")
 EOF
-  lines=$(wc -l <"$compare_audit" 2>/dev/null || echo 0)
+  lines=0
+  [[ -f "$compare_audit" ]] && lines=$(wc -l <"$compare_audit")
   echo "rpc-ceiling: $((SECONDS - start)) s; $lines audit lines in $compare_audit;" \
        "audit-cost.md and the rounds' JSON in $out_dir/" >&2
   exit 0

@@ -213,9 +213,9 @@ using InputOf = typename std::invoke_result_t<const Parse&, const Req&>::value_t
 // that does not parse is checked (and its denial audited) at all: it is the table's
 // (method_spec.h), never the handler's. A denial is audited by Authorize; an audited
 // method's request that passes it is refused when the audit log cannot take its line
-// (CryptoServiceImpl::AdmitAudit, AUDIT_UNAVAILABLE under --audit_failure=closed). `keyring`: the
-// keyring of the call `req` is an item of (a batch RPC's, taken once for all its items);
-// null: the current one.
+// (CryptoServiceImpl::AdmitAudit, AUDIT_UNAVAILABLE under --audit_failure=closed).
+// `keyring`: the keyring of the call `req` is an item of (a batch RPC's, taken once for
+// all its items); null: the current one.
 template <typename Req, typename Parse>
 Checked<InputOf<Parse, Req>> Check(const CryptoServiceImpl& svc, const MethodSpec& spec,
                                    grpc::CallbackServerContext* ctx, const Req& req,

@@ -84,7 +84,7 @@ inline constexpr MethodSpec kSignBatch          {"SignBatch",           Op::kSig
 inline constexpr MethodSpec kVerifyBatch        {"VerifyBatch",         Op::kVerify,    kPolicyFirst, kEachItem, false, kRequestSize,     true,  kNoQueue};
 inline constexpr MethodSpec kEncrypt            {"Encrypt",             Op::kEncrypt,   kPolicyFirst, kCall,     true,  kRequestSize,     false, kNoQueue};
 inline constexpr MethodSpec kDecrypt            {"Decrypt",             Op::kDecrypt,   kPolicyFirst, kCall,     true,  kRequestSize,     false, kNoQueue};
-inline constexpr MethodSpec kEncryptBatch       {"EncryptBatch",        Op::kEncrypt,   kParseFirst,  kEachItem, true , kRequestSize,     true,  kNoQueue};
+inline constexpr MethodSpec kEncryptBatch       {"EncryptBatch",        Op::kEncrypt,   kParseFirst,  kEachItem, true,  kRequestSize,     true,  kNoQueue};
 inline constexpr MethodSpec kEncryptStream      {"EncryptStream",       Op::kEncrypt,   kPolicyFirst, kCall,     true,  kStream,          false, kNoQueue};
 inline constexpr MethodSpec kDecryptStream      {"DecryptStream",       Op::kDecrypt,   kPolicyFirst, kCall,     true,  kStream,          false, kNoQueue};
 inline constexpr MethodSpec kPublicKeyEncrypt   {"PublicKeyEncrypt",    Op::kEncrypt,   kParseFirst,  kCall,     false, kRequestSize,     false, Q::kPublicKeyEncrypt};
