@@ -3,16 +3,14 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
-#include <deque>
 #include <thread>
 #include <utility>
-#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
@@ -81,7 +79,7 @@ int OpenFile(const std::string& path) {
 
 }  // namespace
 
-std::string AuditLog::FormatLine(const AuditRecord& r) {
+void AuditLog::AppendLine(std::string* out, const AuditRecord& r) {
   static const ClientIdentity kAnonymous;
   const ClientIdentity& client = r.client != nullptr ? *r.client : kAnonymous;
   absl::string_view source = "none";
@@ -90,8 +88,7 @@ std::string AuditLog::FormatLine(const AuditRecord& r) {
   // The JSON is written here, not built as a nlohmann::json object: a line is formatted
   // on every audited call, and its fields are known. audit_writer_test checks that a line
   // is what nlohmann::json writes of it.
-  std::string line;
-  line.reserve(320);
+  std::string& line = *out;
   line.append("{\"time\":\"");
   AppendTime(&line, absl::Now());
   line.append("\",\"type\":\"audit\",\"client\":");
@@ -115,14 +112,23 @@ std::string AuditLog::FormatLine(const AuditRecord& r) {
   line.append(",\"status\":");
   AppendString(&line, absl::StatusCodeToString(r.code));
   line.append("}\n");
+}
+
+std::string AuditLog::FormatLine(const AuditRecord& record) {
+  std::string line;
+  line.reserve(320);
+  AppendLine(&line, record);
   return line;
 }
 
 // ---- The queue and its writer -----------------------------------------------------------
 
 // Writer is the queue and the thread that drains it (audit_log.h, "Writing" and
-// "Failure"). The thread alone writes, reopens and closes fd_; queue_'s lines are only
-// popped by it, so the iovecs of a batch stay valid while it writes without mu_.
+// "Failure"). The queue is two buffers of whole lines: calls append to pending_; the
+// writer takes it whole (swapping it with out_, whose memory pending_ then reuses) and
+// writes out_ without mu_. So a line costs no allocation once the buffers have grown,
+// and no memory moves between threads. The thread alone writes, reopens and closes fd_
+// and reads out_.
 class AuditLog::Writer {
  public:
   Writer(std::string path, int fd, const AuditLogOptions& o)
@@ -132,8 +138,8 @@ class AuditLog::Writer {
         max_bytes_(o.max_queue_bytes),
         fd_(fd) {
     // To stderr that is not a regular file (a pipe: a container's log), whole lines of at
-    // most PIPE_BUF bytes per write (one atomic pipe write), so a batch never interleaves
-    // with another writer's line; the first line goes alone when it is longer.
+    // most PIPE_BUF bytes per write (one atomic pipe write), so a write never interleaves
+    // with another writer's line; a longer line goes alone.
     struct stat st {};
     if (path_.empty() && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) byte_cap_ = PIPE_BUF;
     thread_ = std::thread([this] { Run(); });
@@ -152,8 +158,8 @@ class AuditLog::Writer {
   absl::Status Admit() {
     if (!closed_) return absl::OkStatus();
     absl::MutexLock lock(&mu_);
-    if (!healthy_ || queue_.size() + reserved_lines_ >= max_lines_ ||
-        queue_bytes_ + reserved_bytes_ + kMaxLineBytes > max_bytes_) {
+    if (!healthy_ || QueuedLines() + reserved_lines_ >= max_lines_ ||
+        QueuedBytes() + reserved_bytes_ + kMaxLineBytes > max_bytes_) {
       return WithReason(absl::UnavailableError(
                             "the audit log cannot take a line (--audit_failure=closed): the "
                             "call was refused before its key was used"),
@@ -164,23 +170,23 @@ class AuditLog::Writer {
     return absl::OkStatus();
   }
 
-  void Push(std::string line, bool admitted) {
+  void Push(absl::string_view line, bool admitted) {
     bool now_unhealthy = false;
     {
       absl::MutexLock lock(&mu_);
       if (admitted && closed_) {
         --reserved_lines_;
         reserved_bytes_ -= kMaxLineBytes;
-      } else if (queue_.size() + reserved_lines_ >= max_lines_ ||
-                 queue_bytes_ + reserved_bytes_ + line.size() > max_bytes_) {
+      } else if (QueuedLines() + reserved_lines_ >= max_lines_ ||
+                 QueuedBytes() + reserved_bytes_ + line.size() > max_bytes_) {
         ++dropped_;
         now_unhealthy = healthy_;
         healthy_ = false;
-        line.clear();
+        line = {};
       }
       if (!line.empty()) {
-        queue_bytes_ += line.size();
-        queue_.push_back(std::move(line));
+        pending_.append(line.data(), line.size());
+        ++pending_lines_;
         ++pushed_;
         if (idle_) cv_.Signal();
       }
@@ -211,15 +217,22 @@ class AuditLog::Writer {
     s.lines_written = written_;
     s.lines_dropped = dropped_;
     s.write_errors = errors_;
-    s.queue_lines = queue_.size();
-    s.queue_bytes = queue_bytes_;
+    s.queue_lines = QueuedLines();
+    s.queue_bytes = QueuedBytes();
     s.healthy = healthy_;
     return s;
   }
 
  private:
-  // Run: reopen when asked, retry a failed open, else write the queue's front in
-  // batches; at stop, write what is queued (dropping it after a failure) and return.
+  size_t QueuedLines() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return pending_lines_ + out_lines_;
+  }
+  size_t QueuedBytes() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return pending_.size() + out_bytes_;
+  }
+
+  // Run: reopen when asked, retry a failed open, else write the queue in batches; at
+  // stop, write what is queued (dropping it after a failure) and return.
   void Run() ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
     bool waited = false;  // the batch delay has passed for the lines queued
@@ -232,12 +245,12 @@ class AuditLog::Writer {
         if (stop_) return;
         cv_.WaitWithTimeout(&mu_, kRetryInterval);
         if (!stop_ && !reopen_) OpenAgain();
-      } else if (queue_.empty()) {
+      } else if (QueuedLines() == 0) {
         if (stop_) return;
         idle_ = true;
         cv_.Wait(&mu_);
         idle_ = false;
-      } else if (!waited && !stop_ && queue_.size() < IOV_MAX) {
+      } else if (!waited && !stop_ && out_lines_ == 0 && pending_lines_ < kBatchLines) {
         // Lines that come while it waits kBatchDelay (not woken by them) join the batch,
         // so the writer writes at most about 1/kBatchDelay times a second, however many
         // calls write lines.
@@ -245,32 +258,44 @@ class AuditLog::Writer {
         waited = true;
       } else {
         waited = false;
-        WriteBatch();
+        if (out_lines_ == 0) TakePending();
+        WriteOut();
       }
     }
   }
 
-  // WriteBatch writes the queue's front lines with one writev, mu_ released meanwhile.
-  void WriteBatch() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    iov_.clear();
-    size_t bytes = 0;
-    for (size_t i = 0; i < queue_.size() && iov_.size() < IOV_MAX; ++i) {
-      const std::string& line = queue_[i];
-      const size_t skip = i == 0 ? front_offset_ : 0;
-      const size_t len = line.size() - skip;
-      if (!iov_.empty() && bytes + len > byte_cap_) break;
-      iov_.push_back({const_cast<char*>(line.data() + skip), len});
-      bytes += len;
+  // TakePending makes the pending lines the ones to write (out_ is empty).
+  void TakePending() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    out_.clear();
+    if (out_.capacity() > kKeepBytes) std::string().swap(out_);
+    out_.swap(pending_);
+    out_off_ = 0;
+    out_lines_ = pending_lines_;
+    out_bytes_ = out_.size();
+    pending_lines_ = 0;
+  }
+
+  // WriteOut writes what is left of out_ with one write(2), mu_ released meanwhile.
+  void WriteOut() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    size_t len = out_.size() - out_off_;
+    if (len > byte_cap_) {
+      // Whole lines up to byte_cap_, or the first line alone when it is longer.
+      size_t end = out_.rfind('\n', out_off_ + byte_cap_ - 1);
+      if (end == std::string::npos || end < out_off_) end = out_.find('\n', out_off_);
+      len = end + 1 - out_off_;
     }
-    const size_t lines = iov_.size();
     mu_.Unlock();
-    ssize_t n = ::writev(fd_, iov_.data(), static_cast<int>(lines));
-    const int err = n == 0 ? EIO : errno;  // 0 bytes of a non-empty batch: no progress
+    ssize_t n = ::write(fd_, out_.data() + out_off_, len);
+    const int err = n == 0 ? EIO : errno;  // 0 bytes of a non-empty write: no progress
     if (n == 0) n = -1;
     mu_.Lock();
     if (n < 0 && err == EINTR) return;
-    if (n >= 0) {
-      Advance(static_cast<size_t>(n));
+    if (n > 0) {
+      const char* p = out_.data() + out_off_;
+      const size_t lines = static_cast<size_t>(std::count(p, p + n, '\n'));
+      out_off_ += static_cast<size_t>(n);
+      out_bytes_ -= static_cast<size_t>(n);
+      Popped(lines, /*written=*/true);
       if (!healthy_) {
         healthy_ = true;
         Unlocked([] { LogInfo("audit log: writing again"); });
@@ -288,38 +313,32 @@ class AuditLog::Writer {
       Unlocked([&msg] { LogError(msg); });
     }
     if (!closed_ || stop_) {
-      for (size_t i = 0; i < lines && !queue_.empty(); ++i) Pop(/*written=*/false);
+      DropOut();
       if (stop_) DropQueued();
       return;
     }
     cv_.WaitWithTimeout(&mu_, kRetryInterval);  // a failed write is retried
   }
 
-  // Advance pops the lines the first `n` bytes of a batch completed.
-  void Advance(size_t n) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    while (n > 0 && !queue_.empty()) {
-      const size_t rest = queue_.front().size() - front_offset_;
-      if (n < rest) {
-        front_offset_ += n;
-        return;
-      }
-      n -= rest;
-      Pop(/*written=*/true);
-    }
+  void Popped(size_t lines, bool written) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    out_lines_ -= lines;
+    (written ? written_ : dropped_) += lines;
+    popped_ += lines;
+    if (lines > 0) done_cv_.SignalAll();
   }
 
-  void Pop(bool written) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    queue_bytes_ -= queue_.front().size();
-    queue_.pop_front();
-    front_offset_ = 0;
-    ++(written ? written_ : dropped_);
-    ++popped_;
-    done_cv_.SignalAll();
+  void DropOut() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    Popped(out_lines_, /*written=*/false);
+    out_.clear();
+    out_off_ = 0;
+    out_bytes_ = 0;
   }
 
   void DropQueued() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    const size_t n = queue_.size();
-    while (!queue_.empty()) Pop(/*written=*/false);
+    const size_t n = QueuedLines();
+    DropOut();
+    TakePending();
+    DropOut();
     if (n > 0 && stop_) {
       Unlocked([n] { LogError(absl::StrCat("audit log: ", n, " lines dropped at shutdown")); });
     }
@@ -335,18 +354,14 @@ class AuditLog::Writer {
     fd_ = fd;
     if (fd >= 0) {
       LogInfo(absl::StrCat("audit log: reopened ", path_));
-    } else if (healthy_or_opened_) {
+    } else if (last_open_ok_) {
       LogError(absl::StrCat("audit log: cannot reopen ", path_, ": ", std::strerror(err),
                             "; retrying every ", absl::FormatDuration(kRetryInterval)));
     }
-    healthy_or_opened_ = fd >= 0;
+    last_open_ok_ = fd >= 0;
     mu_.Lock();
-    if (fd < 0) {
-      ++errors_;
-      healthy_ = false;
-    } else {
-      healthy_ = true;
-    }
+    if (fd < 0) ++errors_;
+    healthy_ = fd >= 0;
   }
 
   template <typename Fn>
@@ -356,20 +371,29 @@ class AuditLog::Writer {
     mu_.Lock();
   }
 
+  // kBatchLines: pending lines that are written without the batch delay. kKeepBytes: an
+  // empty buffer larger than this (after a burst) is freed.
+  static constexpr size_t kBatchLines = 1024;
+  static constexpr size_t kKeepBytes = size_t{1} << 20;
+
   const std::string path_;  // "": stderr
   const bool closed_;
   const size_t max_lines_;
   const size_t max_bytes_;
-  size_t byte_cap_ = ~size_t{0};    // bytes per writev at most (whole lines)
-  int fd_;                          // the writer thread's
-  bool healthy_or_opened_ = true;   // the writer thread's: the last open succeeded
-  std::vector<struct iovec> iov_;   // the writer thread's
+  size_t byte_cap_ = ~size_t{0};  // bytes per write at most (whole lines)
+  int fd_;                        // the writer thread's
+  bool last_open_ok_ = true;      // the writer thread's
   absl::Mutex mu_;
   absl::CondVar cv_;       // the writer waits for lines, a reopen or the stop
   absl::CondVar done_cv_;  // Flush waits for lines to leave the queue
-  std::deque<std::string> queue_ ABSL_GUARDED_BY(mu_);
-  size_t front_offset_ ABSL_GUARDED_BY(mu_) = 0;  // bytes of the front line written
-  size_t queue_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  std::string pending_ ABSL_GUARDED_BY(mu_);  // whole lines, queued by calls
+  size_t pending_lines_ ABSL_GUARDED_BY(mu_) = 0;
+  // out_: the lines being written (swapped in by the writer under mu_, then its own);
+  // out_off_ bytes of it are written; out_lines_ and out_bytes_ are what is left.
+  std::string out_;
+  size_t out_off_ = 0;
+  size_t out_lines_ ABSL_GUARDED_BY(mu_) = 0;
+  size_t out_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   size_t reserved_lines_ ABSL_GUARDED_BY(mu_) = 0;  // admitted, not yet queued
   size_t reserved_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t pushed_ ABSL_GUARDED_BY(mu_) = 0;
@@ -428,7 +452,13 @@ absl::Status AuditLog::Admit() const {
 }
 
 void AuditLog::Write(const AuditRecord& record, bool admitted) const {
-  if (writer_ != nullptr) writer_->Push(FormatLine(record), admitted);
+  if (writer_ == nullptr) return;
+  // Formatted into this thread's buffer, then copied into the queue: no allocation per
+  // line once the buffer has grown.
+  thread_local std::string line;
+  line.clear();
+  AppendLine(&line, record);
+  writer_->Push(line, admitted);
 }
 
 void AuditLog::Reopen() const {

@@ -29,10 +29,10 @@
 //
 // Writing: the request path only formats a line and appends it to a bounded in-memory
 // queue (at most `max_queue_lines` lines and `max_queue_bytes` bytes); one writer thread
-// drains it: woken by a line, it waits kBatchDelay for more, then writes as many queued
-// lines as it holds with one writev(2) (at most
-// IOV_MAX lines; to a stderr that is a pipe at most PIPE_BUF bytes, whole lines, so that
-// a line is never split by smcryptd's other log lines) to the file, opened with O_APPEND and created
+// drains it: woken by a line, it waits kBatchDelay for more (unless 1,024 are queued),
+// then writes every queued line with one write(2) (to a stderr that is a pipe at most
+// PIPE_BUF bytes per write, whole lines, so that a line is never split by smcryptd's
+// other log lines) to the file, opened with O_APPEND and created
 // 0600, or to stderr. Reopen (SIGHUP) makes the writer open the path again before its
 // next write, so that a file renamed by logrotate (without copytruncate) is followed by
 // a new one. The destructor writes what is queued, then stops the writer.
@@ -138,6 +138,8 @@ class AuditLog {
   AuditStats stats() const;
   // FormatLine returns the JSON line (with '\n') Write would queue, for tests.
   static std::string FormatLine(const AuditRecord& record);
+  // AppendLine appends that line to `*out`.
+  static void AppendLine(std::string* out, const AuditRecord& record);
 
   class Writer;
 
