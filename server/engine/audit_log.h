@@ -32,13 +32,13 @@
 // drains it: woken by a line, it waits kBatchDelay for more (unless 1,024 are queued),
 // then writes every queued line with one write(2) (to a stderr that is a pipe at most
 // PIPE_BUF bytes per write, whole lines, so that a line is never split by smcryptd's
-// other log lines) to the file, opened with O_APPEND and created
-// 0600, or to stderr. Reopen (SIGHUP) makes the writer open the path again before its
-// next write, so that a file renamed by logrotate (without copytruncate) is followed by
-// a new one. The destructor writes what is queued, then stops the writer.
+// other log lines) to the file, opened with O_APPEND and created 0600, or to stderr.
+// Reopen (SIGHUP) makes the writer open the path again before its next write, so that a
+// file renamed by logrotate (without copytruncate) is followed by a new one. The
+// destructor writes what is queued, then stops the writer.
 //
 // Failure (--audit_failure): the log is unhealthy from a failed write, a failed reopen or
-// a line refused by a full queue until the next successful write. A failed write is
+// a line refused by a full queue until the next successful write (or open). A failed write is
 // retried every kRetryInterval (a failed reopen: the open is retried). Under kClosed,
 // Admit refuses (UNAVAILABLE, reason AUDIT_UNAVAILABLE) while the log is unhealthy or the
 // queue has no room for one more line of kMaxLineBytes, counting the lines admitted and
