@@ -126,6 +126,54 @@ class ProcessCollector final : public prometheus::Collectable {
   }
 };
 
+// AuditCollector reads the audit log's AuditStats at scrape time (audit_log.h).
+class AuditCollector final : public prometheus::Collectable {
+ public:
+  explicit AuditCollector(const AuditLog* audit) : audit_(audit) {}
+
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    const AuditStats s = audit_ != nullptr ? audit_->stats() : AuditStats();
+    using prometheus::MetricType;
+    return {
+        One("smcrypt_audit_lines_written_total", "Audit lines written.", MetricType::Counter,
+            s.lines_written),
+        One("smcrypt_audit_lines_dropped_total",
+            "Audit lines dropped: a full queue, or a failed write under --audit_failure=open.",
+            MetricType::Counter, s.lines_dropped),
+        One("smcrypt_audit_write_errors_total",
+            "Failed writes and (re)opens of the audit log.", MetricType::Counter,
+            s.write_errors),
+        One("smcrypt_audit_queue_lines", "Audit lines queued, not yet written.",
+            MetricType::Gauge, s.queue_lines),
+        One("smcrypt_audit_queue_bytes", "Bytes of audit lines queued, not yet written.",
+            MetricType::Gauge, s.queue_bytes),
+        One("smcrypt_audit_healthy",
+            "1 while audit lines are written; 0 from a failed write, a failed reopen or a "
+            "full queue until the next successful write.",
+            MetricType::Gauge, s.healthy ? 1 : 0),
+    };
+  }
+
+ private:
+  static prometheus::MetricFamily One(const char* name, const char* help,
+                                      prometheus::MetricType type, uint64_t value) {
+    prometheus::MetricFamily f;
+    f.name = name;
+    f.help = help;
+    f.type = type;
+    prometheus::ClientMetric m;
+    if (type == prometheus::MetricType::Counter) {
+      m.counter.value = static_cast<double>(value);
+    } else {
+      m.gauge.value = static_cast<double>(value);
+    }
+    f.metric.push_back(m);
+    return f;
+  }
+
+  const AuditLog* audit_;
+};
+
 class MetricsInterceptor final : public grpc::experimental::Interceptor {
  public:
   MetricsInterceptor(Metrics* metrics, const Metrics::MethodMetrics* method)
@@ -242,6 +290,7 @@ std::unique_ptr<Metrics> Metrics::New() {
   m->AddBatchFamilies(r);
   m->AddGauges(r);
   m->process_collector_ = std::make_shared<ProcessCollector>();
+  m->audit_collector_ = std::make_shared<AuditCollector>(nullptr);
   return m;
 }
 
@@ -460,6 +509,10 @@ void Metrics::AddGauges(prometheus::Registry& r) {
                        .Add({});
 }
 
+void Metrics::SetAuditLog(const AuditLog* audit) {
+  audit_collector_ = std::make_shared<AuditCollector>(audit);
+}
+
 absl::Status Metrics::StartExposer(const std::string& address) {
   try {
     exposer_ = std::make_unique<prometheus::Exposer>(address);
@@ -469,6 +522,7 @@ absl::Status Metrics::StartExposer(const std::string& address) {
   }
   exposer_->RegisterCollectable(registry_);
   exposer_->RegisterCollectable(process_collector_);
+  exposer_->RegisterCollectable(audit_collector_);
   std::vector<int> ports = exposer_->GetListeningPorts();
   metrics_port_ = ports.empty() ? 0 : ports[0];
   return absl::OkStatus();

@@ -29,6 +29,9 @@
 //   smcrypt_batch_size{grpc_method,algorithm}                         calls per batch, 1 … 4096
 //   smcrypt_batch_queue_seconds{grpc_method,algorithm}                time a call waited, 1 µs … 1 s
 //   process_cpu_seconds_total, process_resident_memory_bytes           from /proc/self
+//   smcrypt_audit_lines_written_total, smcrypt_audit_lines_dropped_total,
+//   smcrypt_audit_write_errors_total, smcrypt_audit_queue_lines,
+//   smcrypt_audit_queue_bytes, smcrypt_audit_healthy (1 or 0)          audit_log.h, at scrape
 //
 // The grpc_server_* metrics are recorded in one place, the server interceptor made by
 // NewMetricsInterceptorFactory; smcrypt_bytes_processed_total and the decrypt/verify
@@ -54,6 +57,7 @@
 #include "prometheus/gauge.h"
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
+#include "server/engine/audit_log.h"
 #include "server/engine/crypto_engine.h"
 #include "server/engine/dynamic_batcher.h"
 #include "server/engine/reload.h"
@@ -110,6 +114,10 @@ class Metrics final : public EngineObserver, public BatchObserver, public Reload
     inflight_bytes_peak_->Set(static_cast<double>(peak));
   }
   void CountMallocTrim() { malloc_trims_->Increment(); }
+  // SetAuditLog: the audit log whose AuditStats the smcrypt_audit_* metrics report at
+  // each scrape (null: none, reported as zeros and healthy). Call before StartExposer;
+  // `audit` must outlive the metrics.
+  void SetAuditLog(const AuditLog* audit);
 
   // Inflight counts RPCs from the interceptor's creation to its destruction; the
   // service refuses work above --max_inflight with it.
@@ -155,6 +163,7 @@ class Metrics final : public EngineObserver, public BatchObserver, public Reload
   std::array<prometheus::Histogram*, kNumBatchedOperations> batch_queue_seconds_{};
   std::atomic<int64_t> inflight_count_{0};
   std::shared_ptr<prometheus::Collectable> process_collector_;
+  std::shared_ptr<prometheus::Collectable> audit_collector_;
 };
 
 // NewMetricsInterceptorFactory records grpc_server_* and the in-flight count for every

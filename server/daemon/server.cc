@@ -225,7 +225,12 @@ absl::Status Server::OpenGuards() {
                          options_.access_policy));
   }
   {
-    absl::StatusOr<std::unique_ptr<AuditLog>> audit = AuditLog::Open(options_.audit_log);
+    AuditLogOptions audit_options;
+    audit_options.path = options_.audit_log;
+    audit_options.failure = options_.audit_failure;
+    audit_options.max_queue_lines = options_.audit_queue_lines;
+    audit_options.max_queue_bytes = options_.audit_queue_bytes;
+    absl::StatusOr<std::unique_ptr<AuditLog>> audit = AuditLog::Open(audit_options);
     if (!audit.ok()) return audit.status();
     audit_ = *std::move(audit);
   }
@@ -252,6 +257,7 @@ absl::StatusOr<std::unique_ptr<KeyStore>> Server::LoadKeyring(std::string* finge
 absl::Status Server::StartMetricsAndSelfTests() {
   // Metrics, kernels, self-tests (fail closed: health stays NOT_SERVING on failure).
   metrics_ = Metrics::New();
+  metrics_->SetAuditLog(audit_.get());
   const std::vector<KernelChoice> kernels = ActiveKernels();
   metrics_->SetKernels(kernels);
   for (const KernelChoice& k : kernels) {
@@ -445,6 +451,10 @@ absl::Status Server::ReloadKeyring() {
     return absl::FailedPreconditionError("no --keys_dir: there is no keyring to reload");
   }
   return keyring_reloader_->Reload();
+}
+
+void Server::ReopenAuditLog() {
+  if (audit_ != nullptr) audit_->Reopen();
 }
 
 void Server::Shutdown() {

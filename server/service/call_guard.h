@@ -237,9 +237,11 @@ using InputOf = typename std::invoke_result_t<const Parse&, const Req&>::value_t
 // and the response all use that lookup. The order decides which
 // status a request with both a bad field and a denied key gets, and whether a request
 // that does not parse is checked (and its denial audited) at all: it is the table's
-// (method_spec.h), never the handler's. A denial is audited by Authorize. `keyring`: the
-// keyring of the call `req` is an item of (a batch RPC's, taken once for all its items);
-// null: the current one.
+// (method_spec.h), never the handler's. A denial is audited by Authorize; an audited
+// method's request that passes it is refused when the audit log cannot take its line
+// (CryptoServiceImpl::AdmitAudit, AUDIT_UNAVAILABLE under --audit_failure=closed).
+// `keyring`: the keyring of the call `req` is an item of (a batch RPC's, taken once for
+// all its items); null: the current one.
 template <typename Req, typename Parse>
 Checked<InputOf<Parse, Req>> Check(const CryptoServiceImpl& svc, const MethodSpec& spec,
                                    grpc::CallbackServerContext* ctx, const Req& req,
@@ -274,6 +276,11 @@ Checked<InputOf<Parse, Req>> Check(const CryptoServiceImpl& svc, const MethodSpe
   absl::Status allowed =
       svc.Authorize(ctx, spec.method, spec.op, AlgorithmOf(req), ref, &resolved);
   if (!allowed.ok()) return {std::move(allowed), false, unparsed};
+  if (spec.audited) {
+    // Room for its audit line, before the key is used (audit_log.h, "Failure").
+    absl::Status audit = svc.AdmitAudit();
+    if (!audit.ok()) return {std::move(audit), false, unparsed};
+  }
   if (spec.order == CheckOrder::kPolicyFirst) input = parse_and_pin();
   return {std::move(input), spec.audited, unparsed};
 }

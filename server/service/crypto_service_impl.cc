@@ -94,6 +94,10 @@ absl::Status CryptoServiceImpl::Authorize(grpc::CallbackServerContext* ctx,
   return s;
 }
 
+absl::Status CryptoServiceImpl::AdmitAudit() const {
+  return guards_.audit != nullptr ? guards_.audit->Admit() : absl::OkStatus();
+}
+
 void CryptoServiceImpl::Audit(grpc::CallbackServerContext* ctx, absl::string_view method,
                               AccessOperation op, v1::Algorithm alg, const v1::KeyRef* key,
                               absl::StatusCode code, uint32_t key_version,
@@ -109,7 +113,7 @@ void CryptoServiceImpl::Audit(grpc::CallbackServerContext* ctx, absl::string_vie
   r.key_version = key_version;
   r.key_versions_tried = key_versions_tried;
   r.code = code;
-  guards_.audit->Write(r);
+  guards_.audit->Write(r, /*admitted=*/true);
 }
 
 absl::Status CryptoServiceImpl::PinKeyVersion(const v1::KeyRef& ref, const KeyInput& resolved,

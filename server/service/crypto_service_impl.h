@@ -31,7 +31,7 @@
 // not fit ends the stream with RESOURCE_EXHAUSTED. A call
 // alone is admitted whatever its charge (a batch of 65,536 items is charged 64 MiB). Excess work is thus refused at once instead of queueing.
 // Streams register with a StreamReaper (--stream_idle_timeout); every keyed request is
-// checked against the AccessPolicy (--access_policy) and private-key operations are
+// checked against the AccessPolicy (--access_policy) and private- and secret-key uses are
 // written to the AuditLog (--audit_log); inline keys in a request are wiped once the
 // call has used them.
 #ifndef SMCRYPT_SERVER_CRYPTO_SERVICE_IMPL_H_
@@ -179,8 +179,12 @@ class CryptoServiceImpl final : public v1::CryptoService::CallbackService {
   absl::Status Authorize(grpc::CallbackServerContext* ctx, absl::string_view method,
                          AccessOperation op, v1::Algorithm alg, const v1::KeyRef* key,
                          const KeyInput* resolved = nullptr) const;
-  // Audit writes one audit line (when --audit_log is not none); `key_version` 0 writes
-  // none, `key_versions_tried` of one or none writes none (audit_log.h).
+  // AdmitAudit: AuditLog::Admit (OK without an audit log). Every request it admits is
+  // audited (Audit), whatever its outcome.
+  absl::Status AdmitAudit() const;
+  // Audit writes the audit line of a request AdmitAudit admitted (when --audit_log is
+  // not none); `key_version` 0 writes none, `key_versions_tried` of one or none writes
+  // none (audit_log.h).
   void Audit(grpc::CallbackServerContext* ctx, absl::string_view method, AccessOperation op,
              v1::Algorithm alg, const v1::KeyRef* key, absl::StatusCode code,
              uint32_t key_version = 0,

@@ -65,8 +65,8 @@ class StreamSlot {
 // the final responses and the stream finishes OK. Any error finishes the stream with it.
 //
 // Each stream registers with the StreamReaper (--stream_idle_timeout) and touches it on
-// every completed read and write. A stream that uses a private key (AuditAs) writes one
-// audit line with its final status.
+// every completed read and write. A stream that uses a private or secret key (AuditAs)
+// writes one audit line with its final status.
 template <typename Req, typename Resp>
 class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
  public:
@@ -134,6 +134,8 @@ class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
   }
 
   void OnDone() override {
+    // An audited stream that ended without Done still writes its line.
+    if (!audit_method_.empty()) AuditEnd(absl::StatusCode::kCancelled);
     slot_.Close();
     svc_->Release(charge_);
     delete this;
@@ -148,7 +150,7 @@ class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
   // PendingCopies: how many copies of its unanswered input the stream's cipher keeps (a
   // decrypting stream still trying key versions keeps one per version).
   virtual uint64_t PendingCopies() const { return 1; }
-  // AuditAs makes the stream write an audit line when it ends (private-key streams),
+  // AuditAs makes the stream write an audit line when it ends (private- and secret-key streams),
   // with the versions of AuditVersion(input, unparsed_version), as the key's trial
   // (KeyInput::trial) has them by then.
   template <typename Params, typename In>
@@ -167,12 +169,16 @@ class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
 
  private:
   void Done(const grpc::Status& status) {
-    if (!audit_method_.empty()) {
-      const AuditedVersions v = VersionsOf(audit_key_version_, audit_trial_.get());
-      svc_->Audit(ctx_, audit_method_, audit_op_, audit_alg_, &audit_key_,
-                  static_cast<absl::StatusCode>(status.error_code()), v.version, v.tried);
-    }
+    if (!audit_method_.empty()) AuditEnd(static_cast<absl::StatusCode>(status.error_code()));
     this->Finish(status);
+  }
+
+  // AuditEnd writes the stream's one audit line (AuditAs), with its final status.
+  void AuditEnd(absl::StatusCode code) {
+    const AuditedVersions v = VersionsOf(audit_key_version_, audit_trial_.get());
+    svc_->Audit(ctx_, audit_method_, audit_op_, audit_alg_, &audit_key_, code, v.version,
+                v.tried);
+    audit_method_ = {};
   }
 
   // Rebalance sets the stream's charge to what it holds now: the queued responses and

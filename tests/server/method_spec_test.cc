@@ -95,6 +95,7 @@ class Service {
   // batches: the batch runs of `op` so far.
   int batches(BatchedOperation op) const { return batches_.runs[static_cast<int>(op)]; }
   const CryptoServiceImpl& impl() const { return *service_; }
+  const AuditLog* audit_log() const { return audit_.get(); }
 
   // WaitReleased waits (up to 10 s) until no bytes are charged: a call's charge is held
   // until gRPC is done with it, which may come after the client has its answer.
@@ -258,32 +259,32 @@ std::vector<Row> Rows() {
     item->set_signature("sig");
     return CallUnary(s, &Stub::VerifyBatch, r);
   }});
-  rows.push_back({&rpc::kEncrypt, kDenied, kNotAudited, [](Stub* s) {
+  rows.push_back({&rpc::kEncrypt, kDenied, kAudited, [](Stub* s) {
     v1::EncryptRequest r;
     *r.mutable_key() = KeyId("k");
     r.set_plaintext("abc");
     return CallUnary(s, &Stub::Encrypt, r);
   }});
-  rows.push_back({&rpc::kDecrypt, kDenied, kNotAudited, [](Stub* s) {
+  rows.push_back({&rpc::kDecrypt, kDenied, kAudited, [](Stub* s) {
     v1::DecryptRequest r;
     *r.mutable_key() = KeyId("k");
     r.set_ciphertext("abc");
     return CallUnary(s, &Stub::Decrypt, r);
   }});
-  rows.push_back({&rpc::kEncryptBatch, kInvalid, kNotAudited, [](Stub* s) {
+  rows.push_back({&rpc::kEncryptBatch, kInvalid, kAudited, [](Stub* s) {
     v1::EncryptBatchRequest r;
     v1::EncryptRequest* item = r.add_items();
     *item->mutable_key() = KeyId("k");
     item->set_plaintext("abc");
     return CallUnary(s, &Stub::EncryptBatch, r);
   }});
-  rows.push_back({&rpc::kEncryptStream, kDenied, kNotAudited, [](Stub* s) {
+  rows.push_back({&rpc::kEncryptStream, kDenied, kAudited, [](Stub* s) {
     v1::EncryptStreamRequest r;
     *r.mutable_params()->mutable_key() = KeyId("k");
     r.set_plaintext("abc");
     return CallBidi(s, &Stub::EncryptStream, r);
   }});
-  rows.push_back({&rpc::kDecryptStream, kDenied, kNotAudited, [](Stub* s) {
+  rows.push_back({&rpc::kDecryptStream, kDenied, kAudited, [](Stub* s) {
     v1::DecryptStreamRequest r;
     *r.mutable_params()->mutable_key() = KeyId("k");
     r.set_ciphertext("abc");
@@ -387,11 +388,13 @@ std::vector<Row> Rows() {
   return rows;
 }
 
-// AuditTail reads the audit lines written since the previous call.
+// AuditTail reads the audit lines written since the previous call, once `log` has
+// written every line queued (AuditLog::Flush).
 class AuditTail {
  public:
-  explicit AuditTail(std::string path) : path_(std::move(path)) {}
+  AuditTail(std::string path, const AuditLog* log) : path_(std::move(path)), log_(log) {}
   std::vector<std::string> NewLines() {
+    EXPECT_TRUE(log_->Flush(absl::Seconds(10)));
     std::ifstream in(path_);
     std::stringstream text;
     text << in.rdbuf();
@@ -403,6 +406,7 @@ class AuditTail {
 
  private:
   std::string path_;
+  const AuditLog* log_;
   size_t read_ = 0;
 };
 
@@ -439,7 +443,7 @@ TEST(MethodSpecTest, EveryRpcHasOneRow) {
 TEST(MethodSpecTest, CheckOrderDecidesWhichErrorWinsAndWhetherTheDenialIsAudited) {
   const std::string path = AuditPath("denied");
   Service svc("", path);  // an empty policy denies everything
-  AuditTail audit(path);
+  AuditTail audit(path, svc.audit_log());
   for (const Row& row : Rows()) {
     const MethodSpec& spec = *row.spec;
     SCOPED_TRACE(spec.method);
@@ -466,7 +470,7 @@ TEST(MethodSpecTest, CheckOrderDecidesWhichErrorWinsAndWhetherTheDenialIsAudited
 TEST(MethodSpecTest, AuditedRowsAuditAllowedRequestsWithTheirFinalStatus) {
   const std::string path = AuditPath("allowed");
   Service svc("allow * * *", path);
-  AuditTail audit(path);
+  AuditTail audit(path, svc.audit_log());
   int audited_rows = 0;
   for (const Row& row : Rows()) {
     const MethodSpec& spec = *row.spec;
@@ -487,10 +491,10 @@ TEST(MethodSpecTest, AuditedRowsAuditAllowedRequestsWithTheirFinalStatus) {
           << lines[0];
     }
   }
-  // Private- and secret-key use: Hmac, Sign, SignBatch, PublicKeyDecrypt, HybridDecrypt,
-  // HybridDecryptStream, KeyExchange; ListKeys, Rewrap, RewrapBatch and both
-  // GenerateDataKey RPCs.
-  EXPECT_EQ(audited_rows, 12);
+  // Private- and secret-key use: Hmac, Sign, SignBatch, Encrypt, Decrypt, EncryptBatch,
+  // EncryptStream, DecryptStream, PublicKeyDecrypt, HybridDecrypt, HybridDecryptStream,
+  // KeyExchange; ListKeys, Rewrap, RewrapBatch and both GenerateDataKey RPCs.
+  EXPECT_EQ(audited_rows, 17);
 }
 
 // AdmissionCharge is the admission charge method_spec.h documents for a unary call.
@@ -659,8 +663,8 @@ TEST(MethodSpecTest, QueuedCallsAreCheckedAuditedAndChargedAsTheirRowSays) {
   const std::string allowed_path = AuditPath("queued_allowed");
   Service denied("", denied_path);
   Service allowed("allow * * *", allowed_path);
-  AuditTail denied_audit(denied_path);
-  AuditTail allowed_audit(allowed_path);
+  AuditTail denied_audit(denied_path, denied.audit_log());
+  AuditTail allowed_audit(allowed_path, allowed.audit_log());
   for (const QueuedRow& row : QueuedRows()) {
     const MethodSpec& spec = *row.spec;
     SCOPED_TRACE(spec.method);
