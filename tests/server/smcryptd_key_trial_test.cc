@@ -279,9 +279,12 @@ TEST_F(SmcryptdKeyTrialTest, DataUnderEachVersionOpensAndNamesIt) {
                                 "\"key_versions_tried\":[3,2,1],\"status\":\"OK\"") !=
            std::string::npos;
   })) << ReadAll(audit_);
-  // A MAC checked under v3 (the primary) tried only it.
-  EXPECT_THAT(ReadAll(audit_),
-              HasSubstr("\"key_id\":\"hmac\",\"key_version\":3,\"status\":\"OK\""));
+  // A MAC checked under v3 (the primary) tried only it (the audit writer is asynchronous:
+  // its line may follow).
+  EXPECT_TRUE(WaitFor([&] {
+    return ReadAll(audit_).find("\"key_id\":\"hmac\",\"key_version\":3,\"status\":\"OK\"") !=
+           std::string::npos;
+  })) << ReadAll(audit_);
   // The trials are counted: versions tried beyond the first.
   const std::string metrics = HttpGet(server_.metrics_port(), "/metrics");
   EXPECT_THAT(metrics, HasSubstr("smcrypt_key_version_trials_total{operation=\"verify\","
