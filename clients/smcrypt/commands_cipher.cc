@@ -348,7 +348,10 @@ absl::Status DecryptStreamed(const Session& session, const CipherParams& p, std:
         req.set_ciphertext(*std::move(piece));
         return req;
       },
-      [&](const v1::DecryptStreamResponse& resp) { return out.Write(resp.plaintext()); });
+      [&](const v1::DecryptStreamResponse& resp) {
+        NoteKeyVersion("decrypt", resp.key_version());  // set in the first response only
+        return out.Write(resp.plaintext());
+      });
 }
 
 absl::StatusOr<int> RunDecrypt(const Args& args) {

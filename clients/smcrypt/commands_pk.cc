@@ -257,6 +257,7 @@ absl::StatusOr<int> RunOpen(const Args& args) {
               return req;
             },
             [&](const v1::HybridDecryptStreamResponse& resp) {
+              NoteKeyVersion("open", resp.key_version());  // set in the first response only
               return out.Write(resp.plaintext());
             });
     if (s.ok()) s = out.Close();

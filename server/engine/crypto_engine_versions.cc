@@ -75,7 +75,8 @@ absl::Status CryptoEngine::RequireOneVersion(const Ring& ring, const KeyInput& k
       absl::FailedPreconditionError(absl::StrCat(
           "key '", key.value, "' has ", retained.size(), " retained versions (",
           absl::StrJoin(retained, ", "), ") and ", why,
-          ", so no version can be tried: set key.key_version to the version that made it")),
+          ", so no version can be tried: set key.key_version to the version that made it "
+          "(data made while the key was one plain <key_id>.pem is version 1)")),
       reason::kKeyVersionRequired,
       {{"key_id", key.value}, {"retained_versions", absl::StrJoin(retained, ",")}});
 }
