@@ -245,9 +245,17 @@ absl::StatusOr<int> RunDataKey(const Args& args) {
   v1::GenerateDataKeyResponse resp;
   grpc::ClientContext ctx;
   session->Prepare(&ctx);
-  grpc::Status s = no_plaintext
-                       ? session->stub().GenerateDataKeyWithoutPlaintext(&ctx, *req, &resp)
-                       : session->stub().GenerateDataKey(&ctx, *req, &resp);
+  grpc::Status s;
+  if (no_plaintext) {
+    // The same fields and field numbers, without plaintext_key.
+    v1::GenerateDataKeyWithoutPlaintextRequest wreq;
+    wreq.ParseFromString(req->SerializeAsString());
+    v1::GenerateDataKeyWithoutPlaintextResponse wresp;
+    s = session->stub().GenerateDataKeyWithoutPlaintext(&ctx, wreq, &wresp);
+    resp.ParseFromString(wresp.SerializeAsString());
+  } else {
+    s = session->stub().GenerateDataKey(&ctx, *req, &resp);
+  }
   if (!s.ok()) return RpcStatus(s);
   NoteKeyVersion("datakey", resp.key_version());
   std::string* key = resp.mutable_plaintext_key();

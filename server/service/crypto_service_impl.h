@@ -144,7 +144,8 @@ class CryptoServiceImpl final : public v1::CryptoService::CallbackService {
   grpc::ServerUnaryReactor* GenerateDataKey(grpc::CallbackServerContext* ctx,
       const v1::GenerateDataKeyRequest* request, v1::GenerateDataKeyResponse* response) override;
   grpc::ServerUnaryReactor* GenerateDataKeyWithoutPlaintext(grpc::CallbackServerContext* ctx,
-      const v1::GenerateDataKeyRequest* request, v1::GenerateDataKeyResponse* response) override;
+      const v1::GenerateDataKeyWithoutPlaintextRequest* request,
+      v1::GenerateDataKeyWithoutPlaintextResponse* response) override;
   grpc::ServerReadReactor<v1::HashStreamRequest>* HashStream(
       grpc::CallbackServerContext* ctx, v1::HashStreamResponse* response) override;
   grpc::ServerBidiReactor<v1::EncryptStreamRequest, v1::EncryptStreamResponse>* EncryptStream(

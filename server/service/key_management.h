@@ -20,6 +20,8 @@ absl::StatusOr<RewrapInput> RewrapInputFrom(const ::smcrypt::v1::RewrapRequest& 
 // Errors: INVALID_ARGUMENT "key_spec is required" (UNSPECIFIED) or "unknown key_spec
 // value N", then ToAlgorithm's and ToSm2Format's.
 absl::StatusOr<DataKeyInput> DataKeyInputFrom(const ::smcrypt::v1::GenerateDataKeyRequest& req);
+absl::StatusOr<DataKeyInput> DataKeyInputFrom(
+    const ::smcrypt::v1::GenerateDataKeyWithoutPlaintextRequest& req);
 
 // WipeDataKey overwrites the bytes of `response`'s plaintext_key with zeros in place
 // (the string keeps its length and buffer, so nothing is freed unwiped). The service

@@ -3,7 +3,9 @@
 // runner (batch_runner.h, RunBatch); their checks, audit lines and admission charges are
 // their rows of method_spec.h.
 #include <atomic>
+#include <functional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <variant>
 
@@ -38,20 +40,24 @@ absl::StatusOr<DataKeySpec> ToDataKeySpec(v1::DataKeySpec spec) {
   }
 }
 
-// GenerateDataKeyCall serves both GenerateDataKey RPCs: `with_plaintext` false leaves
-// plaintext_key empty. The response's plaintext_key is wiped in OnDone (WipeDataKey).
+// GenerateDataKeyCall serves both GenerateDataKey RPCs; GenerateDataKeyWithoutPlaintext's
+// response has no plaintext_key. GenerateDataKey's plaintext_key is wiped in OnDone
+// (WipeDataKey).
+template <typename Req, typename Resp>
 grpc::ServerUnaryReactor* GenerateDataKeyCall(const CryptoServiceImpl* svc,
                                               const MethodSpec& spec,
                                               grpc::CallbackServerContext* ctx,
-                                              const v1::GenerateDataKeyRequest* request,
-                                              v1::GenerateDataKeyResponse* response,
-                                              bool with_plaintext) {
+                                              const Req* request, Resp* response) {
+  constexpr bool kWithPlaintext = std::is_same_v<Resp, v1::GenerateDataKeyResponse>;
+  std::function<void()> on_done;
+  if constexpr (kWithPlaintext) on_done = [response] { WipeDataKey(response); };
   return Guarded(
-      svc, spec, ctx, request, response, DataKeyInputFrom,
-      [svc, response, with_plaintext](const DataKeyInput& in) -> absl::Status {
+      svc, spec, ctx, request, response,
+      [](const Req& r) { return DataKeyInputFrom(r); },
+      [svc, response](const DataKeyInput& in) -> absl::Status {
         absl::StatusOr<DataKey> key = svc->engine().GenerateDataKey(in);
         if (!key.ok()) return key.status();
-        if (with_plaintext) {
+        if constexpr (kWithPlaintext) {
           // Copied straight into the response's buffer, which WipeDataKey zeroes.
           response->set_plaintext_key(key->plaintext_key.data(), key->plaintext_key.size());
         }
@@ -61,7 +67,25 @@ grpc::ServerUnaryReactor* GenerateDataKeyCall(const CryptoServiceImpl* svc,
         response->set_key_version(ReportedVersion(in));
         return absl::OkStatus();
       },
-      [response] { WipeDataKey(response); });
+      std::move(on_done));
+}
+
+template <typename Req>
+absl::StatusOr<DataKeyInput> DataKeyInputOf(const Req& req) {
+  absl::StatusOr<DataKeySpec> spec = ToDataKeySpec(req.key_spec());
+  if (!spec.ok()) return spec.status();
+  absl::StatusOr<Algorithm> alg = ToAlgorithm(req.algorithm());
+  if (!alg.ok()) return alg.status();
+  absl::StatusOr<Sm2CiphertextFormat> format = ToSm2Format(*alg, req.sm2_format());
+  if (!format.ok()) return format.status();
+  DataKeyInput in;
+  in.spec = *spec;
+  in.algorithm = *alg;
+  in.key = ToKey(req.key());
+  in.aad = req.aad();
+  in.info = req.info();
+  in.format = *format;
+  return in;
 }
 
 }  // namespace
@@ -87,20 +111,12 @@ absl::StatusOr<RewrapInput> RewrapInputFrom(const v1::RewrapRequest& req) {
 }
 
 absl::StatusOr<DataKeyInput> DataKeyInputFrom(const v1::GenerateDataKeyRequest& req) {
-  absl::StatusOr<DataKeySpec> spec = ToDataKeySpec(req.key_spec());
-  if (!spec.ok()) return spec.status();
-  absl::StatusOr<Algorithm> alg = ToAlgorithm(req.algorithm());
-  if (!alg.ok()) return alg.status();
-  absl::StatusOr<Sm2CiphertextFormat> format = ToSm2Format(*alg, req.sm2_format());
-  if (!format.ok()) return format.status();
-  DataKeyInput in;
-  in.spec = *spec;
-  in.algorithm = *alg;
-  in.key = ToKey(req.key());
-  in.aad = req.aad();
-  in.info = req.info();
-  in.format = *format;
-  return in;
+  return DataKeyInputOf(req);
+}
+
+absl::StatusOr<DataKeyInput> DataKeyInputFrom(
+    const v1::GenerateDataKeyWithoutPlaintextRequest& req) {
+  return DataKeyInputOf(req);
 }
 
 void WipeDataKey(v1::GenerateDataKeyResponse* response) {
@@ -156,15 +172,14 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::RewrapBatch(grpc::CallbackServerCon
 grpc::ServerUnaryReactor* CryptoServiceImpl::GenerateDataKey(
     grpc::CallbackServerContext* ctx, const v1::GenerateDataKeyRequest* request,
     v1::GenerateDataKeyResponse* response) {
-  return GenerateDataKeyCall(this, rpc::kGenerateDataKey, ctx, request, response,
-                             /*with_plaintext=*/true);
+  return GenerateDataKeyCall(this, rpc::kGenerateDataKey, ctx, request, response);
 }
 
 grpc::ServerUnaryReactor* CryptoServiceImpl::GenerateDataKeyWithoutPlaintext(
-    grpc::CallbackServerContext* ctx, const v1::GenerateDataKeyRequest* request,
-    v1::GenerateDataKeyResponse* response) {
+    grpc::CallbackServerContext* ctx, const v1::GenerateDataKeyWithoutPlaintextRequest* request,
+    v1::GenerateDataKeyWithoutPlaintextResponse* response) {
   return GenerateDataKeyCall(this, rpc::kGenerateDataKeyWithoutPlaintext, ctx, request,
-                             response, /*with_plaintext=*/false);
+                             response);
 }
 
 }  // namespace smcrypt::server

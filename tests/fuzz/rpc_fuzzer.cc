@@ -216,9 +216,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 26: UNARY(RewrapBatch); break;
     case 27: UNARY(GenerateDataKey); break;
     case 28:
-      Unary<v1::GenerateDataKeyRequest, v1::GenerateDataKeyResponse>(
-          in.Rest(), [&](grpc::ClientContext* c, const v1::GenerateDataKeyRequest& q,
-                         v1::GenerateDataKeyResponse* r) {
+      Unary<v1::GenerateDataKeyWithoutPlaintextRequest,
+            v1::GenerateDataKeyWithoutPlaintextResponse>(
+          in.Rest(), [&](grpc::ClientContext* c,
+                         const v1::GenerateDataKeyWithoutPlaintextRequest& q,
+                         v1::GenerateDataKeyWithoutPlaintextResponse* r) {
             return stub.GenerateDataKeyWithoutPlaintext(c, q, r);
           });
       break;

@@ -381,7 +381,7 @@ std::vector<Row> Rows() {
     return CallUnary(s, &Stub::GenerateDataKey, r);
   }});
   rows.push_back({&rpc::kGenerateDataKeyWithoutPlaintext, kDenied, kAudited, [](Stub* s) {
-    v1::GenerateDataKeyRequest r;
+    v1::GenerateDataKeyWithoutPlaintextRequest r;
     *r.mutable_key() = KeyId("k");
     return CallUnary(s, &Stub::GenerateDataKeyWithoutPlaintext, r);
   }});
@@ -585,9 +585,10 @@ TEST(MethodSpecTest, DataKeyResponsesAreWipedOnceSent) {
   EXPECT_EQ(DataKeysWiped() - before, 3u);
 
   grpc::ClientContext ctx;
-  v1::GenerateDataKeyResponse resp;
-  ASSERT_TRUE(svc.stub()->GenerateDataKeyWithoutPlaintext(&ctx, r, &resp).ok());
-  EXPECT_TRUE(resp.plaintext_key().empty());
+  v1::GenerateDataKeyWithoutPlaintextRequest wr;
+  ASSERT_TRUE(wr.ParseFromString(r.SerializeAsString()));
+  v1::GenerateDataKeyWithoutPlaintextResponse resp;
+  ASSERT_TRUE(svc.stub()->GenerateDataKeyWithoutPlaintext(&ctx, wr, &resp).ok());
   EXPECT_EQ(resp.ciphertext().size(), 97u + 32u);
   ASSERT_TRUE(svc.WaitReleased());
   EXPECT_EQ(DataKeysWiped() - before, 3u);

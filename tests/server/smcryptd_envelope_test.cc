@@ -220,10 +220,15 @@ TEST_F(SmcryptdEnvelopeTest, DataKeysOpenWithTheExistingRpcs) {
             grpc::StatusCode::INVALID_ARGUMENT);
 
   // Without the plaintext: the same wrapping, no key.
-  v1::GenerateDataKeyResponse wrapped_only;
+  v1::GenerateDataKeyWithoutPlaintextRequest wreq;
+  ASSERT_TRUE(wreq.ParseFromString(req.SerializeAsString()));  // the same fields
+  v1::GenerateDataKeyWithoutPlaintextResponse wrapped_only;
   auto ctx2 = Ctx(10);
-  ASSERT_TRUE(stub_->GenerateDataKeyWithoutPlaintext(ctx2.get(), req, &wrapped_only).ok());
-  EXPECT_TRUE(wrapped_only.plaintext_key().empty());
+  ASSERT_TRUE(stub_->GenerateDataKeyWithoutPlaintext(ctx2.get(), wreq, &wrapped_only).ok());
+  // No plaintext_key field on the wire (field 1 of GenerateDataKeyResponse).
+  v1::GenerateDataKeyResponse as_with;
+  ASSERT_TRUE(as_with.ParseFromString(wrapped_only.SerializeAsString()));
+  EXPECT_TRUE(as_with.plaintext_key().empty());
   ASSERT_TRUE(Decrypt("a", 0, wrapped_only.nonce(), wrapped_only.ciphertext(), wrapped_only.tag(),
                       "tenant=7", &unwrapped, v1::AES_256_GCM)
                   .ok());
@@ -310,7 +315,10 @@ TEST_F(SmcryptdEnvelopeTest, AccessPolicyRulesRewrapAndDataKey) {
   EXPECT_EQ(stub_->GenerateDataKey(ctx2.get(), dk, &dk_out).error_code(),
             grpc::StatusCode::PERMISSION_DENIED);
   auto ctx3 = Ctx(10);
-  EXPECT_EQ(stub_->GenerateDataKeyWithoutPlaintext(ctx3.get(), dk, &dk_out).error_code(),
+  v1::GenerateDataKeyWithoutPlaintextRequest wdk;
+  ASSERT_TRUE(wdk.ParseFromString(dk.SerializeAsString()));
+  v1::GenerateDataKeyWithoutPlaintextResponse wdk_out;
+  EXPECT_EQ(stub_->GenerateDataKeyWithoutPlaintext(ctx3.get(), wdk, &wdk_out).error_code(),
             grpc::StatusCode::PERMISSION_DENIED);
 
   // Rewrap of another key: denied; in a batch, that item only.
