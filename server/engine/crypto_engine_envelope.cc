@@ -44,6 +44,18 @@ absl::Status CheckRewrapFields(const RewrapInput& in) {
   const Algorithm alg = in.algorithm;
   if (IsSymmetricAlgorithm(alg)) {
     if (!in.info.empty()) return NotFor("info", alg);
+    // A PKCS#7 padding check that fails is an answer about the plaintext: Rewrap would be a
+    // padding oracle (a chosen ciphertext block by block) for a client allowed rewrap but
+    // not decrypt. Such data is re-encrypted with Decrypt and Encrypt.
+    const CipherMode mode = CipherModeOf(alg);
+    if (!IsAeadAlgorithm(alg) && (mode == CipherMode::kEcb || mode == CipherMode::kCbc) &&
+        in.padding.value_or(Padding::kPkcs7) == Padding::kPkcs7) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "Rewrap does not take ", AlgorithmName(alg),
+          " with PKCS#7 padding: whether the padding checks would tell a caller without "
+          "decrypt about the plaintext (a padding oracle); re-encrypt such data with Decrypt "
+          "and Encrypt, or rewrap data made with padding NONE"));
+    }
     return absl::OkStatus();
   }
   if (!IsPublicKeyEncryptionAlgorithm(alg) && !IsHybridAlgorithm(alg)) {

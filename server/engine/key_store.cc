@@ -402,12 +402,20 @@ absl::StatusOr<std::map<std::string, KeyFiles>> ListKeyFiles(const std::filesyst
   for (const fs::path& path : paths) {
     const std::string name = path.filename().string();
     if (name.empty() || name[0] == '.') continue;  // ..data, ..2024_..., dotfiles
-    // is_directory/is_regular_file follow symlinks (Kubernetes Secret volumes).
-    if (fs::is_directory(path, ec)) continue;
+    // is_directory follows symlinks (Kubernetes Secret volumes). A directory under another
+    // name is skipped; one under a keyring file's name (`k.pem`, `k.primary`, ...) is a
+    // load error, never an absent file (an absent min_version or primary changes which
+    // versions serve).
+    const bool is_directory = fs::is_directory(path, ec);
     absl::StatusOr<std::optional<KeyFileName>> parsed = ParseKeyFileName(name);
+    if (is_directory && (!parsed.ok() || !parsed->has_value())) continue;
     if (!parsed.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat(path.string(), ": ", parsed.status().message()));
+    }
+    if (is_directory) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path.string(), ": a directory, where a keyring file is expected"));
     }
     if (!parsed->has_value()) {
       LogWarning(absl::StrCat("keyring: skipping ", path.string(),

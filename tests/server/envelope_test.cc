@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,7 +38,15 @@ namespace fs = std::filesystem;
 const std::string kSm4V1(16, '1'), kSm4V2(16, '2');
 const std::string kAes256V1(32, 'a'), kAes256V2(32, 'b');
 const std::string kAes128(16, 'c');
-const std::string kMessage = "envelope: the plaintext never leaves the server";
+// 48 bytes: whole blocks, so ECB and CBC run with padding NONE (Rewrap refuses PKCS#7).
+const std::string kMessage = "envelope: the plaintext never leaves the server.";
+
+// RewrapPadding: the padding a Rewrap of `alg` is tested with (ECB, CBC: NONE).
+std::optional<Padding> RewrapPadding(Algorithm alg) {
+  const CipherMode mode = CipherModeOf(alg);
+  if (mode == CipherMode::kEcb || mode == CipherMode::kCbc) return Padding::kNone;
+  return std::nullopt;
+}
 
 std::string PrivatePem(Algorithm alg, std::string* public_der) {
   absl::StatusOr<KeyPair> kp = smcrypt::GenerateKeyPair(alg);
@@ -156,6 +165,7 @@ void RewrapSymmetricTest::CheckRoundTrip() {
   p.key = KeyInput::Id(c.key_id, 1);
   p.aad = c.aad;
   p.tag_length = c.tag_length;
+  p.padding = RewrapPadding(c.alg);
   absl::StatusOr<SymmetricCiphertext> v1 = engine().Encrypt(p, kMessage);
   ASSERT_THAT(v1, IsOk());
 
@@ -166,6 +176,7 @@ void RewrapSymmetricTest::CheckRoundTrip() {
   in.nonce = v1->nonce;
   in.tag = v1->tag;
   in.aad = c.aad;
+  in.padding = RewrapPadding(c.alg);
   absl::StatusOr<Rewrapped> r = engine().Rewrap(in);
   ASSERT_THAT(r, IsOk());
   EXPECT_EQ(r->source_key_version, 1u);
@@ -217,6 +228,7 @@ TEST_P(RewrapSymmetricTest, TamperedInputIsDecryptionFailedWithNoOutput) {
   p.key = KeyInput::Id(c.key_id, 1);
   p.aad = c.aad;
   p.tag_length = c.tag_length;
+  p.padding = RewrapPadding(c.alg);
   absl::StatusOr<SymmetricCiphertext> v1 = engine().Encrypt(p, kMessage);
   ASSERT_THAT(v1, IsOk());
   std::string ct = v1->ciphertext;
@@ -226,6 +238,7 @@ TEST_P(RewrapSymmetricTest, TamperedInputIsDecryptionFailedWithNoOutput) {
   in.nonce = v1->nonce;
   in.tag = v1->tag;
   in.aad = c.aad;
+  in.padding = RewrapPadding(c.alg);
   if (!IsAeadAlgorithm(c.alg)) {
     ct.pop_back();
     in.ciphertext = ct;
@@ -241,6 +254,31 @@ TEST_P(RewrapSymmetricTest, TamperedInputIsDecryptionFailedWithNoOutput) {
   in.aad = "not the aad";
   EXPECT_THAT(engine().Rewrap(in), StatusIs(absl::StatusCode::kInvalidArgument,
                                             "decryption failed"));
+}
+
+// ECB and CBC with PKCS#7 padding (the default): refused before any decryption, since
+// whether the padding checks would answer a caller allowed rewrap but not decrypt about
+// the plaintext (a padding oracle).
+TEST_F(EnvelopeTest, RewrapRefusesPkcs7PaddedModes) {
+  for (Algorithm alg : {Algorithm::kSm4Cbc, Algorithm::kSm4Ecb, Algorithm::kAes256Cbc}) {
+    const char* key_id = alg == Algorithm::kAes256Cbc ? "a" : "s";
+    SymmetricParams p;
+    p.algorithm = alg;
+    p.key = KeyInput::Id(key_id, 1);
+    absl::StatusOr<SymmetricCiphertext> v1 = engine().Encrypt(p, "padded");
+    ASSERT_THAT(v1, IsOk());
+    RewrapInput in;
+    in.algorithm = alg;
+    in.key = KeyInput::Id(key_id, 1);
+    in.ciphertext = v1->ciphertext;
+    in.nonce = v1->nonce;
+    for (std::optional<Padding> padding : {std::optional<Padding>(), std::optional(Padding::kPkcs7)}) {
+      in.padding = padding;
+      EXPECT_THAT(engine().Rewrap(in),
+                  StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("padding oracle")))
+          << AlgorithmName(alg);
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(

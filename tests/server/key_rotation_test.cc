@@ -154,6 +154,31 @@ TEST(KeyPrimaryTest, BadPrimaryFilesFailNamingTheFile) {
                                            HasSubstr("key 'other' has no other.pem"))));
 }
 
+// A directory (or a symlink to one) under a keyring file's name is a load error, never an
+// absent file: an absent min_version would bring retired versions back, an absent primary
+// would promote the newest. A directory under any other name is skipped.
+TEST(KeyPrimaryTest, DirectoryUnderAKeyringFileNameFailsTheLoad) {
+  for (const std::string name : {"k.primary", "k.min_version", "k.v4.pem", "other.pem"}) {
+    TempDir dir;
+    WriteThreeVersions(dir);
+    fs::create_directory(fs::path(dir.path()) / name);
+    EXPECT_THAT(Load(dir), StatusIs(absl::StatusCode::kInvalidArgument,
+                                    AllOf(HasSubstr(name), HasSubstr("a directory"))))
+        << name;
+  }
+  TempDir dir;
+  WriteThreeVersions(dir);
+  dir.Write("k.min_version", "2");
+  ASSERT_THAT(Load(dir), IsOk());
+  dir.Remove("k.min_version");
+  fs::create_directory_symlink(fs::temp_directory_path(), fs::path(dir.path()) / "k.min_version");
+  EXPECT_THAT(Load(dir), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("a directory")));
+  TempDir other;
+  WriteThreeVersions(other);
+  fs::create_directory(fs::path(other.path()) / "backup");
+  EXPECT_THAT(Load(other), IsOk());
+}
+
 TEST(KeyPrimaryTest, PrimaryFileWritableByOthersIsRefused) {
   TempDir dir;
   WriteThreeVersions(dir);
