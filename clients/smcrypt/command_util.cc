@@ -19,7 +19,7 @@ std::vector<FlagSpec> GroupFlags(unsigned groups) {
     flags.insert(flags.end(), {
         {"key-id", "ID", "key <ID>.pem of the server's keyring (--keys_dir)"},
         {"key-version", "N", "with --key-id: version N of the key (<ID>.v<N>.pem); default "
-                             "the newest"},
+                             "its primary"},
         {"key", "FILE", "key material sent with the request: PEM or DER private/public key, "
                         "or an SM4/AES/HMAC KEY PEM block (as written by keygen)"},
         {"key-hex", "HEX", "raw key bytes in hex (symmetric keys, SM2/EC scalars or points)"},

@@ -57,6 +57,8 @@ std::vector<Command> CipherCommands();  // encrypt, decrypt
 std::vector<Command> PkCommands();      // pkencrypt, pkdecrypt, seal, open
 std::vector<Command> KeyCommands();     // keygen, pubkey, random, info
 std::vector<Command> KexCommands();     // kex
+std::vector<Command> KeyringCommands(); // keys
+std::vector<Command> EnvelopeCommands();  // rewrap, datakey
 
 // GroupFlags returns the FlagSpecs of `groups`.
 std::vector<FlagSpec> GroupFlags(unsigned groups);
@@ -104,7 +106,8 @@ absl::StatusOr<std::string> ReadEncodedFile(const std::string& path, Encoding en
 absl::Status UsageError(absl::string_view message);
 // NoteKeyVersion tells stderr which version of a keyring key a response says was used
 // ("smcrypt encrypt: key version 2"), so that the caller can name it to decrypt or
-// verify later. key_version 0 (the key has no versions and none was named) prints nothing.
+// verify later; for a decryption or a check, the version that authenticated. key_version
+// 0 (the key has no versions and none was named) prints nothing.
 void NoteKeyVersion(absl::string_view command, uint32_t key_version);
 // ExitCodeFor maps an error to its exit code: 3 for RPC errors, 2 otherwise.
 int ExitCodeFor(const absl::Status& status);

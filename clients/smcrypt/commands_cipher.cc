@@ -174,7 +174,7 @@ absl::StatusOr<int> EncryptMany(const Args& args, const Session& session, const 
   v1::EncryptBatchRequest batch;
   std::vector<size_t> index;
   size_t bytes = 0;
-  uint32_t noted_version = 0;  // a reload between two batches can change the newest version
+  uint32_t noted_version = 0;  // a reload between two batches can change the primary version
   auto flush = [&] {
     if (batch.items_size() == 0) return;
     v1::EncryptBatchResponse resp;
@@ -348,7 +348,10 @@ absl::Status DecryptStreamed(const Session& session, const CipherParams& p, std:
         req.set_ciphertext(*std::move(piece));
         return req;
       },
-      [&](const v1::DecryptStreamResponse& resp) { return out.Write(resp.plaintext()); });
+      [&](const v1::DecryptStreamResponse& resp) {
+        NoteKeyVersion("decrypt", resp.key_version());  // set in the first response only
+        return out.Write(resp.plaintext());
+      });
 }
 
 absl::StatusOr<int> RunDecrypt(const Args& args) {
@@ -426,6 +429,7 @@ absl::StatusOr<int> RunDecrypt(const Args& args) {
     }
     return st;
   }
+  NoteKeyVersion("decrypt", resp.key_version());
   if (absl::Status w = out.Write(resp.plaintext()); !w.ok()) return w;
   if (absl::Status w = out.Close(); !w.ok()) return w;
   return kExitOk;

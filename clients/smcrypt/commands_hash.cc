@@ -206,6 +206,7 @@ absl::StatusOr<int> RunHmac(const Args& args) {
   session->Prepare(&ctx);
   grpc::Status s = session->stub().Hmac(&ctx, req, &resp);
   if (!s.ok()) return RpcStatus(s);
+  NoteKeyVersion("hmac", resp.key_version());
   if (req.has_expected_mac()) {
     std::printf("%s\n", resp.valid() ? "MAC valid" : "MAC invalid");
     return resp.valid() ? kExitOk : kExitInvalid;

@@ -198,7 +198,7 @@ const std::vector<FlagSpec> kKexFlags = {
     {"peer-key", "FILE", "the peer's SM2 public key: SubjectPublicKeyInfo PEM or DER, or a raw "
                          "65/33-byte point"},
     {"peer-key-id", "ID", "the peer's public key from smcryptd's keyring"},
-    {"peer-key-version", "N", "with --peer-key-id: version N of that key (default: the newest)"},
+    {"peer-key-version", "N", "with --peer-key-id: version N of that key (default: its primary)"},
     {"peer-key-hex", "HEX", "the peer's public key as a hex point (04||x||y)"},
     {"id", "TEXT", "own user ID (default 1234567812345678)"},
     {"id-hex", "HEX", "own user ID in hex"},

@@ -156,7 +156,9 @@ absl::StatusOr<int> RunPubkey(const Args& args) {
   absl::StatusOr<Session> session = Session::Connect(args);
   if (!session.ok()) return session.status();
   v1::GetPublicKeyRequest req;
-  req.set_algorithm(*alg);
+  // A keyring key without --alg: the server takes the key's own family.
+  const bool family_decides = args.Has("key-id") && !args.Has("alg");
+  if (!family_decides) req.set_algorithm(*alg);
   *req.mutable_key() = *std::move(key);
   v1::GetPublicKeyResponse resp;
   grpc::ClientContext ctx;
@@ -164,7 +166,7 @@ absl::StatusOr<int> RunPubkey(const Args& args) {
   grpc::Status s = session->stub().GetPublicKey(&ctx, req, &resp);
   if (!s.ok()) {
     absl::Status status = RpcStatus(s);
-    if (!args.Has("alg") && ErrorReason(status) == "WRONG_KEY_FAMILY") {
+    if (!args.Has("alg") && !family_decides && ErrorReason(status) == "WRONG_KEY_FAMILY") {
       // The algorithm is this command's default, not the user's choice: say so.
       return RpcStatus(grpc::Status(
           s.error_code(),
@@ -333,7 +335,8 @@ Examples:
        "smcrypt pubkey [--alg ALG] KEY [--der [--format FMT]] [--versions] [--out FILE]",
        R"(Prints the public key (SubjectPublicKeyInfo) of a keyring entry (--key-id) or
 of a private key (--key), as PEM, or as DER with --der (raw bytes, or --format hex /
-base64). --alg defaults to SM2. With --key-version N, version N of the keyring key;
+base64). A keyring key needs no --alg (its family decides); for --key, --alg defaults
+to SM2. With --key-version N, version N of the keyring key (else its primary);
 with --versions, every usable version, oldest first, each PEM after a line
 "# ID version N".
 
@@ -342,7 +345,7 @@ Examples:
   smcrypt pubkey --key-id signer --key-version 1
   smcrypt pubkey --key-id signer --versions
   smcrypt pubkey --key sm2.pem --der --format hex)",
-       {{"alg", "ALG", "the key's algorithm: SM2 (default), ECDSA-*, RSA-*, HPKE-*"},
+       {{"alg", "ALG", "the key's algorithm: SM2 (default for --key), ECDSA-*, RSA-*, HPKE-*"},
         {"der", "", "DER instead of PEM"},
         {"versions", "", "with --key-id: every usable version of the key, as PEM"},
         {"out", "FILE", "write the key to FILE instead of stdout"},

@@ -121,6 +121,7 @@ absl::StatusOr<int> RunPkDecrypt(const Args& args) {
   session->Prepare(&ctx);
   grpc::Status s = session->stub().PublicKeyDecrypt(&ctx, req, &resp);
   if (!s.ok()) return RpcStatus(s);
+  NoteKeyVersion("pkdecrypt", resp.key_version());
   if (absl::Status w = WriteOutput(args, resp.plaintext()); !w.ok()) return w;
   return kExitOk;
 }
@@ -256,6 +257,7 @@ absl::StatusOr<int> RunOpen(const Args& args) {
               return req;
             },
             [&](const v1::HybridDecryptStreamResponse& resp) {
+              NoteKeyVersion("open", resp.key_version());  // set in the first response only
               return out.Write(resp.plaintext());
             });
     if (s.ok()) s = out.Close();
@@ -281,6 +283,7 @@ absl::StatusOr<int> RunOpen(const Args& args) {
   session->Prepare(&ctx);
   grpc::Status s = session->stub().HybridDecrypt(&ctx, req, &resp);
   if (!s.ok()) return RpcStatus(s);
+  NoteKeyVersion("open", resp.key_version());
   if (absl::Status w = out.Write(resp.plaintext()); !w.ok()) return w;
   if (absl::Status w = out.Close(); !w.ok()) return w;
   return kExitOk;

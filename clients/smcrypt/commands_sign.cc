@@ -77,7 +77,7 @@ absl::StatusOr<int> SignMany(const Args& args, const Session& session, const Com
   v1::SignBatchRequest batch;
   std::vector<size_t> index;
   size_t bytes = 0;
-  uint32_t noted_version = 0;  // a reload between two batches can change the newest version
+  uint32_t noted_version = 0;  // a reload between two batches can change the primary version
   auto flush = [&] {
     if (batch.items_size() == 0) return;
     v1::SignBatchResponse resp;
@@ -283,6 +283,7 @@ absl::StatusOr<int> RunVerify(const Args& args) {
   session->Prepare(&ctx);
   grpc::Status s = session->stub().Verify(&ctx, req, &resp);
   if (!s.ok()) return RpcStatus(s);
+  NoteKeyVersion("verify", resp.key_version());
   std::printf("%s\n", resp.valid() ? "signature valid" : "signature invalid");
   return resp.valid() ? kExitOk : kExitInvalid;
 }

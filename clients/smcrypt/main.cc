@@ -20,7 +20,8 @@ namespace {
 std::vector<Command> AllCommands() {
   std::vector<Command> all;
   for (auto table :
-       {HashCommands, SignCommands, CipherCommands, PkCommands, KexCommands, KeyCommands}) {
+       {HashCommands, SignCommands, CipherCommands, PkCommands, EnvelopeCommands, KexCommands,
+        KeyCommands, KeyringCommands}) {
     for (Command& c : table()) all.push_back(std::move(c));
   }
   return all;

@@ -2,9 +2,10 @@
 //
 //   smcryptd --listen=0.0.0.0:50051 --metrics_listen=0.0.0.0:9464 --keys_dir=/etc/smcrypt/keys
 //
-// SIGHUP reloads the keyring (--keys_dir) now; a bad keyring is logged and the previous
-// one kept. SIGTERM or SIGINT: health turns NOT_SERVING, the server stops accepting RPCs, drains
-// in-flight RPCs for up to --shutdown_grace, and the process exits 0. Start-up errors
+// SIGHUP reloads the keyring (--keys_dir) now (a bad keyring is logged and the previous
+// one kept) and reopens the --audit_log file. SIGTERM or SIGINT: health turns
+// NOT_SERVING, the server stops accepting RPCs, drains in-flight RPCs for up to
+// --shutdown_grace, the audit queue is written out, and the process exits 0. Start-up errors
 // (bad flag, bad key file, unknown CPU feature name, address in use) exit 1.
 #include <signal.h>
 
@@ -76,10 +77,21 @@ ABSL_FLAG(std::string, access_policy, "",
           "mapping mTLS client identities to keys and operations; requests outside it are "
           "PERMISSION_DENIED. Empty: every request is allowed");
 ABSL_FLAG(std::string, audit_log, "",
-          "where private-key operations (Sign and SignBatch items, PublicKeyDecrypt, "
-          "HybridDecrypt and its stream, KeyExchange, Hmac) and "
-          "policy denials are written as JSON lines: empty for stderr, a file to append "
-          "to, or 'none'");
+          "where every use of a private or secret key (Encrypt, Decrypt, EncryptBatch "
+          "items, EncryptStream, DecryptStream, Hmac, Sign and SignBatch items, "
+          "PublicKeyDecrypt, HybridDecrypt and its stream, KeyExchange) and policy denials "
+          "are written as JSON lines: empty for stderr, a file to append to (reopened on "
+          "SIGHUP), or 'none'");
+ABSL_FLAG(std::string, audit_failure, "closed",
+          "when the audit log cannot be written or its queue is full: 'closed' refuses "
+          "calls that need an audit line (UNAVAILABLE, reason AUDIT_UNAVAILABLE) before "
+          "their key is used, until a write succeeds; 'open' serves them and drops their "
+          "lines (smcrypt_audit_lines_dropped_total)");
+ABSL_FLAG(uint64_t, audit_queue_lines, 65536,
+          "audit lines queued in memory for the writer thread, at most");
+ABSL_FLAG(uint64_t, audit_queue_bytes, 16u << 20,
+          "bytes of audit lines queued in memory for the writer thread, at most "
+          "(default 16 MiB; at least 8192)");
 ABSL_FLAG(absl::Duration, reload_interval, absl::Seconds(10),
           "how often --keys_dir and the TLS files are checked for changes: a changed "
           "keyring is reloaded (a bad one is logged and the previous one kept), changed "
@@ -234,18 +246,28 @@ bool OptionsFromFlags(smcrypt::server::ServerOptions* options) {
   options->allow_insecure_key_permissions = absl::GetFlag(FLAGS_allow_insecure_key_permissions);
   options->access_policy = absl::GetFlag(FLAGS_access_policy);
   options->audit_log = absl::GetFlag(FLAGS_audit_log);
+  absl::StatusOr<smcrypt::server::AuditFailure> audit_failure =
+      smcrypt::server::ParseAuditFailure(absl::GetFlag(FLAGS_audit_failure));
+  if (!audit_failure.ok()) {
+    LogError(std::string(audit_failure.status().message()));
+    return false;
+  }
+  options->audit_failure = *audit_failure;
+  options->audit_queue_lines = absl::GetFlag(FLAGS_audit_queue_lines);
+  options->audit_queue_bytes = absl::GetFlag(FLAGS_audit_queue_bytes);
   options->reload_interval = absl::GetFlag(FLAGS_reload_interval);
   return true;
 }
 
-// ServeUntilSignal reloads the keyring on SIGHUP and shuts `server` down on SIGTERM or
+// ServeUntilSignal reloads the keyring and reopens the audit log on SIGHUP and shuts `server` down on SIGTERM or
 // SIGINT (`signals`, blocked in every thread).
 void ServeUntilSignal(smcrypt::server::Server* server, const sigset_t& signals) {
   int sig = 0;
   for (;;) {
     sigwait(&signals, &sig);
     if (sig != SIGHUP) break;
-    LogInfo("received SIGHUP: reloading the keyring");
+    LogInfo("received SIGHUP: reloading the keyring, reopening the audit log");
+    server->ReopenAuditLog();
     // A failed reload has been logged; the server keeps serving with the previous keyring.
     absl::Status s = server->ReloadKeyring();
     if (absl::IsFailedPrecondition(s)) LogInfo(absl::StrCat("SIGHUP: ", s.message()));

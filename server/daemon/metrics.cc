@@ -56,6 +56,10 @@ constexpr MethodDef kMethods[] = {
     {kCryptoService, "GetPublicKey", "unary"},
     {kCryptoService, "GenerateRandom", "unary"},
     {kCryptoService, "GetServerInfo", "unary"},
+    {kCryptoService, "Rewrap", "unary"},
+    {kCryptoService, "RewrapBatch", "unary"},
+    {kCryptoService, "GenerateDataKey", "unary"},
+    {kCryptoService, "GenerateDataKeyWithoutPlaintext", "unary"},
     {"grpc.health.v1.Health", "Check", "unary"},
     {"grpc.health.v1.Health", "Watch", "server_stream"},
     {"grpc.reflection.v1alpha.ServerReflection", "ServerReflectionInfo", "bidi_stream"},
@@ -120,6 +124,54 @@ class ProcessCollector final : public prometheus::Collectable {
     rss_family.metric.push_back(rss_metric);
     return {std::move(cpu_family), std::move(rss_family)};
   }
+};
+
+// AuditCollector reads the audit log's AuditStats at scrape time (audit_log.h).
+class AuditCollector final : public prometheus::Collectable {
+ public:
+  explicit AuditCollector(const AuditLog* audit) : audit_(audit) {}
+
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    const AuditStats s = audit_ != nullptr ? audit_->stats() : AuditStats();
+    using prometheus::MetricType;
+    return {
+        One("smcrypt_audit_lines_written_total", "Audit lines written.", MetricType::Counter,
+            s.lines_written),
+        One("smcrypt_audit_lines_dropped_total",
+            "Audit lines dropped: a full queue, or a failed write under --audit_failure=open.",
+            MetricType::Counter, s.lines_dropped),
+        One("smcrypt_audit_write_errors_total",
+            "Failed writes and (re)opens of the audit log.", MetricType::Counter,
+            s.write_errors),
+        One("smcrypt_audit_queue_lines", "Audit lines queued, not yet written.",
+            MetricType::Gauge, s.queue_lines),
+        One("smcrypt_audit_queue_bytes", "Bytes of audit lines queued, not yet written.",
+            MetricType::Gauge, s.queue_bytes),
+        One("smcrypt_audit_healthy",
+            "1 while audit lines are written; 0 from a failed write, a failed reopen or a "
+            "full queue until the next successful write.",
+            MetricType::Gauge, s.healthy ? 1 : 0),
+    };
+  }
+
+ private:
+  static prometheus::MetricFamily One(const char* name, const char* help,
+                                      prometheus::MetricType type, uint64_t value) {
+    prometheus::MetricFamily f;
+    f.name = name;
+    f.help = help;
+    f.type = type;
+    prometheus::ClientMetric m;
+    if (type == prometheus::MetricType::Counter) {
+      m.counter.value = static_cast<double>(value);
+    } else {
+      m.gauge.value = static_cast<double>(value);
+    }
+    f.metric.push_back(m);
+    return f;
+  }
+
+  const AuditLog* audit_;
 };
 
 class MetricsInterceptor final : public grpc::experimental::Interceptor {
@@ -238,6 +290,7 @@ std::unique_ptr<Metrics> Metrics::New() {
   m->AddBatchFamilies(r);
   m->AddGauges(r);
   m->process_collector_ = std::make_shared<ProcessCollector>();
+  m->audit_collector_ = std::make_shared<AuditCollector>(nullptr);
   return m;
 }
 
@@ -324,6 +377,19 @@ void Metrics::AddCryptoFamilies(prometheus::Registry& r) {
       verify_failures_[i] = &verify_failures.Add(labels);
     }
   }
+  auto& trials = prometheus::BuildCounter()
+                     .Name("smcrypt_key_version_trials_total")
+                     .Help("Key versions tried beyond the first by checks whose keyring key "
+                           "was named without a version, by operation and outcome "
+                           "(authenticated: a version opened or verified; failed: none).")
+                     .Register(r);
+  for (Operation op : {Operation::kDecrypt, Operation::kVerify, Operation::kMac}) {
+    for (bool ok : {true, false}) {
+      trials_[static_cast<int>(op)][ok ? 1 : 0] =
+          &trials.Add({{"operation", std::string(OperationName(op))},
+                       {"outcome", ok ? "authenticated" : "failed"}});
+    }
+  }
 }
 
 // AddReloadFamilies: keyring and TLS reloads, and the build info.
@@ -340,6 +406,17 @@ void Metrics::AddReloadFamilies(prometheus::Registry& r) {
                           .Register(r);
   tls_reloads_ok_ = &tls_reloads.Add({{"result", "success"}});
   tls_reloads_failed_ = &tls_reloads.Add({{"result", "failure"}});
+  keyring_load_timestamp_ = &prometheus::BuildGauge()
+                                 .Name("smcrypt_keyring_load_timestamp_seconds")
+                                 .Help("When the keyring in use was loaded (Unix time; 0 "
+                                       "without --keys_dir).")
+                                 .Register(r)
+                                 .Add({});
+  key_version_family_ = &prometheus::BuildGauge()
+                             .Name("smcrypt_key_version_info")
+                             .Help("One per loaded key version (value 1): key_id, version, "
+                                   "and state primary, retained or retired.")
+                             .Register(r);
   prometheus::BuildGauge()
       .Name("smcrypt_build_info")
       .Help("The smcryptd build (value 1): version, compiler, and the CPU it runs on.")
@@ -348,6 +425,28 @@ void Metrics::AddReloadFamilies(prometheus::Registry& r) {
             {"compiler", CompilerName()},
             {"cpu", FormatCpuIdentity(GetCpuIdentity())}})
       .Set(1);
+}
+
+void Metrics::OnKeyringLoaded(const KeyStore& keys) {
+  absl::MutexLock lock(&key_versions_mu_);
+  for (prometheus::Gauge* g : key_version_gauges_) key_version_family_->Remove(g);
+  key_version_gauges_.clear();
+  for (const std::string& id : keys.key_ids()) {
+    const uint32_t primary = keys.PrimaryVersion(id);
+    const uint32_t min = keys.MinVersion(id);
+    for (const StoredKey* e : keys.AllVersions(id)) {
+      const char* state = e->version == primary ? "primary"
+                          : e->version < min    ? "retired"
+                                                : "retained";
+      prometheus::Gauge& g = key_version_family_->Add(
+          {{"key_id", id}, {"version", absl::StrCat(e->version)}, {"state", state}});
+      g.Set(1);
+      key_version_gauges_.push_back(&g);
+    }
+  }
+  const absl::Time t = keys.load_time();
+  keyring_load_timestamp_->Set(
+      t == absl::InfinitePast() ? 0 : static_cast<double>(absl::ToUnixMicros(t)) / 1e6);
 }
 
 // AddBatchFamilies: dynamic batching's batch sizes and queue times.
@@ -410,6 +509,10 @@ void Metrics::AddGauges(prometheus::Registry& r) {
                        .Add({});
 }
 
+void Metrics::SetAuditLog(const AuditLog* audit) {
+  audit_collector_ = std::make_shared<AuditCollector>(audit);
+}
+
 absl::Status Metrics::StartExposer(const std::string& address) {
   try {
     exposer_ = std::make_unique<prometheus::Exposer>(address);
@@ -419,6 +522,7 @@ absl::Status Metrics::StartExposer(const std::string& address) {
   }
   exposer_->RegisterCollectable(registry_);
   exposer_->RegisterCollectable(process_collector_);
+  exposer_->RegisterCollectable(audit_collector_);
   std::vector<int> ports = exposer_->GetListeningPorts();
   metrics_port_ = ports.empty() ? 0 : ports[0];
   return absl::OkStatus();
@@ -441,6 +545,11 @@ void Metrics::OnDecryptFailure(Algorithm alg) {
   if (i < decrypt_failures_.size() && decrypt_failures_[i] != nullptr) {
     decrypt_failures_[i]->Increment();
   }
+}
+
+void Metrics::OnKeyVersionTrials(Operation op, bool authenticated, uint32_t extra) {
+  prometheus::Counter* c = trials_[static_cast<int>(op)][authenticated ? 1 : 0];
+  if (c != nullptr) c->Increment(extra);
 }
 
 void Metrics::OnVerifyFailure(Algorithm alg) {

@@ -3,7 +3,9 @@
 //
 // Families and every label child are created once, at start (docs/contributing.md, "House style");
 // label values come from fixed sets only (method names, status codes, algorithm and
-// operation names, kernel names), never key ids or client addresses.
+// operation names, kernel names), never client addresses, and key ids only in
+// smcrypt_key_version_info: its children are the keyring's versions (state primary,
+// retained or retired), rebuilt whenever a keyring is loaded.
 //
 //   grpc_server_started_total{grpc_service,grpc_method,grpc_type}
 //   grpc_server_handled_total{grpc_service,grpc_method,grpc_type,grpc_code}
@@ -13,7 +15,10 @@
 //   smcrypt_bytes_processed_total{algorithm,operation}
 //   smcrypt_decrypt_failures_total{algorithm}                         "decryption failed"
 //   smcrypt_verify_failures_total{algorithm}                          signature/MAC false
+//   smcrypt_key_version_trials_total{operation,outcome}               key versions tried, beyond 1
 //   smcrypt_keyring_reloads_total{result}                             success, failure
+//   smcrypt_keyring_load_timestamp_seconds                            when the keyring in use loaded
+//   smcrypt_key_version_info{key_id,version,state}                    1 per loaded key version
 //   smcrypt_tls_certificate_reloads_total{result}                     success, failure
 //   smcrypt_build_info{version,compiler,cpu}                          1
 //   smcrypt_kernel_info{algorithm,kernel}                              1
@@ -24,6 +29,9 @@
 //   smcrypt_batch_size{grpc_method,algorithm}                         calls per batch, 1 … 4096
 //   smcrypt_batch_queue_seconds{grpc_method,algorithm}                time a call waited, 1 µs … 1 s
 //   process_cpu_seconds_total, process_resident_memory_bytes           from /proc/self
+//   smcrypt_audit_lines_written_total, smcrypt_audit_lines_dropped_total,
+//   smcrypt_audit_write_errors_total, smcrypt_audit_queue_lines,
+//   smcrypt_audit_queue_bytes, smcrypt_audit_healthy (1 or 0)          audit_log.h, at scrape
 //
 // The grpc_server_* metrics are recorded in one place, the server interceptor made by
 // NewMetricsInterceptorFactory; smcrypt_bytes_processed_total and the decrypt/verify
@@ -42,12 +50,14 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "grpcpp/support/server_interceptor.h"
 #include "prometheus/counter.h"
 #include "prometheus/exposer.h"
 #include "prometheus/gauge.h"
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
+#include "server/engine/audit_log.h"
 #include "server/engine/crypto_engine.h"
 #include "server/engine/dynamic_batcher.h"
 #include "server/engine/reload.h"
@@ -82,6 +92,7 @@ class Metrics final : public EngineObserver, public BatchObserver, public Reload
   void OnBytesProcessed(Algorithm alg, Operation op, uint64_t bytes) override;
   void OnDecryptFailure(Algorithm alg) override;
   void OnVerifyFailure(Algorithm alg) override;
+  void OnKeyVersionTrials(Operation op, bool authenticated, uint32_t extra) override;
   // OnKeyringReload / OnTlsCertificateReload count one reload of the keyring or of the
   // TLS certificate and key, by result.
   void OnKeyringReload(bool ok) override {
@@ -90,6 +101,9 @@ class Metrics final : public EngineObserver, public BatchObserver, public Reload
   void OnTlsCertificateReload(bool ok) override {
     (ok ? tls_reloads_ok_ : tls_reloads_failed_)->Increment();
   }
+  // OnKeyringLoaded replaces the children of smcrypt_key_version_info with the versions
+  // of `keys` and sets smcrypt_keyring_load_timestamp_seconds.
+  void OnKeyringLoaded(const KeyStore& keys) override;
   void OnBatch(BatchedOperation op, size_t size, absl::Span<const double> queued_seconds) override;
   void SetSelfTestOk(bool ok) { selftest_ok_->Set(ok ? 1 : 0); }
   void SetKernels(const std::vector<KernelChoice>& kernels);
@@ -100,6 +114,10 @@ class Metrics final : public EngineObserver, public BatchObserver, public Reload
     inflight_bytes_peak_->Set(static_cast<double>(peak));
   }
   void CountMallocTrim() { malloc_trims_->Increment(); }
+  // SetAuditLog: the audit log whose AuditStats the smcrypt_audit_* metrics report at
+  // each scrape (null: none, reported as zeros and healthy). Call before StartExposer;
+  // `audit` must outlive the metrics.
+  void SetAuditLog(const AuditLog* audit);
 
   // Inflight counts RPCs from the interceptor's creation to its destruction; the
   // service refuses work above --max_inflight with it.
@@ -125,10 +143,16 @@ class Metrics final : public EngineObserver, public BatchObserver, public Reload
   // not decrypt / verify.
   std::vector<prometheus::Counter*> decrypt_failures_;
   std::vector<prometheus::Counter*> verify_failures_;
+  // trials_[operation][authenticated]: null but for decrypt, verify and mac.
+  std::array<std::array<prometheus::Counter*, 2>, kNumOperations> trials_{};
   prometheus::Counter* keyring_reloads_ok_ = nullptr;
   prometheus::Counter* keyring_reloads_failed_ = nullptr;
   prometheus::Counter* tls_reloads_ok_ = nullptr;
   prometheus::Counter* tls_reloads_failed_ = nullptr;
+  prometheus::Gauge* keyring_load_timestamp_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* key_version_family_ = nullptr;
+  absl::Mutex key_versions_mu_;
+  std::vector<prometheus::Gauge*> key_version_gauges_ ABSL_GUARDED_BY(key_versions_mu_);
   prometheus::Family<prometheus::Gauge>* kernel_family_ = nullptr;
   prometheus::Gauge* selftest_ok_ = nullptr;
   prometheus::Gauge* inflight_ = nullptr;
@@ -139,6 +163,7 @@ class Metrics final : public EngineObserver, public BatchObserver, public Reload
   std::array<prometheus::Histogram*, kNumBatchedOperations> batch_queue_seconds_{};
   std::atomic<int64_t> inflight_count_{0};
   std::shared_ptr<prometheus::Collectable> process_collector_;
+  std::shared_ptr<prometheus::Collectable> audit_collector_;
 };
 
 // NewMetricsInterceptorFactory records grpc_server_* and the in-flight count for every

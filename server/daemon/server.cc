@@ -225,7 +225,12 @@ absl::Status Server::OpenGuards() {
                          options_.access_policy));
   }
   {
-    absl::StatusOr<std::unique_ptr<AuditLog>> audit = AuditLog::Open(options_.audit_log);
+    AuditLogOptions audit_options;
+    audit_options.path = options_.audit_log;
+    audit_options.failure = options_.audit_failure;
+    audit_options.max_queue_lines = options_.audit_queue_lines;
+    audit_options.max_queue_bytes = options_.audit_queue_bytes;
+    absl::StatusOr<std::unique_ptr<AuditLog>> audit = AuditLog::Open(audit_options);
     if (!audit.ok()) return audit.status();
     audit_ = *std::move(audit);
   }
@@ -252,6 +257,7 @@ absl::StatusOr<std::unique_ptr<KeyStore>> Server::LoadKeyring(std::string* finge
 absl::Status Server::StartMetricsAndSelfTests() {
   // Metrics, kernels, self-tests (fail closed: health stays NOT_SERVING on failure).
   metrics_ = Metrics::New();
+  metrics_->SetAuditLog(audit_.get());
   const std::vector<KernelChoice> kernels = ActiveKernels();
   metrics_->SetKernels(kernels);
   for (const KernelChoice& k : kernels) {
@@ -292,6 +298,7 @@ void Server::MakeService(std::unique_ptr<KeyStore> keys, std::string keyring_fin
   engine_options.public_key_cache_size = options_.public_key_cache_size;
   engine_ = std::make_unique<CryptoEngine>(std::shared_ptr<const KeyStore>(std::move(keys)),
                                            engine_options, metrics_.get());
+  metrics_->OnKeyringLoaded(*engine_->key_store());  // reloads report theirs
   if (!options_.keys_dir.empty()) {
     keyring_reloader_ = std::make_unique<KeyringReloader>(
         options_.keys_dir, KeyOptions(options_), engine_.get(), metrics_.get(),
@@ -444,6 +451,10 @@ absl::Status Server::ReloadKeyring() {
     return absl::FailedPreconditionError("no --keys_dir: there is no keyring to reload");
   }
   return keyring_reloader_->Reload();
+}
+
+void Server::ReopenAuditLog() {
+  if (audit_ != nullptr) audit_->Reopen();
 }
 
 void Server::Shutdown() {

@@ -82,8 +82,12 @@ struct ServerOptions {
   bool allow_insecure_key_permissions = false;
   // access_policy: policy file (access_policy.h); empty: every request is allowed.
   std::string access_policy;
-  // audit_log: "" stderr, "none" off, else a file appended to (audit_log.h).
+  // audit_log: "" stderr, "none" off, else a file appended to (audit_log.h);
+  // audit_failure: closed or open; audit_queue_lines / _bytes: the queue's bounds.
   std::string audit_log;
+  AuditFailure audit_failure = AuditFailure::kClosed;
+  size_t audit_queue_lines = AuditLogOptions().max_queue_lines;
+  size_t audit_queue_bytes = AuditLogOptions().max_queue_bytes;
   // reload_interval: how often the keyring directory and the TLS files are checked for
   // changes (reload.h); a changed keyring is reloaded, changed TLS files are re-read by
   // gRPC (in whole seconds, at least 1). 0: the keyring reloads only on ReloadKeyring
@@ -113,6 +117,9 @@ class Server {
   // ReloadKeyring reloads --keys_dir now (SIGHUP), as KeyringReloader::Reload: on error
   // the previous keyring stays. FailedPrecondition without --keys_dir.
   absl::Status ReloadKeyring();
+  // ReopenAuditLog has the audit log's file opened again (SIGHUP, after logrotate renamed
+  // it; AuditLog::Reopen); nothing for stderr or none.
+  void ReopenAuditLog();
 
   // Shutdown turns health NOT_SERVING, stops accepting RPCs, lets in-flight RPCs finish
   // for up to shutdown_grace and cancels what is left. Returns when the server stopped.

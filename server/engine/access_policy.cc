@@ -17,7 +17,7 @@ namespace {
 
 constexpr absl::string_view kOperationNames[kNumAccessOperations] = {
     "hash", "mac", "sign", "verify", "encrypt", "decrypt", "public_key", "keygen",
-    "random", "info", "key_exchange"};
+    "random", "info", "key_exchange", "list_keys", "rewrap", "datakey"};
 
 constexpr size_t kMaxPatternSize = 256;
 
@@ -44,6 +44,7 @@ bool OperationTakesKey(AccessOperation op) {
     case AccessOperation::kKeygen:
     case AccessOperation::kRandom:
     case AccessOperation::kInfo:
+    case AccessOperation::kListKeys:
       return false;
     default:
       return true;

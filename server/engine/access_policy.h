@@ -5,7 +5,8 @@
 //   allow <operations> <keys> <identity>
 //
 //   operations  comma list of hash, mac, sign, verify, encrypt, decrypt, public_key,
-//               keygen, random, info, key_exchange — or * for all of them
+//               keygen, random, info, key_exchange, list_keys, rewrap, datakey — or *
+//               for all of them
 //   keys        comma list of key_id patterns (`*` matches any run of characters, so
 //               `payments-*` or `*`), and @inline for keys carried in the request.
 //               `*` alone matches every key_id and @inline as well. Operations that
@@ -61,12 +62,15 @@ enum class AccessOperation : uint8_t {
   kRandom,     // GenerateRandom
   kInfo,       // GetServerInfo
   kKeyExchange,  // KeyExchange (the caller's SM2 private key)
+  kListKeys,   // ListKeys (the key ids and versions of the keyring; takes no key)
+  kRewrap,     // Rewrap, RewrapBatch (decrypt and re-encrypt with one keyring key)
+  kDataKey,    // GenerateDataKey, GenerateDataKeyWithoutPlaintext (the wrapping key)
 };
-inline constexpr int kNumAccessOperations = 11;
+inline constexpr int kNumAccessOperations = 14;
 
 // AccessOperationName: "hash", "mac", "sign", ... (the policy file's spelling).
 absl::string_view AccessOperationName(AccessOperation op);
-// OperationTakesKey: false for hash, keygen, random and info.
+// OperationTakesKey: false for hash, keygen, random, info and list_keys.
 bool OperationTakesKey(AccessOperation op);
 
 // ClientIdentity is who sent a request, from the connection's authentication.

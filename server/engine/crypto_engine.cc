@@ -25,10 +25,13 @@ using engine_internal::RecordDecryptResult;
 using engine_internal::KeyedPrimitive;
 using engine_internal::Shared;
 using engine_internal::CachedPublic;
+using engine_internal::IsDecryptionFailure;
+using engine_internal::TryKeys;
+using engine_internal::VersionsFailed;
 
 namespace {
 
-// Put files one primitive under each of `names` (a version, and 0 for the newest).
+// Put files one primitive under each of `names` (a version, and 0 for the primary).
 template <typename T>
 void Put(absl::flat_hash_map<std::string, std::shared_ptr<const T>>* map,
          const std::vector<std::string>& names, absl::StatusOr<std::unique_ptr<T>> p) {
@@ -107,12 +110,12 @@ std::shared_ptr<const Keyring> Keyring::Build(
   for (const StoredKey* e : ring->keys->entries()) {
     const absl::string_view secret = SecretDataAsStringView(e->material);
     const absl::string_view id = e->key_id;
-    // A version's primitives are filed under its number, the newest's under 0 as well
+    // A version's primitives are filed under its number, the primary's under 0 as well
     // (a request naming no version).
-    const bool newest = ring->keys->Versions(id).back() == e;
+    const bool primary = ring->keys->PrimaryVersion(id) == e->version;
     auto names = [&](Algorithm alg, absl::string_view variant) {
       std::vector<std::string> out = {KeyringPrimitiveKey(alg, variant, id, e->version)};
-      if (newest) out.push_back(KeyringPrimitiveKey(alg, variant, id, 0));
+      if (primary) out.push_back(KeyringPrimitiveKey(alg, variant, id, 0));
       return out;
     };
     for (Algorithm alg : AllAlgorithms()) {
@@ -322,13 +325,23 @@ absl::StatusOr<bool> CryptoEngine::VerifyHmac(Algorithm alg, const KeyInput& key
                                               absl::string_view expected) const {
   const std::shared_ptr<const Ring> ring = RingFor(key);
   if (!IsMacAlgorithm(alg)) return WrongAlgorithm(alg, "HMAC-SM3 or HMAC-SHA-256");
-  absl::StatusOr<absl::string_view> k = SymmetricKey(*ring, alg, key);
-  if (!k.ok()) return k.status();
-  absl::StatusOr<std::shared_ptr<const Mac>> mac = KeyedPrimitive(
-      ring->macs, alg, "", key, /*filed_fits=*/true, [&] { return Shared(NewMac(alg, *k)); });
-  if (!mac.ok()) return mac.status();
-  absl::StatusOr<bool> equal = VerifyTruncatedMac(**mac, data, expected);
+  const std::vector<KeyInput> keys = TrialKeys(*ring, key);
+  // Each version of the key in turn (TrialKeys: one unless the request named none); the
+  // MACs checked are 16 bytes or more.
+  KeyTrial t;
+  absl::StatusOr<bool> equal = TryKeys<absl::StatusOr<bool>>(
+      keys, &t,
+      [&](const KeyInput& k) -> absl::StatusOr<bool> {
+        absl::StatusOr<absl::string_view> kb = SymmetricKey(*ring, alg, k);
+        if (!kb.ok()) return kb.status();
+        absl::StatusOr<std::shared_ptr<const Mac>> mac = KeyedPrimitive(
+            ring->macs, alg, "", k, /*filed_fits=*/true, [&] { return Shared(NewMac(alg, *kb)); });
+        if (!mac.ok()) return mac.status();
+        return VerifyTruncatedMac(**mac, data, expected);
+      },
+      [](const absl::StatusOr<bool>& r) { return r.ok() && !*r; });
   if (!equal.ok()) return equal.status();
+  EndTrial(Operation::kMac, key, t, *equal);
   RecordVerified(alg, data.size(), *equal);
   return *equal;
 }
@@ -383,15 +396,24 @@ absl::StatusOr<bool> CryptoEngine::Verify(Algorithm alg, const KeyInput& key,
                                           const SignatureOptions& options,
                                           bool user_id_set) const {
   const std::shared_ptr<const Ring> ring = RingFor(key);
-  absl::StatusOr<std::shared_ptr<const PublicKeyVerify>> verifier =
-      VerifierFor(*ring, alg, key, options, user_id_set);
-  if (!verifier.ok()) return verifier.status();
-  absl::Status v = (*verifier)->Verify(signature, data);
-  if (CountsAsVerified(v)) {
-    RecordVerified(alg, data.size(), v.ok());
-    return v.ok();
-  }
-  return v;
+  const std::vector<KeyInput> keys = TrialKeys(*ring, key);
+  // Each version of the key in turn (TrialKeys: one unless the request named none).
+  KeyTrial t;
+  absl::StatusOr<bool> valid = TryKeys<absl::StatusOr<bool>>(
+      keys, &t,
+      [&](const KeyInput& k) -> absl::StatusOr<bool> {
+        absl::StatusOr<std::shared_ptr<const PublicKeyVerify>> verifier =
+            VerifierFor(*ring, alg, k, options, user_id_set);
+        if (!verifier.ok()) return verifier.status();
+        absl::Status v = (*verifier)->Verify(signature, data);
+        if (!CountsAsVerified(v)) return v;
+        return v.ok();
+      },
+      [](const absl::StatusOr<bool>& r) { return r.ok() && !*r; });
+  if (!valid.ok()) return valid.status();
+  EndTrial(Operation::kVerify, key, t, *valid);
+  RecordVerified(alg, data.size(), *valid);
+  return *valid;
 }
 
 // ---- Symmetric encryption ----------------------------------------------------------
@@ -452,7 +474,9 @@ absl::StatusOr<std::string> CryptoEngine::Decrypt(const SymmetricParams& p,
   const std::shared_ptr<const Ring> ring = RingFor(p.key);
   absl::Status s = CheckSymmetricParams(p);
   if (!s.ok()) return s;
-  absl::StatusOr<absl::string_view> key = SymmetricKey(*ring, p.algorithm, p.key);
+  // The primary's errors (unknown key, wrong family) answer before any version is tried.
+  const std::vector<KeyInput> keys = TrialKeys(*ring, p.key);
+  absl::StatusOr<absl::string_view> key = SymmetricKey(*ring, p.algorithm, keys[0]);
   if (!key.ok()) return key.status();
   const absl::string_view nonce = p.nonce.value_or("");
   absl::StatusOr<std::string> pt;
@@ -461,16 +485,38 @@ absl::StatusOr<std::string> CryptoEngine::Decrypt(const SymmetricParams& p,
       return absl::InvalidArgumentError(
           absl::StrCat("tag is required for ", AlgorithmName(p.algorithm)));
     }
-    absl::StatusOr<std::shared_ptr<const Aead>> aead =
-        KeyedPrimitive(ring->aeads, p.algorithm, "", p.key, tag.size() == 16,
-                       [&] { return Shared(NewAead(p.algorithm, *key, tag.size())); });
-    if (!aead.ok()) return aead.status();
-    pt = (*aead)->OpenDetached(nonce, ciphertext, tag, p.aad);
+    if (tag.size() < kMinTrialTagSize) {
+      s = RequireOneVersion(*ring, p.key,
+                            absl::StrCat("a ", tag.size(), "-byte tag is under ",
+                                         kMinTrialTagSize, " bytes"));
+      if (!s.ok()) return s;
+    }
+    // Each version of the key in turn (TrialKeys: one unless the request named none).
+    KeyTrial t;
+    pt = TryKeys<absl::StatusOr<std::string>>(
+        keys, &t,
+        [&](const KeyInput& k) -> absl::StatusOr<std::string> {
+          absl::StatusOr<absl::string_view> kb = SymmetricKey(*ring, p.algorithm, k);
+          if (!kb.ok()) return kb.status();
+          absl::StatusOr<std::shared_ptr<const Aead>> aead =
+              KeyedPrimitive(ring->aeads, p.algorithm, "", k, tag.size() == 16,
+                             [&] { return Shared(NewAead(p.algorithm, *kb, tag.size())); });
+          if (!aead.ok()) return aead.status();
+          return (*aead)->OpenDetached(nonce, ciphertext, tag, p.aad);
+        },
+        [](const absl::StatusOr<std::string>& r) { return IsDecryptionFailure(r.status()); });
+    EndTrial(Operation::kDecrypt, p.key, t, pt.ok());
+    if (t.tried.size() > 1 && IsDecryptionFailure(pt.status())) {
+      pt = VersionsFailed(p.key.value, t.tried);
+    }
   } else {
     if (!tag.empty()) {
       return absl::InvalidArgumentError(
           absl::StrCat("tag must be empty for ", AlgorithmName(p.algorithm)));
     }
+    s = RequireOneVersion(*ring, p.key,
+                          absl::StrCat(AlgorithmName(p.algorithm), " is unauthenticated"));
+    if (!s.ok()) return s;
     absl::StatusOr<std::unique_ptr<Cipher>> cipher =
         NewCipher(p.algorithm, *key, p.padding.value_or(Padding::kPkcs7));
     if (!cipher.ok()) return cipher.status();

@@ -63,6 +63,28 @@ class EngineObserver {
   virtual void OnDecryptFailure(Algorithm alg) { (void)alg; }
   // OnVerifyFailure: Verify, a VerifyBatch item or VerifyHmac answered false.
   virtual void OnVerifyFailure(Algorithm alg) { (void)alg; }
+  // OnKeyVersionTrials: a check (`op`: kDecrypt, kVerify or kMac) with a keyring key named
+  // without a version tried `extra` versions beyond the first (KeyTrial); `authenticated`:
+  // one of them authenticated. Not called when only one version was tried.
+  virtual void OnKeyVersionTrials(Operation op, bool authenticated, uint32_t extra) {
+    (void)op, (void)authenticated, (void)extra;
+  }
+};
+
+// kMaxTrialVersions: the most versions of one key a check tries (crypto.proto, KeyRef
+// "Key versions"; docs/keys.md, "Versions"): the primary and the 15 newest others.
+inline constexpr size_t kMaxTrialVersions = 16;
+// kMinTrialTagSize: the shortest GCM/CCM tag a check tries under several versions; a
+// shorter one needs a named version (each version tried adds a forger's chance of
+// 2^-(8 × tag bytes); docs/keys.md, "Versions").
+inline constexpr size_t kMinTrialTagSize = 12;
+
+// KeyTrial is what a check with a keyring key named without a version did: the versions
+// it tried, in order (the primary first, then the other retained versions newest first),
+// and the one that authenticated (0: none did, or the call failed before a check).
+struct KeyTrial {
+  std::vector<uint32_t> tried;
+  uint32_t version = 0;
 };
 
 // Keyring is one immutable keyring: the KeyStore with the primitives built from its keys
@@ -71,7 +93,7 @@ class EngineObserver {
 struct Keyring;
 
 // KeyInput is a request's KeyRef: nothing, a keyring key_id (with a version: 0 is the
-// key's newest), or inline key bytes. The views must outlive the call.
+// key's primary), or inline key bytes. The views must outlive the call.
 struct KeyInput {
   enum class Kind { kNone, kKeyId, kInline };
   Kind kind = Kind::kNone;
@@ -88,6 +110,14 @@ struct KeyInput {
   // engine resolves the key in its current keyring when the call starts.
   std::shared_ptr<const Keyring> keyring;
   absl::StatusOr<const StoredKey*> entry = absl::FailedPreconditionError("key not resolved");
+  // trial: set (by the service, when the request names no version) to make the checks
+  // that authenticate (Decrypt with GCM/CCM, PublicKeyDecrypt, HybridDecrypt, Verify,
+  // VerifyHmac, the decrypting streams) try every retained version of the key, the
+  // primary (`version`, or Find's version 0) first, and record in *trial what they tried;
+  // unauthenticated modes then need the key to have one retained version
+  // (FailedPrecondition KEY_VERSION_REQUIRED). Null: only `version` is used. Shared by the
+  // copies of this input; one call writes it, and reads it after the engine returns.
+  std::shared_ptr<KeyTrial> trial;
 
   static KeyInput Id(absl::string_view id, uint32_t version = 0) {
     KeyInput k;
@@ -245,6 +275,63 @@ struct HybridEncryptItem {
   absl::string_view info;
 };
 
+// ---- Key management: Rewrap and data keys (crypto_engine_envelope.cc) ----------------
+//
+// RewrapInput: one Rewrap (or RewrapBatch item): a ciphertext as Decrypt (SM4-*, AES-*),
+// PublicKeyDecrypt (SM2, RSA-*-OAEP) or HybridDecrypt (HPKE-*) take it, under the keyring
+// key `key` (a key_id; its version: the one named, or as the service fixed it). Fields
+// by algorithm: symmetric `nonce`, `tag` (GCM/CCM), `aad` (GCM/CCM), `padding` (ECB/CBC);
+// SM2 `format`; HPKE `info`. The views must outlive the call.
+struct RewrapInput {
+  Algorithm algorithm = Algorithm::kSm4Gcm;
+  KeyInput key;
+  absl::string_view ciphertext;
+  absl::string_view nonce;
+  absl::string_view tag;
+  absl::string_view aad;
+  std::optional<Padding> padding;
+  Sm2CiphertextFormat format = Sm2CiphertextFormat::kC1C3C2;
+  absl::string_view info;
+};
+
+// Rewrapped: the plaintext sealed under the key's primary version, in the shape Encrypt
+// (fresh nonce: none for ECB; tag of the source tag's length for GCM/CCM),
+// PublicKeyEncrypt or HybridEncrypt give it; `key_version` the primary,
+// `source_key_version` the version that opened the input.
+struct Rewrapped {
+  std::string ciphertext;
+  std::string nonce;
+  std::string tag;
+  uint32_t key_version = 0;
+  uint32_t source_key_version = 0;
+};
+
+// DataKeySpec: the data key GenerateDataKey draws: 16 bytes (SM4-128, AES-128) or 32
+// (AES-256).
+enum class DataKeySpec { kSm4_128, kAes128, kAes256 };
+size_t DataKeySize(DataKeySpec spec);
+
+// DataKeyInput: the wrapping of a data key: SM4-GCM / AES-128-GCM / AES-256-GCM with a
+// keyring secret key (`aad` the encryption context), SM2 / RSA-*-OAEP (`format`) or
+// HPKE-* (`info`) with a keyring or inline public key.
+struct DataKeyInput {
+  DataKeySpec spec = DataKeySpec::kSm4_128;
+  Algorithm algorithm = Algorithm::kSm4Gcm;
+  KeyInput key;
+  absl::string_view aad;
+  absl::string_view info;
+  Sm2CiphertextFormat format = Sm2CiphertextFormat::kC1C3C2;
+};
+
+// DataKey: the data key (wiped when freed) and its wrapping exactly as Encrypt (12-byte
+// nonce, 16-byte tag), PublicKeyEncrypt or HybridEncrypt return it.
+struct DataKey {
+  SecretData plaintext_key;
+  std::string ciphertext;
+  std::string nonce;
+  std::string tag;
+};
+
 // Parsed keys. Keyring keys are parsed when the keyring is set (at construction and by
 // SetKeyStore) into the primitives their algorithms use with the default options
 // (signer, verifier, public-key encrypter/decrypter per SM2 ciphertext format, hybrid
@@ -286,6 +373,10 @@ class CryptoEngine {
   // left as they are. Never fails: a lookup error is kept in `key->entry` and answers the
   // call where the key is used.
   void Resolve(KeyInput* key, std::shared_ptr<const Keyring> keyring = nullptr) const;
+  // TrialWidth: how many versions a check with `key` tries at most (KeyInput::trial): 1
+  // unless `trial` is set and the key has several retained versions; kMaxTrialVersions at
+  // most. A decrypting stream keeps one decryptor, and its pending input, per version.
+  size_t TrialWidth(const KeyInput& key) const;
 
   // Limits of one call.
   static constexpr size_t kMaxBatchItems = 65536;
@@ -319,12 +410,19 @@ class CryptoEngine {
   // and handed to that primitive's PublicKeySign::SignMany / PublicKeyVerify::VerifyMany
   // in one call: for SM2 on AVX-512 IFMA, 8 at a time in the ifma_avx512 lanes with one
   // field inversion for the batch (crypto/sm2/sm2_batch.h); a group of one calls Sign /
-  // Verify. The views must outlive the call.
+  // Verify. A VerifyBatch item whose key has `trial` set and that fails under the primary
+  // is verified again alone by Verify, trying every version. The views must outlive the
+  // call.
   std::vector<absl::StatusOr<std::string>> SignBatch(absl::Span<const SignItem> items) const;
   std::vector<absl::StatusOr<bool>> VerifyBatch(absl::Span<const VerifyItem> items) const;
 
   absl::StatusOr<SymmetricCiphertext> Encrypt(const SymmetricParams& params,
                                               absl::string_view plaintext) const;
+  // Decrypt (and NewStreamDecryptor) with a key whose `trial` is set (KeyInput::trial):
+  // GCM/CCM tags of kMinTrialTagSize bytes or more try every version, the others
+  // FailedPrecondition KEY_VERSION_REQUIRED when the key has several retained versions;
+  // InvalidArgument "decryption failed (tried key '<id>' versions 3, 2, 1)" (reason
+  // DECRYPTION_FAILED, metadata key_id and key_versions_tried) when several all fail.
   absl::StatusOr<std::string> Decrypt(const SymmetricParams& params, absl::string_view ciphertext,
                                       absl::string_view tag) const;
   // EncryptBatch returns one result per item (params[i] with plaintexts[i]; the spans
@@ -389,6 +487,22 @@ class CryptoEngine {
   absl::StatusOr<std::unique_ptr<HybridStreamDecryptor>> NewHybridStreamDecryptor(
       const HybridStreamParams& params) const;
 
+  // Rewrap opens `in` with its keyring key through Decrypt, PublicKeyDecrypt or
+  // HybridDecrypt (their errors, "decryption failed" included, and nothing sealed), then
+  // seals the plaintext, which it wipes and never returns, under the key's primary
+  // version (KeyStore::Find(key_id, 0)) in the same keyring: same algorithm, aad,
+  // padding, tag length, SM2 format and HPKE info, fresh nonce. InvalidArgument for an
+  // inline key, an algorithm none of the three serves, or a field the algorithm does not
+  // take (info for a symmetric or SM2/RSA input; nonce, tag, aad or padding for SM2, RSA
+  // or HPKE). RewrapBatch: one result per item, in order, each as Rewrap gives it.
+  absl::StatusOr<Rewrapped> Rewrap(const RewrapInput& in) const;
+  std::vector<absl::StatusOr<Rewrapped>> RewrapBatch(absl::Span<const RewrapInput> items) const;
+  // GenerateDataKey draws DataKeySize(in.spec) bytes from the CSPRNG and wraps them as
+  // `in` says, through Encrypt, PublicKeyEncrypt or HybridEncrypt (their errors).
+  // InvalidArgument for another algorithm, an inline key with a GCM wrapping, aad with a
+  // public-key wrapping or info with a non-HPKE one.
+  absl::StatusOr<DataKey> GenerateDataKey(const DataKeyInput& in) const;
+
   absl::StatusOr<GeneratedKeyPair> GenerateKeyPair(Algorithm alg, bool omit_private_key) const;
   // GetPublicKey returns the SubjectPublicKeyInfo DER.
   absl::StatusOr<std::string> GetPublicKey(Algorithm alg, const KeyInput& key) const;
@@ -406,7 +520,7 @@ class CryptoEngine {
   // per-cache sums: three caches of public_key_cache_size entries each).
   CacheStats public_key_cache_stats() const;
   // keyring_primitives is the number of primitive entries of the current keyring (the
-  // newest version of a key is filed twice: under its number and under 0).
+  // primary version of a key is filed twice: under its number and under 0).
   size_t keyring_primitives() const;
 
  private:
@@ -429,6 +543,23 @@ class CryptoEngine {
                                               const KeyInput& key) const;
   absl::StatusOr<const StoredKey*> KeyringEntry(const Ring& ring, Algorithm alg,
                                                 const KeyInput& key) const;
+  // TrialKeys: the keys a check with `key` tries, in order (KeyInput::trial): `key` alone
+  // unless it is a keyring key with `trial` set whose entry resolves; else its primary,
+  // then every other retained version newest first, at most kMaxTrialVersions.
+  std::vector<KeyInput> TrialKeys(const Ring& ring, const KeyInput& key) const;
+  // RequireOneVersion: FailedPrecondition KEY_VERSION_REQUIRED (metadata key_id,
+  // retained_versions newest first) when `key` has `trial` set and its key has more than
+  // one retained version: for a decryption that cannot tell a wrong key (`why`).
+  absl::Status RequireOneVersion(const Ring& ring, const KeyInput& key,
+                                 absl::string_view why) const;
+  // EndTrial records a finished check that tried `t`: in `key.trial`, and in the
+  // observer when it tried more than one version.
+  void EndTrial(Operation op, const KeyInput& key, const KeyTrial& t, bool authenticated) const;
+  // EndDecryption ends a decryption that tried `t` (EndTrial; VersionsFailed when every
+  // one of several versions failed) and records its bytes and a failure.
+  absl::StatusOr<std::string> EndDecryption(Algorithm alg, const KeyInput& key,
+                                            const KeyTrial& t, size_t bytes,
+                                            absl::StatusOr<std::string> pt) const;
   void Record(Algorithm alg, Operation op, size_t bytes) const;
   // RecordVerified records a verification that answered (bytes, and a false answer).
   void RecordVerified(Algorithm alg, size_t bytes, bool valid) const;

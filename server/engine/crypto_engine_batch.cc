@@ -141,12 +141,24 @@ std::vector<absl::StatusOr<bool>> CryptoEngine::VerifyBatch(
       continue;
     }
     for (size_t j = 0; j < group.size(); ++j) {
-      if (CountsAsVerified(res[j])) {
-        RecordVerified(first.algorithm, inputs[j].data.size(), res[j].ok());
-        out[group[j]] = res[j].ok();
-      } else {
+      const VerifyItem& it = items[group[j]];
+      if (!CountsAsVerified(res[j])) {
         out[group[j]] = res[j];
+        continue;
       }
+      // An item whose key was named without a version and that failed under the
+      // primary is verified again on its own, trying every version (Verify).
+      if (!res[j].ok() && it.key.trial != nullptr &&
+          TrialKeys(RingOf(it.key, *ring), it.key).size() > 1) {
+        out[group[j]] = Verify(it.algorithm, it.key, it.data, it.signature, it.options,
+                               it.user_id_set);
+        continue;
+      }
+      if (it.key.trial != nullptr) {
+        *it.key.trial = KeyTrial{{it.key.version}, res[j].ok() ? it.key.version : 0u};
+      }
+      RecordVerified(first.algorithm, inputs[j].data.size(), res[j].ok());
+      out[group[j]] = res[j].ok();
     }
   }
   return out;

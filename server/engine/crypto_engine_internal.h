@@ -5,6 +5,7 @@
 #define SMCRYPT_SERVER_CRYPTO_ENGINE_INTERNAL_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "server/engine/crypto_engine.h"
 #include "server/engine/primitive_cache.h"
 
@@ -21,7 +23,7 @@ template <typename T>
 using PrimitiveMap = absl::flat_hash_map<std::string, std::shared_ptr<const T>>;
 
 // Keyring (CryptoEngine::Ring): the KeyStore and the primitives built from its keys, keyed by
-// KeyringPrimitiveKey(algorithm, variant, key_id, version); each key's newest version
+// KeyringPrimitiveKey(algorithm, variant, key_id, version); each key's primary version
 // also under version 0. Immutable once built.
 struct Keyring {
   // Build parses every key of `keys` into the primitives its algorithms use (a key a
@@ -65,7 +67,7 @@ absl::Status CheckSymmetricParams(const SymmetricParams& p);
 absl::Status CheckHybridAlgorithm(Algorithm alg);
 
 // KeyringPrimitiveKey names a keyring primitive: algorithm, variant (the SM2 ciphertext
-// format, or empty), key_id (key_ids hold no '|') and version (0: the newest).
+// format, or empty), key_id (key_ids hold no '|') and version (0: the primary).
 std::string KeyringPrimitiveKey(Algorithm alg, absl::string_view variant,
                                 absl::string_view key_id, uint32_t version);
 // PublicCacheKey is the LRU key of a primitive parsed from public key bytes: algorithm,
@@ -81,9 +83,37 @@ inline bool CountsAsVerified(const absl::Status& v) {
 }
 
 // IsDecryptionFailure: the single error every authentication failure of a decryption is
-// reported with (InvalidArgument "decryption failed", smcrypt/primitives/aead.h).
-inline bool IsDecryptionFailure(const absl::Status& s) {
-  return s.code() == absl::StatusCode::kInvalidArgument && s.message() == "decryption failed";
+// reported with (InvalidArgument "decryption failed", smcrypt/primitives/aead.h), or
+// VersionsFailed's after trying several key versions.
+bool IsDecryptionFailure(const absl::Status& s);
+
+// VersionsFailed: a decryption that failed under every version of `tried` (more than
+// one) of key `key_id`: InvalidArgument "decryption failed (tried key '<id>' versions 3,
+// 2, 1)", reason DECRYPTION_FAILED, metadata key_id and key_versions_tried ("3,2,1").
+absl::Status VersionsFailed(absl::string_view key_id, absl::Span<const uint32_t> tried);
+
+// NoteTrial records in `*trial` (may be null) and `observer` (may be null) a finished
+// check that tried `t` (CryptoEngine::EndTrial, and the decrypting streams).
+void NoteTrial(EngineObserver* observer, Operation op, KeyTrial* trial, const KeyTrial& t,
+               bool authenticated);
+
+// TryKeys runs attempt(k) → R for each k of `keys` (CryptoEngine::TrialKeys, not empty)
+// in order until one's result is not an authentication failure (`failed(result)`),
+// recording in `t` each version tried and the one whose result is OK and not failed.
+// Returns that result, or the last failure.
+template <typename R, typename Attempt, typename Failed>
+R TryKeys(const std::vector<KeyInput>& keys, KeyTrial* t, const Attempt& attempt,
+          const Failed& failed) {
+  std::optional<R> r;
+  for (const KeyInput& k : keys) {
+    r.emplace(attempt(k));
+    t->tried.push_back(k.version);
+    if (!failed(*r)) {
+      if (r->ok()) t->version = k.version;
+      break;
+    }
+  }
+  return *std::move(r);
 }
 
 // RecordDecryptResult tells `observer` (may be null) when `s` is a failed decryption.

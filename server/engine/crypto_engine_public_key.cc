@@ -28,6 +28,9 @@ using engine_internal::RecordDecryptResult;
 using engine_internal::KeyedPrimitive;
 using engine_internal::Shared;
 using engine_internal::CachedPublic;
+using engine_internal::IsDecryptionFailure;
+using engine_internal::TryKeys;
+using engine_internal::VersionsFailed;
 
 // ---- Public-key encryption ---------------------------------------------------------
 
@@ -68,17 +71,34 @@ absl::StatusOr<std::string> CryptoEngine::PublicKeyDecrypt(Algorithm alg, const 
   if (!IsPublicKeyEncryptionAlgorithm(alg)) {
     return WrongAlgorithm(alg, "SM2, RSA-2048-OAEP or RSA-3072-OAEP");
   }
-  absl::StatusOr<absl::string_view> k = PrivateKey(*ring, alg, key);
-  if (!k.ok()) return k.status();
   PublicKeyEncryptionOptions options;
   options.sm2_format = format;
-  // An inline private key is parsed for this request only and never cached.
-  absl::StatusOr<std::shared_ptr<const smcrypt::PublicKeyDecrypt>> dec =
-      KeyedPrimitive(ring->decrypters, alg, FormatVariant(format), key, /*filed_fits=*/true,
-                     [&] { return Shared(NewPublicKeyDecrypt(alg, *k, options)); });
-  if (!dec.ok()) return NameInlineKey(ExplainPrivateKeyError(dec.status(), alg, key), key);
-  absl::StatusOr<std::string> pt = (*dec)->Decrypt(ciphertext);
-  if (pt.ok()) Record(alg, Operation::kDecrypt, ciphertext.size());
+  // Each version of the key in turn (TrialKeys: one unless the request named none).
+  KeyTrial t;
+  absl::StatusOr<std::string> pt = TryKeys<absl::StatusOr<std::string>>(
+      TrialKeys(*ring, key), &t,
+      [&](const KeyInput& k) -> absl::StatusOr<std::string> {
+        absl::StatusOr<absl::string_view> kb = PrivateKey(*ring, alg, k);
+        if (!kb.ok()) return kb.status();
+        // An inline private key is parsed for this request only and never cached.
+        absl::StatusOr<std::shared_ptr<const smcrypt::PublicKeyDecrypt>> dec =
+            KeyedPrimitive(ring->decrypters, alg, FormatVariant(format), k, /*filed_fits=*/true,
+                           [&] { return Shared(NewPublicKeyDecrypt(alg, *kb, options)); });
+        if (!dec.ok()) return NameInlineKey(ExplainPrivateKeyError(dec.status(), alg, k), k);
+        return (*dec)->Decrypt(ciphertext);
+      },
+      [](const absl::StatusOr<std::string>& r) { return IsDecryptionFailure(r.status()); });
+  return EndDecryption(alg, key, t, ciphertext.size(), std::move(pt));
+}
+
+absl::StatusOr<std::string> CryptoEngine::EndDecryption(Algorithm alg, const KeyInput& key,
+                                                        const KeyTrial& t, size_t bytes,
+                                                        absl::StatusOr<std::string> pt) const {
+  EndTrial(Operation::kDecrypt, key, t, pt.ok());
+  if (t.tried.size() > 1 && IsDecryptionFailure(pt.status())) {
+    pt = VersionsFailed(key.value, t.tried);
+  }
+  if (pt.ok()) Record(alg, Operation::kDecrypt, bytes);
   RecordDecryptResult(observer_, alg, pt.status());
   return pt;
 }
@@ -117,17 +137,22 @@ absl::StatusOr<std::string> CryptoEngine::HybridDecrypt(Algorithm alg, const Key
   const std::shared_ptr<const Ring> ring = RingFor(key);
   absl::Status s = CheckHybridAlgorithm(alg);
   if (!s.ok()) return s;
-  absl::StatusOr<absl::string_view> k = PrivateKey(*ring, alg, key);
-  if (!k.ok()) return k.status();
-  // An inline private key is parsed for this request only and never cached.
-  absl::StatusOr<std::shared_ptr<const smcrypt::HybridDecrypt>> dec =
-      KeyedPrimitive(ring->hybrid_decrypters, alg, "", key, /*filed_fits=*/true,
-                     [&] { return Shared(NewHybridDecrypt(alg, *k)); });
-  if (!dec.ok()) return NameInlineKey(ExplainPrivateKeyError(dec.status(), alg, key), key);
-  absl::StatusOr<std::string> pt = (*dec)->Decrypt(ciphertext, info);
-  if (pt.ok()) Record(alg, Operation::kDecrypt, ciphertext.size());
-  RecordDecryptResult(observer_, alg, pt.status());
-  return pt;
+  // Each version of the key in turn (TrialKeys: one unless the request named none).
+  KeyTrial t;
+  absl::StatusOr<std::string> pt = TryKeys<absl::StatusOr<std::string>>(
+      TrialKeys(*ring, key), &t,
+      [&](const KeyInput& k) -> absl::StatusOr<std::string> {
+        absl::StatusOr<absl::string_view> kb = PrivateKey(*ring, alg, k);
+        if (!kb.ok()) return kb.status();
+        // An inline private key is parsed for this request only and never cached.
+        absl::StatusOr<std::shared_ptr<const smcrypt::HybridDecrypt>> dec =
+            KeyedPrimitive(ring->hybrid_decrypters, alg, "", k, /*filed_fits=*/true,
+                           [&] { return Shared(NewHybridDecrypt(alg, *kb)); });
+        if (!dec.ok()) return NameInlineKey(ExplainPrivateKeyError(dec.status(), alg, k), k);
+        return (*dec)->Decrypt(ciphertext, info);
+      },
+      [](const absl::StatusOr<std::string>& r) { return IsDecryptionFailure(r.status()); });
+  return EndDecryption(alg, key, t, ciphertext.size(), std::move(pt));
 }
 
 // ---- Keys, randomness --------------------------------------------------------------
@@ -177,9 +202,9 @@ absl::StatusOr<std::vector<std::pair<uint32_t, std::string>>> CryptoEngine::Publ
       !IsHybridAlgorithm(alg)) {
     return WrongAlgorithm(alg, "a public-key algorithm (SM2, ECDSA-*, RSA-*, HPKE-*)");
   }
-  // The newest version answers the family check (all versions are of one family).
-  absl::StatusOr<const StoredKey*> newest = KeyringEntry(*ring, alg, KeyInput::Id(key.value));
-  if (!newest.ok()) return newest.status();
+  // The primary version answers the family check (all versions are of one family).
+  absl::StatusOr<const StoredKey*> primary = KeyringEntry(*ring, alg, KeyInput::Id(key.value));
+  if (!primary.ok()) return primary.status();
   for (const StoredKey* e : ring->keys->Versions(key.value)) {
     out.emplace_back(e->version, e->public_key_der);
   }

@@ -1,6 +1,11 @@
 // crypto_engine_stream.cc — the CryptoEngine's streams: keys and parameters resolved,
 // then the library's streams (smcrypt/streaming.h), with the bytes they process counted.
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "server/engine/crypto_engine.h"
@@ -16,9 +21,103 @@ using engine_internal::ExplainPrivateKeyError;
 using engine_internal::NameInlineKey;
 using engine_internal::CheckSymmetricParams;
 using engine_internal::CheckHybridAlgorithm;
+using engine_internal::IsDecryptionFailure;
+using engine_internal::NoteTrial;
 using engine_internal::RecordDecryptResult;
+using engine_internal::VersionsFailed;
 
 namespace {
+
+// StreamTrial is the bookkeeping of a decrypting stream whose key was named without a
+// version and has several (CryptoEngine::TrialKeys): it feeds the same input to one
+// decryptor per version, in the trial order, until one opens a segment or chunk (or
+// finishes), and then keeps only that one. Until then each candidate holds its own copy
+// of the pending segment or partial chunk (at most kMaxTrialVersions copies).
+struct StreamTrial {
+  std::string key_id;
+  std::shared_ptr<KeyTrial> trial;  // the call's (KeyInput::trial), may be null
+  EngineObserver* observer = nullptr;
+  std::vector<uint32_t> tried;
+  bool active = false;  // more than one candidate, none has opened yet
+
+  // Run runs step(decryptor) → R on each candidate of `*candidates` ({version, dec}) in
+  // order: the first whose result is OK and opened(result, decryptor) is kept alone; a decryption
+  // failure drops its candidate; any other error (the same for every version) answers.
+  // Every candidate dropped: VersionsFailed. Else the OK result of the last candidate
+  // (nothing opened yet).
+  template <typename R, typename C, typename Step, typename Opened>
+  R Run(std::vector<C>* candidates, const Step& step, const Opened& opened) {
+    std::optional<R> pending;
+    for (size_t i = 0; i < candidates->size();) {
+      R r = step(*(*candidates)[i].dec);
+      const uint32_t version = (*candidates)[i].version;
+      if (r.ok() && opened(r, *(*candidates)[i].dec)) {
+        C kept = std::move((*candidates)[i]);
+        candidates->clear();
+        candidates->push_back(std::move(kept));
+        tried.push_back(version);
+        active = false;
+        NoteTrial(observer, Operation::kDecrypt, trial.get(), KeyTrial{tried, version}, true);
+        return r;
+      }
+      if (!r.ok() && !IsDecryptionFailure(r.status())) return r;
+      if (r.ok()) {
+        pending.emplace(std::move(r));
+        ++i;
+        continue;
+      }
+      tried.push_back(version);
+      candidates->erase(candidates->begin() + static_cast<ptrdiff_t>(i));
+    }
+    if (candidates->empty()) {
+      active = false;
+      NoteTrial(observer, Operation::kDecrypt, trial.get(), KeyTrial{tried, 0}, false);
+      return VersionsFailed(key_id, tried);
+    }
+    return *std::move(pending);
+  }
+};
+
+// TrialStreamDecryptor: a symmetric GCM/CCM decrypting stream over the candidates of a
+// StreamTrial (one per version), then the one that opened. A segment whose tag is under
+// kMinTrialTagSize bytes before a version is chosen answers `short_tag`
+// (KEY_VERSION_REQUIRED).
+class TrialStreamDecryptor final : public StreamDecryptor {
+ public:
+  struct Candidate {
+    uint32_t version;
+    std::unique_ptr<StreamDecryptor> dec;
+  };
+  TrialStreamDecryptor(std::vector<Candidate> candidates, StreamTrial trial,
+                       absl::Status short_tag)
+      : candidates_(std::move(candidates)), trial_(std::move(trial)),
+        short_tag_(std::move(short_tag)) {
+    trial_.active = candidates_.size() > 1;
+  }
+  absl::StatusOr<std::optional<StreamChunk>> Update(absl::string_view ciphertext,
+                                                    absl::string_view tag) override {
+    using R = absl::StatusOr<std::optional<StreamChunk>>;
+    if (candidates_.empty()) return absl::FailedPreconditionError("the stream has failed");
+    if (!trial_.active) return candidates_.front().dec->Update(ciphertext, tag);
+    // A message without a segment (no tag) is the library's to answer.
+    if (!tag.empty() && tag.size() < kMinTrialTagSize) return short_tag_;
+    return trial_.Run<R>(
+        &candidates_, [&](StreamDecryptor& d) { return d.Update(ciphertext, tag); },
+        [](const R& r, StreamDecryptor&) { return r->has_value(); });
+  }
+  absl::StatusOr<StreamChunk> Finish() override {
+    using R = absl::StatusOr<StreamChunk>;
+    if (candidates_.empty()) return absl::FailedPreconditionError("the stream has failed");
+    if (!trial_.active) return candidates_.front().dec->Finish();
+    return trial_.Run<R>(&candidates_, [](StreamDecryptor& d) { return d.Finish(); },
+                         [](const R&, StreamDecryptor&) { return true; });
+  }
+
+ private:
+  std::vector<Candidate> candidates_;
+  StreamTrial trial_;
+  absl::Status short_tag_;
+};
 
 // CountingStreamEncryptor / CountingStreamDecryptor record the bytes a symmetric stream
 // processes (plaintext in, ciphertext in), and a failed decryption, as the unary
@@ -113,13 +212,33 @@ class CountingHybridStreamEncryptor final : public HybridStreamEncryptor {
 
 class CountingHybridStreamDecryptor final : public HybridStreamDecryptor {
  public:
-  CountingHybridStreamDecryptor(std::unique_ptr<HpkeStreamDecryptor> inner, Algorithm alg,
-                                EngineObserver* observer)
-      : inner_(std::move(inner)), alg_(alg), observer_(observer) {}
+  // Candidate: the decryptor of one version of the key (one, unless the stream tries
+  // versions: StreamTrial).
+  struct Candidate {
+    uint32_t version;
+    std::unique_ptr<HpkeStreamDecryptor> dec;
+  };
+  CountingHybridStreamDecryptor(std::vector<Candidate> candidates, Algorithm alg,
+                                EngineObserver* observer, StreamTrial trial)
+      : candidates_(std::move(candidates)), alg_(alg), observer_(observer),
+        trial_(std::move(trial)) {
+    trial_.active = candidates_.size() > 1;
+  }
   absl::StatusOr<std::string> Update(absl::string_view data) override {
-    const uint64_t before = inner_->opened_ciphertext_size();
-    absl::StatusOr<std::string> out = inner_->Update(data);
-    const uint64_t opened = inner_->opened_ciphertext_size() - before;
+    using R = absl::StatusOr<std::string>;
+    if (candidates_.empty()) return absl::FailedPreconditionError("the stream has failed");
+    const uint64_t before = candidates_.front().dec->opened_ciphertext_size();
+    absl::StatusOr<std::string> out =
+        !trial_.active
+            ? candidates_.front().dec->Update(data)
+            : trial_.Run<R>(
+                  &candidates_, [&](HpkeStreamDecryptor& d) { return d.Update(data); },
+                  // No candidate has opened a chunk before one is kept.
+                  [](const R&, HpkeStreamDecryptor& d) {
+                    return d.opened_ciphertext_size() > 0;
+                  });
+    const uint64_t opened =
+        candidates_.empty() ? 0 : candidates_.front().dec->opened_ciphertext_size() - before;
     if (observer_ != nullptr && opened > 0) {
       observer_->OnBytesProcessed(alg_, Operation::kDecrypt, opened);
     }
@@ -127,15 +246,18 @@ class CountingHybridStreamDecryptor final : public HybridStreamDecryptor {
     return out;
   }
   absl::Status Finish() override {
-    absl::Status s = inner_->Finish();
+    // Finish succeeds only after the final chunk was opened, so by a chosen candidate.
+    if (candidates_.empty()) return absl::FailedPreconditionError("the stream has failed");
+    absl::Status s = candidates_.front().dec->Finish();
     RecordDecryptResult(observer_, alg_, s);
     return s;
   }
 
  private:
-  std::unique_ptr<HpkeStreamDecryptor> inner_;
+  std::vector<Candidate> candidates_;
   Algorithm alg_;
   EngineObserver* observer_;
+  StreamTrial trial_;
 };
 
 }  // namespace
@@ -198,13 +320,34 @@ absl::StatusOr<std::unique_ptr<StreamDecryptor>> CryptoEngine::NewStreamDecrypto
         " has no stream: one message is one data unit (at most 2^20 blocks); use Encrypt and "
         "Decrypt per data unit"));
   }
-  absl::StatusOr<absl::string_view> key = SymmetricKey(*ring, p.algorithm, p.key);
+  const std::vector<KeyInput> keys = TrialKeys(*ring, p.key);
+  absl::StatusOr<absl::string_view> key = SymmetricKey(*ring, p.algorithm, keys[0]);
   if (!key.ok()) return key.status();
   const absl::string_view nonce = p.nonce.value_or("");
   absl::StatusOr<std::unique_ptr<StreamDecryptor>> dec;
   if (IsAeadAlgorithm(p.algorithm)) {
-    dec = NewAeadStreamDecryptor(p.algorithm, *key, nonce, p.aad);
+    // One decryptor per version tried (TrialKeys: one unless the request named none).
+    std::vector<TrialStreamDecryptor::Candidate> candidates;
+    for (const KeyInput& k : keys) {
+      absl::StatusOr<absl::string_view> kb = SymmetricKey(*ring, p.algorithm, k);
+      if (!kb.ok()) return kb.status();
+      dec = NewAeadStreamDecryptor(p.algorithm, *kb, nonce, p.aad);
+      if (!dec.ok()) return dec.status();
+      candidates.push_back({k.version, *std::move(dec)});
+    }
+    if (candidates.size() == 1) {
+      dec = std::move(candidates.front().dec);
+    } else {
+      const absl::Status short_tag = RequireOneVersion(
+          *ring, p.key, absl::StrCat("a segment tag is under ", kMinTrialTagSize, " bytes"));
+      dec = std::unique_ptr<StreamDecryptor>(new TrialStreamDecryptor(
+          std::move(candidates),
+          StreamTrial{std::string(p.key.value), p.key.trial, observer_, {}, false}, short_tag));
+    }
   } else {
+    s = RequireOneVersion(*ring, p.key,
+                          absl::StrCat(AlgorithmName(p.algorithm), " is unauthenticated"));
+    if (!s.ok()) return s;
     const bool padded = p.padding.value_or(Padding::kPkcs7) == Padding::kPkcs7;
     absl::StatusOr<std::unique_ptr<Cipher>> bulk = NewCipher(p.algorithm, *key, Padding::kNone);
     if (!bulk.ok()) return bulk.status();
@@ -239,17 +382,23 @@ absl::StatusOr<std::unique_ptr<HybridStreamDecryptor>> CryptoEngine::NewHybridSt
   const std::shared_ptr<const Ring> ring = RingFor(p.key);
   absl::Status s = CheckHybridAlgorithm(p.algorithm);
   if (!s.ok()) return s;
-  absl::StatusOr<absl::string_view> k = PrivateKey(*ring, p.algorithm, p.key);
-  if (!k.ok()) return k.status();
   absl::StatusOr<HpkeSuite> suite = HpkeSuiteOf(p.algorithm);
   if (!suite.ok()) return suite.status();
-  absl::StatusOr<std::unique_ptr<HpkeStreamDecryptor>> dec =
-      HpkeStreamDecryptor::New(*suite, *k, p.info, p.aad);
-  if (!dec.ok()) {
-    return NameInlineKey(ExplainPrivateKeyError(dec.status(), p.algorithm, p.key), p.key);
+  // One decryptor per version tried (TrialKeys: one unless the request named none).
+  std::vector<CountingHybridStreamDecryptor::Candidate> candidates;
+  for (const KeyInput& k : TrialKeys(*ring, p.key)) {
+    absl::StatusOr<absl::string_view> kb = PrivateKey(*ring, p.algorithm, k);
+    if (!kb.ok()) return kb.status();
+    absl::StatusOr<std::unique_ptr<HpkeStreamDecryptor>> dec =
+        HpkeStreamDecryptor::New(*suite, *kb, p.info, p.aad);
+    if (!dec.ok()) {
+      return NameInlineKey(ExplainPrivateKeyError(dec.status(), p.algorithm, k), k);
+    }
+    candidates.push_back({k.version, *std::move(dec)});
   }
-  return std::unique_ptr<HybridStreamDecryptor>(
-      new CountingHybridStreamDecryptor(*std::move(dec), p.algorithm, observer_));
+  return std::unique_ptr<HybridStreamDecryptor>(new CountingHybridStreamDecryptor(
+      std::move(candidates), p.algorithm, observer_,
+      StreamTrial{std::string(p.key.value), p.key.trial, observer_, {}, false}));
 }
 
 // ---- SM2 key exchange -------------------------------------------------------------

@@ -10,11 +10,14 @@
 #include <system_error>
 #include <utility>
 
+#include <openssl/crypto.h>
+
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
 #include "server/engine/error_reason.h"
 #include "server/engine/logging.h"
 #include "server/engine/secret_file.h"
@@ -47,6 +50,14 @@ bool IsDroppedSecretKey(const std::filesystem::path& path) {
   const std::filesystem::path target = std::filesystem::read_symlink(path, ec);
   if (ec || target.empty() || *target.begin() != "..data") return false;
   return !std::filesystem::exists(path, ec) && !ec;
+}
+
+// Sha256 is the SHA-256 digest of `data` (a public key's fingerprint).
+std::string Sha256(absl::string_view data) {
+  absl::StatusOr<std::unique_ptr<Hash>> h = NewHash(Algorithm::kSha256);
+  if (!h.ok()) return "";  // SHA-256 is always registered
+  (*h)->Update(data);
+  return (*h)->Finish();
 }
 
 // kMaxKeyFileSize bounds a keyring file (an RSA-3072 PKCS#8 PEM is about 2.5 KB).
@@ -153,6 +164,19 @@ KeyFamily KeyFamilyForAlgorithm(Algorithm alg) {
   return KeyFamily::kHmac;
 }
 
+absl::StatusOr<Algorithm> PublicKeyAlgorithmOf(const StoredKey& entry) {
+  for (const AsymmetricCandidate& c : kAsymmetricCandidates) {
+    if (c.family == entry.family) return c.alg;
+  }
+  const absl::string_view family = KeyFamilyName(entry.family);
+  return WithReason(
+      absl::FailedPreconditionError(absl::StrCat(
+          "key '", entry.key_id, "' is an ", family,
+          " key: a secret key, with no public key (public keys are those of SM2, EC and RSA "
+          "keys)")),
+      reason::kWrongKeyFamily, {{"key_id", entry.key_id}, {"key_family", family}});
+}
+
 bool FamilyServes(KeyFamily family, Algorithm alg) {
   if (alg == Algorithm::kSm3 || alg == Algorithm::kSha256) return false;
   return KeyFamilyForAlgorithm(alg) == family;
@@ -217,6 +241,8 @@ absl::StatusOr<std::optional<KeyFileName>> ParseKeyFileName(absl::string_view na
     }
   } else if (absl::ConsumeSuffix(&stem, ".min_version")) {
     out.kind = KeyFileName::Kind::kMinVersion;
+  } else if (absl::ConsumeSuffix(&stem, ".primary")) {
+    out.kind = KeyFileName::Kind::kPrimary;
   } else {
     return std::nullopt;
   }
@@ -287,6 +313,7 @@ absl::StatusOr<StoredKey> KeyStore::ParseEntry(absl::string_view key_id, absl::s
       if (pub.ok()) {
         key.family = c.family;
         key.public_key_der = *std::move(pub);
+        key.public_key_sha256 = Sha256(key.public_key_der);
         key.material = std::move(block.der);
         return key;
       }
@@ -297,6 +324,7 @@ absl::StatusOr<StoredKey> KeyStore::ParseEntry(absl::string_view key_id, absl::s
       if (v.ok()) {
         key.family = c.family;
         key.public_key_der = std::string(der);
+        key.public_key_sha256 = Sha256(key.public_key_der);
         key.material = std::move(block.der);
         return key;
       }
@@ -313,10 +341,12 @@ absl::StatusOr<StoredKey> KeyStore::ParseEntry(absl::string_view key_id, absl::s
 
 namespace {
 
-// KeyFiles: the files of one key: versions (path by number) and the min_version file.
+// KeyFiles: the files of one key: versions (path by number), the min_version and primary
+// files.
 struct KeyFiles {
   std::map<uint32_t, std::string> versions;
   std::string min_version_path;
+  std::string primary_path;
   bool versioned = false;  // some version file is `<key_id>.v<n>.pem`
 };
 
@@ -326,6 +356,29 @@ absl::Status Permission(const KeyStoreOptions& options, absl::Status s) {
   if (s.ok() || s.code() != absl::StatusCode::kPermissionDenied) return s;
   if (!options.allow_insecure_permissions) return s;
   LogWarning(absl::StrCat("keyring (--allow_insecure_key_permissions): ", s.message()));
+  return absl::OkStatus();
+}
+
+// AddKeyFile files `path`, named `f`, among the files of its key.
+absl::Status AddKeyFile(const KeyFileName& f, const std::string& path,
+                        std::map<std::string, KeyFiles>* files) {
+  KeyFiles& k = (*files)[f.key_id];
+  if (f.kind == KeyFileName::Kind::kMinVersion) {
+    k.min_version_path = path;
+    return absl::OkStatus();
+  }
+  if (f.kind == KeyFileName::Kind::kPrimary) {
+    k.primary_path = path;
+    return absl::OkStatus();
+  }
+  k.versioned = k.versioned || f.versioned;
+  auto [slot, inserted] = k.versions.emplace(f.version, path);
+  if (!inserted) {
+    // Only `<id>.pem` and `<id>.v1.pem` can name the same version.
+    return absl::InvalidArgumentError(absl::StrCat(
+        slot->second, " and ", path, " both hold version 1 of key '", f.key_id,
+        "' (<key_id>.pem is version 1); keep one of them"));
+  }
   return absl::OkStatus();
 }
 
@@ -349,41 +402,55 @@ absl::StatusOr<std::map<std::string, KeyFiles>> ListKeyFiles(const std::filesyst
   for (const fs::path& path : paths) {
     const std::string name = path.filename().string();
     if (name.empty() || name[0] == '.') continue;  // ..data, ..2024_..., dotfiles
-    // is_directory/is_regular_file follow symlinks (Kubernetes Secret volumes).
-    if (fs::is_directory(path, ec)) continue;
+    // is_directory follows symlinks (Kubernetes Secret volumes). A directory under another
+    // name is skipped; one under a keyring file's name (`k.pem`, `k.primary`, ...) is a
+    // load error, never an absent file (an absent min_version or primary changes which
+    // versions serve).
+    const bool is_directory = fs::is_directory(path, ec);
     absl::StatusOr<std::optional<KeyFileName>> parsed = ParseKeyFileName(name);
+    if (is_directory && (!parsed.ok() || !parsed->has_value())) continue;
     if (!parsed.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat(path.string(), ": ", parsed.status().message()));
     }
+    if (is_directory) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path.string(), ": a directory, where a keyring file is expected"));
+    }
     if (!parsed->has_value()) {
       LogWarning(absl::StrCat("keyring: skipping ", path.string(),
-                              " (not <key_id>.pem, <key_id>.v<n>.pem or <key_id>.min_version)"));
+                              " (not <key_id>.pem, <key_id>.v<n>.pem, <key_id>.min_version "
+                              "or <key_id>.primary)"));
       continue;
     }
-    const KeyFileName& f = **parsed;
-    KeyFiles& k = files[f.key_id];
-    if (f.kind == KeyFileName::Kind::kMinVersion) {
-      k.min_version_path = path.string();
-      continue;
-    }
-    k.versioned = k.versioned || f.versioned;
-    auto [slot, inserted] = k.versions.emplace(f.version, path.string());
-    if (!inserted) {
-      // Only `<id>.pem` and `<id>.v1.pem` can name the same version.
-      return absl::InvalidArgumentError(absl::StrCat(
-          slot->second, " and ", path.string(), " both hold version 1 of key '", f.key_id,
-          "' (<key_id>.pem is version 1); keep one of them"));
-    }
+    if (absl::Status s = AddKeyFile(**parsed, path.string(), &files); !s.ok()) return s;
   }
   return files;
+}
+
+// SameBytes: `a` and `b` hold the same key (compared in constant time).
+bool SameBytes(const StoredKey& a, const StoredKey& b) {
+  return a.family == b.family && a.is_private == b.is_private &&
+         a.material.size() == b.material.size() &&
+         (a.material.empty() ||
+          CRYPTO_memcmp(a.material.data(), b.material.data(), a.material.size()) == 0);
+}
+
+// LoadTime: the load_time of `key` (version `version` of `key_id`): that of `previous`'s
+// entry when it holds the same bytes, else `now`.
+absl::Time LoadTime(const KeyStore* previous, const StoredKey& key, absl::Time now) {
+  if (previous == nullptr) return now;
+  for (const StoredKey* e : previous->AllVersions(key.key_id)) {
+    if (e->version == key.version) return SameBytes(*e, key) ? e->load_time : now;
+  }
+  return now;
 }
 
 // LoadVersions reads and parses the version files of key `key_id` into `versions`,
 // oldest first; a version file being removed (Kubernetes Secret volumes) is skipped.
 absl::Status LoadVersions(const std::string& key_id, const KeyFiles& k,
-                          const KeyStoreOptions& options,
-                          std::vector<std::unique_ptr<StoredKey>>* versions) {
+                          const KeyStoreOptions& options, const KeyStore* previous,
+                          absl::Time now, std::vector<std::unique_ptr<StoredKey>>* versions) {
   for (const auto& [version, path] : k.versions) {
     struct stat st {};
     absl::StatusOr<SecretData> text = ReadSecretFile(path, kMaxKeyFileSize, &st);
@@ -406,17 +473,19 @@ absl::Status LoadVersions(const std::string& key_id, const KeyFiles& k,
     }
     key->version = version;
     key->versioned = k.versioned;
+    key->load_time = LoadTime(previous, *key, now);
     versions->push_back(std::make_unique<StoredKey>(*std::move(key)));
   }
   return absl::OkStatus();
 }
 
-// LoadMinVersion reads the min_version file of key `key_id` (`versions`: its versions);
-// 0 when the file is being removed.
-absl::StatusOr<uint32_t> LoadMinVersion(const std::string& key_id, const KeyFiles& k,
-                                        const KeyStoreOptions& options,
-                                        const std::vector<std::unique_ptr<StoredKey>>& versions) {
-  const std::string& path = k.min_version_path;
+// LoadVersionFile reads the version number file `path` (`<key_id>.min_version` or
+// `<key_id>.primary`, `what` names it) of a key with `versions`; 0 when the file is
+// being removed.
+absl::StatusOr<uint32_t> LoadVersionFile(const std::string& path, absl::string_view what,
+                                         const std::string& key_id,
+                                         const KeyStoreOptions& options,
+                                         const std::vector<std::unique_ptr<StoredKey>>& versions) {
   struct stat st {};
   absl::StatusOr<SecretData> text = ReadSecretFile(path, 64, &st);
   if (!text.ok()) {
@@ -425,12 +494,12 @@ absl::StatusOr<uint32_t> LoadMinVersion(const std::string& key_id, const KeyFile
     }
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", text.status().message()));
   }
-  absl::StatusOr<uint32_t> min =
+  absl::StatusOr<uint32_t> n =
       ParseKeyVersion(absl::StripAsciiWhitespace(SecretDataAsStringView(*text)));
-  if (!min.ok()) {
+  if (!n.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        path, ": <key_id>.min_version holds one decimal version number (",
-        min.status().message(), ")"));
+        path, ": <key_id>.", what, " holds one decimal version number (",
+        n.status().message(), ")"));
   }
   StoredKey as_public;  // the mode rule of a PUBLIC KEY file: not writable by "other"
   if (absl::Status s = Permission(options, CheckFileMode(path, st, as_public)); !s.ok()) return s;
@@ -439,20 +508,54 @@ absl::StatusOr<uint32_t> LoadMinVersion(const std::string& key_id, const KeyFile
         path, ": key '", key_id, "' has no ", key_id, ".pem or ", key_id,
         ".v<n>.pem file"));
   }
+  return *n;
+}
+
+// CheckVersions checks the min_version `min` (0: none) and the primary `primary` (0:
+// none) of key `key_id` against its `versions` and returns the primary's index.
+absl::StatusOr<size_t> CheckVersions(const std::string& key_id, const KeyFiles& k,
+                                     const std::vector<std::unique_ptr<StoredKey>>& versions,
+                                     uint32_t min, uint32_t primary) {
   const uint32_t newest = versions.back()->version;
-  if (*min > newest) {
+  if (min > newest) {
     return absl::InvalidArgumentError(absl::StrCat(
-        path, ": min_version ", *min, " of key '", key_id, "' is above its newest version ",
-        newest, " (", k.versions.at(newest), "); add ", key_id, ".v", *min,
-        ".pem first or lower the minimum"));
+        k.min_version_path, ": min_version ", min, " of key '", key_id,
+        "' is above its newest version ", newest, " (", k.versions.at(newest), "); add ",
+        key_id, ".v", min, ".pem first or lower the minimum"));
   }
-  return *min;
+  size_t retained = 0;
+  for (const auto& e : versions) retained += e->version >= min ? 1 : 0;
+  if (retained > kMaxRetainedVersions) {
+    const std::string& path =
+        k.min_version_path.empty() ? k.versions.at(newest) : k.min_version_path;
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": key '", key_id, "' retains ", retained, " versions (", std::max(min, 1u),
+        " to ", newest, "); a key retains at most ", kMaxRetainedVersions,
+        ": raise ", key_id, ".min_version (or remove old version files)"));
+  }
+  if (primary == 0) return versions.size() - 1;
+  for (size_t i = 0; i < versions.size(); ++i) {
+    if (versions[i]->version != primary) continue;
+    if (primary < min) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          k.primary_path, ": primary version ", primary, " of key '", key_id,
+          "' is below its minimum version ", min, " (", k.min_version_path,
+          "); a retired version cannot be the primary"));
+    }
+    return i;
+  }
+  std::vector<uint32_t> have;
+  for (const auto& e : versions) have.push_back(e->version);
+  return absl::InvalidArgumentError(absl::StrCat(
+      k.primary_path, ": primary version ", primary, " of key '", key_id,
+      "' is not loaded (its versions: ", absl::StrJoin(have, ", "), "); add ", key_id, ".v",
+      primary, ".pem first or name a loaded version"));
 }
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<KeyStore>> KeyStore::LoadFromDirectory(
-    absl::string_view dir, const KeyStoreOptions& options) {
+    absl::string_view dir, const KeyStoreOptions& options, const KeyStore* previous) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::path root{std::string(dir)};
@@ -461,17 +564,36 @@ absl::StatusOr<std::unique_ptr<KeyStore>> KeyStore::LoadFromDirectory(
   }
   if (absl::Status s = Permission(options, CheckDirMode(root.string())); !s.ok()) return s;
   std::unique_ptr<KeyStore> store(new KeyStore());
+  store->load_time_ = absl::Now();
   absl::StatusOr<std::map<std::string, KeyFiles>> files = ListKeyFiles(root, dir);
   if (!files.ok()) return files.status();
   for (auto& [key_id, k] : *files) {
-    KeyVersions& entry = store->keys_[key_id];
-    if (absl::Status s = LoadVersions(key_id, k, options, &entry.versions); !s.ok()) return s;
+    KeyVersions entry;
+    if (absl::Status s = LoadVersions(key_id, k, options, previous, store->load_time_,
+                                      &entry.versions);
+        !s.ok()) {
+      return s;
+    }
+    uint32_t primary = 0;
     if (!k.min_version_path.empty()) {
-      absl::StatusOr<uint32_t> min = LoadMinVersion(key_id, k, options, entry.versions);
+      absl::StatusOr<uint32_t> min =
+          LoadVersionFile(k.min_version_path, "min_version", key_id, options, entry.versions);
       if (!min.ok()) return min.status();
       entry.min_version = *min;
     }
-    if (entry.versions.empty()) store->keys_.erase(key_id);  // every version being removed
+    if (!k.primary_path.empty()) {
+      absl::StatusOr<uint32_t> p =
+          LoadVersionFile(k.primary_path, "primary", key_id, options, entry.versions);
+      if (!p.ok()) return p.status();
+      primary = *p;
+    }
+    if (entry.versions.empty()) continue;  // every version being removed
+    absl::StatusOr<size_t> index =
+        CheckVersions(key_id, k, entry.versions, entry.min_version, primary);
+    if (!index.ok()) return index.status();
+    entry.primary = *index;
+    store->key_ids_.push_back(key_id);  // std::map: in byte order
+    store->keys_.emplace(key_id, std::move(entry));
   }
   return store;
 }
@@ -496,7 +618,7 @@ absl::StatusOr<const StoredKey*> KeyStore::Find(absl::string_view key_id,
                       reason::kKeyNotFound, {{"key_id", key_id}});
   }
   const KeyVersions& k = it->second;
-  if (version == 0) return k.versions.back().get();
+  if (version == 0) return k.versions[k.primary].get();
   const std::string version_text = absl::StrCat(version);
   auto v = std::lower_bound(
       k.versions.begin(), k.versions.end(), version,
@@ -516,8 +638,8 @@ absl::StatusOr<const StoredKey*> KeyStore::Find(absl::string_view key_id,
         absl::FailedPreconditionError(absl::StrCat(
             "key '", key_id, "' version ", version, " is below its minimum version ",
             k.min_version, " (", key_id, ".min_version): it is retired; use version ",
-            k.min_version, " or later, or name no version for the newest (",
-            k.versions.back()->version, ")")),
+            k.min_version, " or later, or name no version for the primary (",
+            k.versions[k.primary]->version, ")")),
         reason::kKeyVersionRetired,
         {{"key_id", key_id},
          {"key_version", version_text},
@@ -536,9 +658,23 @@ std::vector<const StoredKey*> KeyStore::Versions(absl::string_view key_id) const
   return out;
 }
 
+std::vector<const StoredKey*> KeyStore::AllVersions(absl::string_view key_id) const {
+  std::vector<const StoredKey*> out;
+  auto it = keys_.find(key_id);
+  if (it == keys_.end()) return out;
+  for (const auto& e : it->second.versions) out.push_back(e.get());
+  return out;
+}
+
 uint32_t KeyStore::MinVersion(absl::string_view key_id) const {
   auto it = keys_.find(key_id);
-  return it == keys_.end() ? 0 : it->second.min_version;
+  if (it == keys_.end()) return 0;
+  return std::max(it->second.min_version, 1u);
+}
+
+uint32_t KeyStore::PrimaryVersion(absl::string_view key_id) const {
+  auto it = keys_.find(key_id);
+  return it == keys_.end() ? 0 : it->second.versions[it->second.primary]->version;
 }
 
 std::vector<const StoredKey*> KeyStore::entries() const {

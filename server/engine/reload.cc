@@ -142,12 +142,23 @@ KeyringDiff DiffKeyrings(const KeyStore& previous, const KeyStore& next) {
       continue;
     }
     if (!SameKey(*it->second, *k)) diff.changed.push_back(DiffName(*k));
-    // A new minimum version changes the key, not its versions: `<key_id>.min_version`.
-    if (k->version == next.Versions(k->key_id).back()->version &&
-        previous.MinVersion(k->key_id) != next.MinVersion(k->key_id)) {
-      diff.changed.push_back(absl::StrCat(k->key_id, ".min_version"));
-    }
     before.erase(it);
+  }
+  // A new minimum or primary version of a key both hold changes the key, not its
+  // versions: `<key_id>.min_version`, `<key_id>.primary`. A primary that is the newest
+  // on both sides moved with an added version, which the diff names already.
+  auto is_newest = [](const KeyStore& s, const std::string& id) {
+    return s.PrimaryVersion(id) == s.AllVersions(id).back()->version;
+  };
+  for (const std::string& id : next.key_ids()) {
+    if (previous.PrimaryVersion(id) == 0) continue;  // a key `previous` lacks
+    if (previous.MinVersion(id) != next.MinVersion(id)) {
+      diff.changed.push_back(absl::StrCat(id, ".min_version"));
+    }
+    if (previous.PrimaryVersion(id) != next.PrimaryVersion(id) &&
+        !(is_newest(previous, id) && is_newest(next, id))) {
+      diff.changed.push_back(absl::StrCat(id, ".primary"));
+    }
   }
   for (const auto& [id, key] : before) diff.removed.push_back(DiffName(*key));
   std::sort(diff.added.begin(), diff.added.end());
@@ -202,7 +213,8 @@ absl::Status KeyringReloader::ReloadLocked(std::string fingerprint) {
   const std::shared_ptr<const KeyStore> current = engine_->key_store();
   absl::StatusOr<std::unique_ptr<KeyStore>> loaded;
   for (int attempt = 1;; ++attempt) {
-    loaded = KeyStore::LoadFromDirectory(dir_, options_);
+    // A version whose bytes `current` holds keeps its load time.
+    loaded = KeyStore::LoadFromDirectory(dir_, options_, current.get());
     std::string after = KeyringFingerprint(dir_);
     const bool stable = after == fingerprint;
     fingerprint = std::move(after);
@@ -229,7 +241,10 @@ absl::Status KeyringReloader::ReloadLocked(std::string fingerprint) {
     engine_->SetKeyStore(next);
   }
   LogInfo(absl::StrCat("keyring reloaded from ", dir_, ": ", next->size(), " keys (", what, ")"));
-  if (observer_ != nullptr) observer_->OnKeyringReload(true);
+  if (observer_ != nullptr) {
+    observer_->OnKeyringLoaded(*engine_->key_store());
+    observer_->OnKeyringReload(true);
+  }
   return absl::OkStatus();
 }
 

@@ -47,6 +47,10 @@ class ReloadObserver {
   virtual ~ReloadObserver() = default;
   virtual void OnKeyringReload(bool ok) = 0;
   virtual void OnTlsCertificateReload(bool ok) = 0;
+  // OnKeyringLoaded receives the keyring in use after each successful reload (the new
+  // one, or the previous one when nothing changed), before OnKeyringReload(true); the
+  // owner of the engine reports the keyring loaded at start-up itself.
+  virtual void OnKeyringLoaded(const KeyStore& keys) {}
 };
 
 // FileFingerprint describes `paths` (files or directories, symlinks followed) by
@@ -57,7 +61,9 @@ std::string FileFingerprint(const std::vector<std::string>& paths);
 // KeyringDiff names the keys `next` adds to, removes from or changes in `previous`
 // (same key_id and version, other material or type), each list sorted. A key of one plain
 // `<key_id>.pem` is named by its key_id, a version of a versioned key by its file stem
-// `<key_id>.v<n>`, and a changed minimum version as `<key_id>.min_version`.
+// `<key_id>.v<n>`, a changed minimum version as `<key_id>.min_version` and a changed
+// primary version as `<key_id>.primary` (unless the primary is the newest version before
+// and after: it moved with the version added).
 struct KeyringDiff {
   std::vector<std::string> added;
   std::vector<std::string> removed;

@@ -41,10 +41,12 @@ void RunQueued(const CryptoServiceImpl& svc, const MethodSpec& spec, absl::Span<
         return Check(svc, spec, c.ctx, *c.request, PolicyScope::kCall, parse);
       },
       engine,
-      [&](size_t i, auto result, bool audit, const In* input) {
+      [&](size_t i, auto result, const Checked<In>& checked, const In* input) {
         const Call& c = calls[i];
         if (result.ok()) write(c.response, *std::move(result), *input);
-        if (audit) AuditItem(svc, spec, c.ctx, *c.request, result.status(), input);
+        if (checked.audit) {
+          AuditItem(svc, spec, c.ctx, *c.request, result.status(), checked, input);
+        }
         FinishQueued(c, result.status());
       });
 }
@@ -63,7 +65,10 @@ void RunVerifyBatch(const CryptoServiceImpl& svc, absl::Span<VerifyCall> calls) 
   RunQueued(
       svc, rpc::kVerify, calls, VerifyItemFrom,
       [&](absl::Span<const VerifyItem> items) { return svc.engine().VerifyBatch(items); },
-      [](v1::VerifyResponse* r, bool valid, const VerifyItem&) { r->set_valid(valid); });
+      [](v1::VerifyResponse* r, bool valid, const VerifyItem& in) {
+        r->set_valid(valid);
+        if (valid) r->set_key_version(ReportedVersion(in));
+      });
 }
 
 void RunHashBatch(const CryptoServiceImpl& svc, absl::Span<HashCall> calls) {

@@ -1,5 +1,5 @@
 // batch_runner.h — the batched paths of the service: the batch RPCs (SignBatch,
-// VerifyBatch, EncryptBatch, HybridEncryptBatch, HashBatch) and the dynamic-batching
+// VerifyBatch, EncryptBatch, HybridEncryptBatch, RewrapBatch, HashBatch) and the dynamic-batching
 // queues of unary calls (dynamic_batcher.h, --batching).
 //
 // Both check each request or item as its MethodSpec row says (call_guard.h, Check),
@@ -91,9 +91,10 @@ absl::Status StillWanted(grpc::CallbackServerContext* ctx);
 
 // CheckAndRun is the body of every batched path (the batch queues' runs and the batch
 // RPCs' chunks): check(i) → Checked<In> for each i in [0, n), one engine(inputs) call for
-// the inputs that passed, then answer(i, result, audit, input) in order, where `result` is
-// item i's engine result or the status its check left and `input` its checked input (null
-// when the check failed). The inputs' views stay valid until the items are answered.
+// the inputs that passed, then answer(i, result, checked, input) in order, where `result`
+// is item i's engine result or the status its check left, `checked` its Checked (its
+// input moved out) and `input` its checked input (null when the check failed). The
+// inputs' views stay valid until the items are answered.
 template <typename In, typename CheckFn, typename Engine, typename Answer>
 void CheckAndRun(size_t n, const CheckFn& check, const Engine& engine, const Answer& answer) {
   constexpr size_t kNotRun = ~size_t{0};
@@ -114,22 +115,21 @@ void CheckAndRun(size_t n, const CheckFn& check, const Engine& engine, const Ans
     Result r = index[i] == kNotRun ? Result(checked[i].input.status())
                                    : std::move(results[index[i]]);
     const In* input = index[i] == kNotRun ? nullptr : &inputs[index[i]];
-    answer(i, std::move(r), checked[i].audit, input);
+    answer(i, std::move(r), checked[i], input);
   }
 }
 
-// AuditItem audits an item (or queued call) that Check allowed for an audited method,
-// with its final `status`; `input` is its checked input, null when the check failed.
+// AuditItem audits an item (or queued call) that Check allowed for an audited method
+// (`checked`), with its final `status`; `input` is its checked input, null when the check
+// failed.
 template <typename Req, typename In>
 void AuditItem(const CryptoServiceImpl& svc, const MethodSpec& spec,
                grpc::CallbackServerContext* ctx, const Req& req, const absl::Status& status,
-               const In* input) {
-  const uint32_t v = input != nullptr ? ReportedVersion(*input)
-                                      : AuditVersion(req, absl::StatusOr<In>(status));
-  AuditDone(svc, spec, ctx, req, status.code(), v);
+               const Checked<In>& checked, const In* input) {
+  AuditDone(svc, spec, ctx, req, status.code(), AuditVersion(input, checked.unparsed_version));
 }
 
-// kBatchChunk: SignBatch, VerifyBatch, EncryptBatch and HybridEncryptBatch items per
+// kBatchChunk: SignBatch, VerifyBatch, EncryptBatch, HybridEncryptBatch and RewrapBatch items per
 // engine call (its SM2 items share the multi-buffer path, SM4-CBC items the multi-buffer
 // lanes, HPKE items to one recipient key HybridEncrypt::EncryptMany); cancellation is
 // checked between calls. kWholeBatch: HashBatch's items go to the engine at once.
@@ -166,8 +166,10 @@ absl::Status RunBatch(const CryptoServiceImpl& svc, const MethodSpec& spec,
                        keyring);
         },
         engine,
-        [&](size_t i, auto result, bool audit, const In* input) {
-          if (audit) AuditItem(svc, spec, ctx, items[begin + i], result.status(), input);
+        [&](size_t i, auto result, const Checked<In>& checked, const In* input) {
+          if (checked.audit) {
+            AuditItem(svc, spec, ctx, items[begin + i], result.status(), checked, input);
+          }
           write(std::move(result), input);
         });
   }

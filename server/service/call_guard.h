@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <utility>
 #include <variant>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -172,31 +173,56 @@ auto KeyInputOf(In& in) {
   }
 }
 
-// ReportedVersion: the version a response and an audit line report for `in` (0: none).
+// ReportedVersion: the version a response and an audit line report for `in` (0: none):
+// the version a check authenticated with, when it tried several (KeyInput::trial), else
+// the one fixed for the call.
+inline uint32_t ReportedKeyVersion(const KeyInput& key) {
+  if (!key.report_version) return 0;
+  if (key.trial != nullptr && key.trial->version != 0) return key.trial->version;
+  return key.version;
+}
 template <typename In>
 uint32_t ReportedVersion(const In& in) {
   const KeyInput* key = KeyInputOf(in);
-  return key != nullptr && key->report_version ? key->version : 0;
+  return key != nullptr ? ReportedKeyVersion(*key) : 0;
 }
 
-// AuditVersion: the version the audit line of `req` reports: the one fixed in its parsed
-// input, else the one the request named.
-template <typename Req, typename In>
-uint32_t AuditVersion(const Req& req, const absl::StatusOr<In>& input) {
-  if (input.ok()) return ReportedVersion(*input);
-  if constexpr (requires { req.key().key_version(); }) {
-    if (req.key().ref_case() == v1::KeyRef::kKeyId) return req.key().key_version();
-  }
-  return 0;
+// AuditedVersions: what an audit line says of a keyring key's versions (audit_log.h):
+// key_version (0: none), and key_versions_tried when a check tried more than one.
+struct AuditedVersions {
+  uint32_t version = 0;
+  std::vector<uint32_t> tried;
+};
+
+// VersionsOf: the audit line's versions of a key fixed at `version` whose check tried
+// `trial` (may be null): the version that authenticated and the versions tried when it
+// tried several (none authenticated: no key_version), else `version`.
+inline AuditedVersions VersionsOf(uint32_t version, const KeyTrial* trial) {
+  if (trial == nullptr || trial->tried.size() <= 1) return {version, {}};
+  return {trial->version, trial->tried};
+}
+
+// AuditVersion: the versions the audit line of a request reports: those of its parsed
+// `input` once the work is done, else (null: it did not parse) `unparsed_version`
+// (Checked).
+template <typename In>
+AuditedVersions AuditVersion(const In* input, uint32_t unparsed_version) {
+  if (input == nullptr) return {unparsed_version, {}};
+  const KeyInput* key = KeyInputOf(*input);
+  if (key == nullptr || !key->report_version) return {};
+  return VersionsOf(key->version, key->trial.get());
 }
 
 // Checked is what the checks of one request (a unary call, a queued call, a batch item or
 // a stream's params) left: its engine input, or the status that answers it. `audit`: it
 // passed the policy check of an audited method, so its final status is to be audited.
+// `unparsed_version`: the version its audit line names when it does not parse: the one
+// named, else the primary's from the call's lookup when the key is versioned.
 template <typename In>
 struct Checked {
   absl::StatusOr<In> input;
   bool audit = false;
+  uint32_t unparsed_version = 0;
 };
 
 // InputOf is the engine input a parse function makes of a request: `parse(req)` returns
@@ -211,9 +237,11 @@ using InputOf = typename std::invoke_result_t<const Parse&, const Req&>::value_t
 // and the response all use that lookup. The order decides which
 // status a request with both a bad field and a denied key gets, and whether a request
 // that does not parse is checked (and its denial audited) at all: it is the table's
-// (method_spec.h), never the handler's. A denial is audited by Authorize. `keyring`: the
-// keyring of the call `req` is an item of (a batch RPC's, taken once for all its items);
-// null: the current one.
+// (method_spec.h), never the handler's. A denial is audited by Authorize; an audited
+// method's request that passes it is refused when the audit log cannot take its line
+// (CryptoServiceImpl::AdmitAudit, AUDIT_UNAVAILABLE under --audit_failure=closed).
+// `keyring`: the keyring of the call `req` is an item of (a batch RPC's, taken once for
+// all its items); null: the current one.
 template <typename Req, typename Parse>
 Checked<InputOf<Parse, Req>> Check(const CryptoServiceImpl& svc, const MethodSpec& spec,
                                    grpc::CallbackServerContext* ctx, const Req& req,
@@ -222,6 +250,13 @@ Checked<InputOf<Parse, Req>> Check(const CryptoServiceImpl& svc, const MethodSpe
   const v1::KeyRef* ref = KeyOf(req);
   KeyInput resolved = ref != nullptr ? ToKey(*ref) : KeyInput();
   svc.engine().Resolve(&resolved, keyring);
+  uint32_t unparsed = 0;
+  if (ref != nullptr && ref->ref_case() == v1::KeyRef::kKeyId) {
+    unparsed = ref->key_version();
+    if (unparsed == 0 && resolved.entry.ok() && (*resolved.entry)->versioned) {
+      unparsed = (*resolved.entry)->version;
+    }
+  }
   auto parse_and_pin = [&]() -> absl::StatusOr<InputOf<Parse, Req>> {
     absl::StatusOr<InputOf<Parse, Req>> in = parse(req);
     if (!in.ok()) return in;
@@ -232,26 +267,32 @@ Checked<InputOf<Parse, Req>> Check(const CryptoServiceImpl& svc, const MethodSpe
     }
     return in;
   };
-  if (spec.scope != level) return {parse_and_pin(), false};
+  if (spec.scope != level) return {parse_and_pin(), false, unparsed};
   absl::StatusOr<InputOf<Parse, Req>> input;
   if (spec.order == CheckOrder::kParseFirst) {
     input = parse_and_pin();
-    if (!input.ok()) return {std::move(input), false};
+    if (!input.ok()) return {std::move(input), false, unparsed};
   }
   absl::Status allowed =
       svc.Authorize(ctx, spec.method, spec.op, AlgorithmOf(req), ref, &resolved);
-  if (!allowed.ok()) return {std::move(allowed), false};
+  if (!allowed.ok()) return {std::move(allowed), false, unparsed};
+  if (spec.audited) {
+    // Room for its audit line, before the key is used (audit_log.h, "Failure").
+    absl::Status audit = svc.AdmitAudit();
+    if (!audit.ok()) return {std::move(audit), false, unparsed};
+  }
   if (spec.order == CheckOrder::kPolicyFirst) input = parse_and_pin();
-  return {std::move(input), spec.audited};
+  return {std::move(input), spec.audited, unparsed};
 }
 
 // AuditDone writes the audit line of a request that Check allowed for an audited method.
-// `key_version` is AuditVersion's.
+// `versions` are AuditVersion's.
 template <typename Req>
 void AuditDone(const CryptoServiceImpl& svc, const MethodSpec& spec,
                grpc::CallbackServerContext* ctx, const Req& req, absl::StatusCode code,
-               uint32_t key_version) {
-  svc.Audit(ctx, spec.method, spec.op, AlgorithmOf(req), KeyOf(req), code, key_version);
+               const AuditedVersions& versions) {
+  svc.Audit(ctx, spec.method, spec.op, AlgorithmOf(req), KeyOf(req), code, versions.version,
+            versions.tried);
 }
 
 // KeyedAlgorithm: the algorithm and key of a request whose other fields go to the
@@ -300,7 +341,8 @@ grpc::ServerUnaryReactor* Guarded(const CryptoServiceImpl* svc, const MethodSpec
                                                parse);
         absl::Status s = c.input.ok() ? work(*c.input) : c.input.status();
         if (c.audit) {
-          AuditDone(*svc, *spec, ctx, *request, s.code(), AuditVersion(*request, c.input));
+          AuditDone(*svc, *spec, ctx, *request, s.code(),
+                    AuditVersion(c.input.ok() ? &*c.input : nullptr, c.unparsed_version));
         }
         return s;
       },

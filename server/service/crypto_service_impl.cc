@@ -80,7 +80,7 @@ absl::Status CryptoServiceImpl::Authorize(grpc::CallbackServerContext* ctx,
     r.algorithm = AlgorithmLabel(alg);
     r.key = access_key;
     if (key != nullptr && key->ref_case() == v1::KeyRef::kKeyId) {
-      // The version named, else the newest of a key with version files (as PinKeyVersion
+      // The version named, else the primary of a key with version files (as PinKeyVersion
       // reports it), from the call's one lookup.
       r.key_version = key->key_version();
       if (r.key_version == 0 && resolved != nullptr && resolved->entry.ok() &&
@@ -94,9 +94,14 @@ absl::Status CryptoServiceImpl::Authorize(grpc::CallbackServerContext* ctx,
   return s;
 }
 
+absl::Status CryptoServiceImpl::AdmitAudit() const {
+  return guards_.audit != nullptr ? guards_.audit->Admit() : absl::OkStatus();
+}
+
 void CryptoServiceImpl::Audit(grpc::CallbackServerContext* ctx, absl::string_view method,
                               AccessOperation op, v1::Algorithm alg, const v1::KeyRef* key,
-                              absl::StatusCode code, uint32_t key_version) const {
+                              absl::StatusCode code, uint32_t key_version,
+                              absl::Span<const uint32_t> key_versions_tried) const {
   if (guards_.audit == nullptr || !guards_.audit->enabled()) return;
   const ClientIdentity client = IdentityOf(*ctx);
   AuditRecord r;
@@ -106,8 +111,9 @@ void CryptoServiceImpl::Audit(grpc::CallbackServerContext* ctx, absl::string_vie
   r.algorithm = AlgorithmLabel(alg);
   r.key = ToAccessKey(key);
   r.key_version = key_version;
+  r.key_versions_tried = key_versions_tried;
   r.code = code;
-  guards_.audit->Write(r);
+  guards_.audit->Write(r, /*admitted=*/true);
 }
 
 absl::Status CryptoServiceImpl::PinKeyVersion(const v1::KeyRef& ref, const KeyInput& resolved,
@@ -133,6 +139,7 @@ absl::Status CryptoServiceImpl::PinKeyVersion(const v1::KeyRef& ref, const KeyIn
   }
   key->version = (*entry)->version;
   key->report_version = ref.key_version() != 0 || (*entry)->versioned;
+  if (ref.key_version() == 0) key->trial = std::make_shared<KeyTrial>();
   return absl::OkStatus();
 }
 

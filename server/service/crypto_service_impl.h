@@ -10,8 +10,9 @@
 //                      parses in the row's order, audits, and converts the status;
 //   batch_runner.h     batch RPCs and the dynamic-batching queues;
 //   stream_reactor.h   the stream reactors' base ("params in the first message only");
-//   unary_handlers.cc, stream_handlers.cc  the handlers. Request conversions are in
-//                      proto_convert.h.
+//   unary_handlers.cc, stream_handlers.cc, key_management_handlers.cc  the handlers
+//                      (the last: Rewrap, RewrapBatch, GenerateDataKey*). Request
+//                      conversions are in proto_convert.h.
 //
 // Unary calls are admitted on the gRPC thread and their work runs on a WorkerPool
 // (worker_pool.h, --worker_threads) that finishes the reactor; without a pool the work
@@ -25,11 +26,12 @@
 // payload is freed and the charge becomes twice the actual response plus
 // kCallAdmissionBytes. A stream is charged each message it reads (three times its size
 // while it is handled), then twice its queued responses until they are written and
-// twice what its cipher keeps of its input (a pending segment or chunk) until that is
-// answered; a message that does not fit ends the stream with RESOURCE_EXHAUSTED. A call
+// twice what its cipher keeps of its input (a pending segment or chunk, once per key
+// version a decrypting stream still tries) until that is answered; a message that does
+// not fit ends the stream with RESOURCE_EXHAUSTED. A call
 // alone is admitted whatever its charge (a batch of 65,536 items is charged 64 MiB). Excess work is thus refused at once instead of queueing.
 // Streams register with a StreamReaper (--stream_idle_timeout); every keyed request is
-// checked against the AccessPolicy (--access_policy) and private-key operations are
+// checked against the AccessPolicy (--access_policy) and private- and secret-key uses are
 // written to the AuditLog (--audit_log); inline keys in a request are wiped once the
 // call has used them.
 #ifndef SMCRYPT_SERVER_CRYPTO_SERVICE_IMPL_H_
@@ -43,6 +45,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "grpcpp/grpcpp.h"
 #include "server/engine/access_policy.h"
 #include "server/engine/audit_log.h"
@@ -130,6 +133,19 @@ class CryptoServiceImpl final : public v1::CryptoService::CallbackService {
       const v1::GenerateRandomRequest* request, v1::GenerateRandomResponse* response) override;
   grpc::ServerUnaryReactor* GetServerInfo(grpc::CallbackServerContext* ctx,
       const v1::GetServerInfoRequest* request, v1::GetServerInfoResponse* response) override;
+  // ListKeys is in key_handlers.cc.
+  grpc::ServerUnaryReactor* ListKeys(grpc::CallbackServerContext* ctx,
+      const v1::ListKeysRequest* request, v1::ListKeysResponse* response) override;
+  // Key management (key_management_handlers.cc).
+  grpc::ServerUnaryReactor* Rewrap(grpc::CallbackServerContext* ctx,
+      const v1::RewrapRequest* request, v1::RewrapResponse* response) override;
+  grpc::ServerUnaryReactor* RewrapBatch(grpc::CallbackServerContext* ctx,
+      const v1::RewrapBatchRequest* request, v1::RewrapBatchResponse* response) override;
+  grpc::ServerUnaryReactor* GenerateDataKey(grpc::CallbackServerContext* ctx,
+      const v1::GenerateDataKeyRequest* request, v1::GenerateDataKeyResponse* response) override;
+  grpc::ServerUnaryReactor* GenerateDataKeyWithoutPlaintext(grpc::CallbackServerContext* ctx,
+      const v1::GenerateDataKeyWithoutPlaintextRequest* request,
+      v1::GenerateDataKeyWithoutPlaintextResponse* response) override;
   grpc::ServerReadReactor<v1::HashStreamRequest>* HashStream(
       grpc::CallbackServerContext* ctx, v1::HashStreamResponse* response) override;
   grpc::ServerBidiReactor<v1::EncryptStreamRequest, v1::EncryptStreamResponse>* EncryptStream(
@@ -164,15 +180,21 @@ class CryptoServiceImpl final : public v1::CryptoService::CallbackService {
   absl::Status Authorize(grpc::CallbackServerContext* ctx, absl::string_view method,
                          AccessOperation op, v1::Algorithm alg, const v1::KeyRef* key,
                          const KeyInput* resolved = nullptr) const;
-  // Audit writes one audit line (when --audit_log is not none); `key_version` 0 writes
+  // AdmitAudit: AuditLog::Admit (OK without an audit log). Every request it admits is
+  // audited (Audit), whatever its outcome.
+  absl::Status AdmitAudit() const;
+  // Audit writes the audit line of a request AdmitAudit admitted (when --audit_log is
+  // not none); `key_version` 0 writes none, `key_versions_tried` of one or none writes
   // none (audit_log.h).
   void Audit(grpc::CallbackServerContext* ctx, absl::string_view method, AccessOperation op,
              v1::Algorithm alg, const v1::KeyRef* key, absl::StatusCode code,
-             uint32_t key_version = 0) const;
+             uint32_t key_version = 0,
+             absl::Span<const uint32_t> key_versions_tried = {}) const;
   // PinKeyVersion fixes the version of a keyring `key` (parsed from `ref`) from the call's
   // one lookup `resolved` (CryptoEngine::Resolve; `key` takes its keyring and entry): a
-  // request naming no version gets the key's newest, and `report_version` is set as
-  // crypto.proto's KeyRef "Key versions" says. A key the keyring cannot resolve keeps
+  // request naming no version gets the key's primary, and a KeyInput::trial so that its
+  // checks try every retained version, and `report_version` is set as crypto.proto's
+  // KeyRef "Key versions" says. A key the keyring cannot resolve keeps
   // the lookup's error (the engine returns it in its place among the checks).
   // InvalidArgument for a key_version with an inline key or without a key_id.
   absl::Status PinKeyVersion(const v1::KeyRef& ref, const KeyInput& resolved,

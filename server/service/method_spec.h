@@ -51,7 +51,8 @@ struct MethodSpec {
   PolicyScope scope;
   // audited: each request (or item) that passes the policy check writes one audit line
   // with its final status (private- and secret-key use), parse errors after the check
-  // included. Denials are always audited, by Authorize.
+  // included; before the key is used, AuditLog::Admit may refuse it (AUDIT_UNAVAILABLE
+  // under --audit_failure=closed). Denials are always audited, by Authorize.
   bool audited;
   // Admission: request bytes + (charge_items: kBatchItemAdmissionBytes per batch item)
   // + 2 × response estimate + kCallAdmissionBytes.
@@ -81,11 +82,11 @@ inline constexpr MethodSpec kSign               {"Sign",                Op::kSig
 inline constexpr MethodSpec kVerify             {"Verify",              Op::kVerify,    kPolicyFirst, kCall,     false, kRequestSize,     false, Q::kVerify};
 inline constexpr MethodSpec kSignBatch          {"SignBatch",           Op::kSign,      kPolicyFirst, kEachItem, true,  kRequestSize,     true,  kNoQueue};
 inline constexpr MethodSpec kVerifyBatch        {"VerifyBatch",         Op::kVerify,    kPolicyFirst, kEachItem, false, kRequestSize,     true,  kNoQueue};
-inline constexpr MethodSpec kEncrypt            {"Encrypt",             Op::kEncrypt,   kPolicyFirst, kCall,     false, kRequestSize,     false, kNoQueue};
-inline constexpr MethodSpec kDecrypt            {"Decrypt",             Op::kDecrypt,   kPolicyFirst, kCall,     false, kRequestSize,     false, kNoQueue};
-inline constexpr MethodSpec kEncryptBatch       {"EncryptBatch",        Op::kEncrypt,   kParseFirst,  kEachItem, false, kRequestSize,     true,  kNoQueue};
-inline constexpr MethodSpec kEncryptStream      {"EncryptStream",       Op::kEncrypt,   kPolicyFirst, kCall,     false, kStream,          false, kNoQueue};
-inline constexpr MethodSpec kDecryptStream      {"DecryptStream",       Op::kDecrypt,   kPolicyFirst, kCall,     false, kStream,          false, kNoQueue};
+inline constexpr MethodSpec kEncrypt            {"Encrypt",             Op::kEncrypt,   kPolicyFirst, kCall,     true,  kRequestSize,     false, kNoQueue};
+inline constexpr MethodSpec kDecrypt            {"Decrypt",             Op::kDecrypt,   kPolicyFirst, kCall,     true,  kRequestSize,     false, kNoQueue};
+inline constexpr MethodSpec kEncryptBatch       {"EncryptBatch",        Op::kEncrypt,   kParseFirst,  kEachItem, true,  kRequestSize,     true,  kNoQueue};
+inline constexpr MethodSpec kEncryptStream      {"EncryptStream",       Op::kEncrypt,   kPolicyFirst, kCall,     true,  kStream,          false, kNoQueue};
+inline constexpr MethodSpec kDecryptStream      {"DecryptStream",       Op::kDecrypt,   kPolicyFirst, kCall,     true,  kStream,          false, kNoQueue};
 inline constexpr MethodSpec kPublicKeyEncrypt   {"PublicKeyEncrypt",    Op::kEncrypt,   kParseFirst,  kCall,     false, kRequestSize,     false, Q::kPublicKeyEncrypt};
 inline constexpr MethodSpec kPublicKeyDecrypt   {"PublicKeyDecrypt",    Op::kDecrypt,   kPolicyFirst, kCall,     true,  kRequestSize,     false, kNoQueue};
 inline constexpr MethodSpec kHybridEncrypt      {"HybridEncrypt",       Op::kEncrypt,   kParseFirst,  kCall,     false, kRequestSize,     false, Q::kHybridEncrypt};
@@ -98,12 +99,21 @@ inline constexpr MethodSpec kGenerateKeyPair    {"GenerateKeyPair",     Op::kKey
 inline constexpr MethodSpec kGetPublicKey       {"GetPublicKey",        Op::kPublicKey, kParseFirst,  kCall,     false, kRequestPlus4KiB, false, kNoQueue};
 inline constexpr MethodSpec kGenerateRandom     {"GenerateRandom",      Op::kRandom,    kPolicyFirst, kCall,     false, kRandomLength,    false, kNoQueue};
 inline constexpr MethodSpec kGetServerInfo      {"GetServerInfo",       Op::kInfo,      kPolicyFirst, kCall,     false, kServerInfo,      false, kNoQueue};
+inline constexpr MethodSpec kListKeys           {"ListKeys",            Op::kListKeys,  kPolicyFirst, kCall,     true,  kServerInfo,      false, kNoQueue};
+inline constexpr MethodSpec kRewrap             {"Rewrap",              Op::kRewrap,    kPolicyFirst, kCall,     true,  kRequestSize,     false, kNoQueue};
+inline constexpr MethodSpec kRewrapBatch        {"RewrapBatch",         Op::kRewrap,    kPolicyFirst, kEachItem, true,  kRequestSize,     true,  kNoQueue};
+inline constexpr MethodSpec kGenerateDataKey    {"GenerateDataKey",     Op::kDataKey,   kPolicyFirst, kCall,     true,  kRequestPlus4KiB, false, kNoQueue};
+inline constexpr MethodSpec kGenerateDataKeyWithoutPlaintext{"GenerateDataKeyWithoutPlaintext", Op::kDataKey, kPolicyFirst, kCall, true, kRequestPlus4KiB, false, kNoQueue};
 // clang-format on
 
 // Notes on rows: HashBatch's "parse" is its batch-size check, before its one policy check
 // (no algorithm, no key); its items are then parsed without one. GenerateKeyPair,
 // GetPublicKey, PublicKeyEncrypt and HybridEncrypt parse their algorithm (and format)
 // first, so an unknown algorithm is INVALID_ARGUMENT even for a denied client.
+// GenerateDataKey's response estimate (request + 4 KiB) holds the data key and its
+// wrapping (at most a 384-byte RSA-3072 ciphertext).
+// first, so an unknown algorithm is INVALID_ARGUMENT even for a denied client. ListKeys
+// takes no key and is audited all the same: each listing of the keyring is a line.
 
 }  // namespace rpc
 

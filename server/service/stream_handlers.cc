@@ -89,6 +89,9 @@ class DecryptStreamReactor final
     absl::StatusOr<std::unique_ptr<StreamDecryptor>> dec = engine().NewStreamDecryptor(p);
     if (!dec.ok()) return dec.status();
     dec_ = *std::move(dec);
+    key_ = p.key;
+    key_.value = {};  // only its version and trial are read (ReportedKeyVersion)
+    versions_ = engine().TrialWidth(p.key);
     return OnNext(req, out);
   }
 
@@ -97,7 +100,7 @@ class DecryptStreamReactor final
     absl::StatusOr<std::optional<StreamChunk>> chunk = dec_->Update(req.ciphertext(), req.tag());
     if (!chunk.ok()) return chunk.status();
     if (chunk->has_value()) {
-      out->emplace_back().set_plaintext(std::move((*chunk)->data));
+      Respond(out).set_plaintext(std::move((*chunk)->data));
     }
     return absl::OkStatus();
   }
@@ -105,13 +108,30 @@ class DecryptStreamReactor final
   absl::Status Close(std::deque<v1::DecryptStreamResponse>* out) override {
     absl::StatusOr<StreamChunk> chunk = dec_->Finish();
     if (!chunk.ok()) return chunk.status();
-    v1::DecryptStreamResponse& r = out->emplace_back();
+    v1::DecryptStreamResponse& r = Respond(out);
     r.set_plaintext(std::move(chunk->data));
     r.set_last(true);
     return absl::OkStatus();
   }
 
+  // Respond adds a response; the first says the version that opened the stream (known
+  // once a segment is opened: KeyInput::trial).
+  v1::DecryptStreamResponse& Respond(std::deque<v1::DecryptStreamResponse>* out) {
+    v1::DecryptStreamResponse& r = out->emplace_back();
+    if (!responded_) r.set_key_version(ReportedKeyVersion(key_));
+    responded_ = true;
+    return r;
+  }
+
   std::unique_ptr<StreamDecryptor> dec_;
+  // PendingCopies: one per version while the stream still tries versions.
+  uint64_t PendingCopies() const override {
+    return key_.trial != nullptr && key_.trial->tried.empty() ? versions_ : 1;
+  }
+
+  KeyInput key_;
+  size_t versions_ = 1;
+  bool responded_ = false;
 };
 
 // HybridEncryptStreamReactor: header ‖ enc first, then one sealed chunk per non-empty
@@ -173,6 +193,9 @@ class HybridDecryptStreamReactor final
         engine().NewHybridStreamDecryptor(p);
     if (!dec.ok()) return dec.status();
     dec_ = *std::move(dec);
+    key_ = p.key;
+    key_.value = {};  // only its version and trial are read (ReportedKeyVersion)
+    versions_ = engine().TrialWidth(p.key);
     return OnNext(req, out);
   }
 
@@ -180,18 +203,35 @@ class HybridDecryptStreamReactor final
                       std::deque<v1::HybridDecryptStreamResponse>* out) override {
     absl::StatusOr<std::string> pt = dec_->Update(req.ciphertext());
     if (!pt.ok()) return pt.status();
-    if (!pt->empty()) out->emplace_back().set_plaintext(*std::move(pt));
+    if (!pt->empty()) Respond(out).set_plaintext(*std::move(pt));
     return absl::OkStatus();
   }
 
   absl::Status Close(std::deque<v1::HybridDecryptStreamResponse>* out) override {
     absl::Status s = dec_->Finish();
     if (!s.ok()) return s;
-    out->emplace_back().set_last(true);
+    Respond(out).set_last(true);
     return absl::OkStatus();
   }
 
+  // Respond adds a response; the first says the version that opened the stream (known
+  // once a chunk is opened: KeyInput::trial).
+  v1::HybridDecryptStreamResponse& Respond(std::deque<v1::HybridDecryptStreamResponse>* out) {
+    v1::HybridDecryptStreamResponse& r = out->emplace_back();
+    if (!responded_) r.set_key_version(ReportedKeyVersion(key_));
+    responded_ = true;
+    return r;
+  }
+
   std::unique_ptr<HybridStreamDecryptor> dec_;
+  // PendingCopies: one per version while the stream still tries versions.
+  uint64_t PendingCopies() const override {
+    return key_.trial != nullptr && key_.trial->tried.empty() ? versions_ : 1;
+  }
+
+  KeyInput key_;
+  size_t versions_ = 1;
+  bool responded_ = false;
 };
 
 // KeyExchangeReactor runs one SM2 key exchange in the order crypto.proto gives above

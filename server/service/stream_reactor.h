@@ -65,8 +65,8 @@ class StreamSlot {
 // the final responses and the stream finishes OK. Any error finishes the stream with it.
 //
 // Each stream registers with the StreamReaper (--stream_idle_timeout) and touches it on
-// every completed read and write. A stream that uses a private key (AuditAs) writes one
-// audit line with its final status.
+// every completed read and write. A stream that uses a private or secret key (AuditAs)
+// writes one audit line with its final status.
 template <typename Req, typename Resp>
 class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
  public:
@@ -134,6 +134,8 @@ class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
   }
 
   void OnDone() override {
+    // An audited stream that ended without Done still writes its line.
+    if (!audit_method_.empty()) AuditEnd(absl::StatusCode::kCancelled);
     slot_.Close();
     svc_->Release(charge_);
     delete this;
@@ -145,13 +147,21 @@ class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
   grpc::CallbackServerContext* ctx() const { return ctx_; }
   virtual absl::Status OnMessage(const Req& req, bool first, std::deque<Resp>* out) = 0;
   virtual absl::Status OnEnd(std::deque<Resp>* out) = 0;
-  // AuditAs makes the stream write an audit line when it ends (private-key streams).
-  template <typename Params>
-  void AuditAs(const MethodSpec& spec, const Params& p, uint32_t key_version) {
+  // PendingCopies: how many copies of its unanswered input the stream's cipher keeps (a
+  // decrypting stream still trying key versions keeps one per version).
+  virtual uint64_t PendingCopies() const { return 1; }
+  // AuditAs makes the stream write an audit line when it ends (private- and secret-key streams),
+  // with the versions of AuditVersion(input, unparsed_version), as the key's trial
+  // (KeyInput::trial) has them by then.
+  template <typename Params, typename In>
+  void AuditAs(const MethodSpec& spec, const Params& p, const In* input,
+               uint32_t unparsed_version) {
     audit_method_ = spec.method;
     audit_op_ = spec.op;
     audit_alg_ = p.algorithm();
-    audit_key_version_ = key_version;
+    audit_key_version_ = AuditVersion(input, unparsed_version).version;
+    const KeyInput* key = input != nullptr ? KeyInputOf(*input) : nullptr;
+    if (key != nullptr && key->report_version) audit_trial_ = key->trial;
     // Only the key's kind and key_id are kept, never inline bytes.
     if (p.key().ref_case() == v1::KeyRef::kKeyId) audit_key_.set_key_id(p.key().key_id());
     if (p.key().ref_case() == v1::KeyRef::kInlineKey) audit_key_.set_inline_key("");
@@ -159,20 +169,28 @@ class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
 
  private:
   void Done(const grpc::Status& status) {
-    if (!audit_method_.empty()) {
-      svc_->Audit(ctx_, audit_method_, audit_op_, audit_alg_, &audit_key_,
-                  static_cast<absl::StatusCode>(status.error_code()), audit_key_version_);
-    }
+    if (!audit_method_.empty()) AuditEnd(static_cast<absl::StatusCode>(status.error_code()));
     this->Finish(status);
+  }
+
+  // AuditEnd writes the stream's one audit line (AuditAs), with its final status.
+  void AuditEnd(absl::StatusCode code) {
+    const AuditedVersions v = VersionsOf(audit_key_version_, audit_trial_.get());
+    svc_->Audit(ctx_, audit_method_, audit_op_, audit_alg_, &audit_key_, code, v.version,
+                v.tried);
+    audit_method_ = {};
   }
 
   // Rebalance sets the stream's charge to what it holds now: the queued responses and
   // their serialized copies, and what the stream's cipher keeps of the input it has not
-  // answered yet (a pending GCM segment, a partial HPKE chunk), which becomes a response.
+  // answered yet (a pending GCM segment, a partial HPKE chunk), which becomes a response,
+  // once per copy (PendingCopies).
   void Rebalance() {
     uint64_t held = 0;
     for (const Resp& r : out_) held += 2 * r.ByteSizeLong();
-    if (!finishing_ && in_bytes_ > out_bytes_) held += 2 * (in_bytes_ - out_bytes_);
+    if (!finishing_ && in_bytes_ > out_bytes_) {
+      held += 2 * (in_bytes_ - out_bytes_) * PendingCopies();
+    }
     if (held > charge_) {
       svc_->Charge(held - charge_);
     } else {
@@ -211,6 +229,7 @@ class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
   v1::Algorithm audit_alg_ = v1::ALGORITHM_UNSPECIFIED;
   v1::KeyRef audit_key_;
   uint32_t audit_key_version_ = 0;
+  std::shared_ptr<const KeyTrial> audit_trial_;
 };
 
 
@@ -262,7 +281,10 @@ class ParamsFirstStream : public BidiStream<Req, Resp> {
                           parse_);
     // An audited stream (private-key use) is audited with its final status, parse
     // errors after the policy check included.
-    if (p.audit) this->AuditAs(spec_, req.params(), AuditVersion(req.params(), p.input));
+    if (p.audit) {
+      this->AuditAs(spec_, req.params(), p.input.ok() ? &*p.input : nullptr,
+                    p.unparsed_version);
+    }
     if (!p.input.ok()) return p.input.status();
     opened_ = true;
     return Open(*p.input, req, out);

@@ -101,11 +101,13 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::Hmac(grpc::CallbackServerContext* c
               engine_->VerifyHmac(alg, key, request->data(), request->expected_mac());
           if (!valid.ok()) return valid.status();
           response->set_valid(*valid);
+          if (*valid) response->set_key_version(ReportedVersion(in));
           return absl::OkStatus();
         }
         absl::StatusOr<std::string> mac = engine_->Hmac(alg, key, request->data());
         if (!mac.ok()) return mac.status();
         response->set_mac(*std::move(mac));
+        response->set_key_version(ReportedVersion(in));
         return absl::OkStatus();
       });
 }
@@ -144,6 +146,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::Verify(grpc::CallbackServerContext*
                             item.options, item.user_id_set);
         if (!valid.ok()) return valid.status();
         response->set_valid(*valid);
+        if (*valid) response->set_key_version(ReportedVersion(item));
         return absl::OkStatus();
       });
 }
@@ -184,10 +187,11 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::VerifyBatch(grpc::CallbackServerCon
             [this](absl::Span<const VerifyItem> items) {
               return engine_->VerifyBatch(items);
             },
-            [response](absl::StatusOr<bool> valid, const VerifyItem*) {
+            [response](absl::StatusOr<bool> valid, const VerifyItem* in) {
               v1::VerifyBatchResult* r = response->add_results();
               SetItemStatus(valid.status(), r->mutable_status());
               if (valid.ok()) r->set_valid(*valid);
+              if (valid.ok() && *valid) r->set_key_version(ReportedVersion(*in));
             });
       });
 }
@@ -224,6 +228,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::Decrypt(grpc::CallbackServerContext
             engine_->Decrypt(p, request->ciphertext(), request->tag());
         if (!pt.ok()) return pt.status();
         response->set_plaintext(*std::move(pt));
+        response->set_key_version(ReportedVersion(p));
         return absl::OkStatus();
       });
 }
@@ -304,6 +309,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::PublicKeyDecrypt(
             p.algorithm, p.key, request->ciphertext(), p.format);
         if (!pt.ok()) return pt.status();
         response->set_plaintext(*std::move(pt));
+        response->set_key_version(ReportedVersion(p));
         return absl::OkStatus();
       });
 }
@@ -360,6 +366,7 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::HybridDecrypt(
             in.algorithm, in.key, request->ciphertext(), request->info());
         if (!pt.ok()) return pt.status();
         response->set_plaintext(*std::move(pt));
+        response->set_key_version(ReportedVersion(in));
         return absl::OkStatus();
       });
 }
@@ -391,11 +398,25 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::GenerateKeyPair(
 grpc::ServerUnaryReactor* CryptoServiceImpl::GetPublicKey(grpc::CallbackServerContext* ctx,
                                                           const v1::GetPublicKeyRequest* request,
                                                           v1::GetPublicKeyResponse* response) {
+  // A keyring key may come without an algorithm: its family decides (set in the work,
+  // from the call's one lookup); an inline key needs one.
+  auto parse = [](const v1::GetPublicKeyRequest& r) -> absl::StatusOr<KeyedAlgorithm> {
+    if (r.algorithm() == v1::ALGORITHM_UNSPECIFIED && r.key().has_key_id()) {
+      return KeyedAlgorithm{Algorithm::kSm2, ToKey(r.key())};  // kSm2: replaced in the work
+    }
+    return kAlgorithmAndKey(r);
+  };
   return Guarded(
-      this, rpc::kGetPublicKey, ctx, request, response, kAlgorithmAndKey,
-      [this, response](const KeyedAlgorithm& in) -> absl::Status {
+      this, rpc::kGetPublicKey, ctx, request, response, parse,
+      [this, request, response](KeyedAlgorithm in) -> absl::Status {
+        if (request->algorithm() == v1::ALGORITHM_UNSPECIFIED) {
+          if (!in.key.entry.ok()) return in.key.entry.status();
+          absl::StatusOr<Algorithm> alg = PublicKeyAlgorithmOf(**in.key.entry);
+          if (!alg.ok()) return alg.status();
+          in.algorithm = *alg;
+        }
         // A named version is looked up as everywhere (KeyStore::Find): its key, or
-        // NOT_FOUND / FAILED_PRECONDITION; no version is the newest.
+        // NOT_FOUND / FAILED_PRECONDITION; no version is the primary.
         absl::StatusOr<std::string> der = engine_->GetPublicKey(in.algorithm, in.key);
         if (!der.ok()) return der.status();
         if (in.key.report_version) {

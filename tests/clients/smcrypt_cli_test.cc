@@ -22,6 +22,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "gmock/gmock.h"
@@ -624,7 +625,8 @@ TEST_F(SmcryptCliTest, HelpForEveryCommand) {
   RunResult r = Run({"help"}, "", /*add_target=*/false);
   ASSERT_EQ(r.code, 0) << Describe(r);
   for (const char* cmd : {"hash", "hmac", "sign", "verify", "encrypt", "decrypt", "pkencrypt",
-                          "pkdecrypt", "seal", "open", "keygen", "pubkey", "random", "info"}) {
+                          "pkdecrypt", "seal", "open", "keygen", "pubkey", "random", "info",
+                          "keys"}) {
     SCOPED_TRACE(cmd);
     EXPECT_THAT(r.out, HasSubstr(absl::StrCat("  ", cmd, " ")));
     RunResult h = Run({cmd, "--help"}, "", /*add_target=*/false);
@@ -772,11 +774,16 @@ TEST_F(SmcryptCliTest, KeyVersionsInPubkeySignAndEncrypt) {
   r = run({"pubkey", "--key-id", "s", "--key-version", "3"});
   EXPECT_EQ(r.code, 3) << Describe(r);
   EXPECT_THAT(r.err, HasSubstr("NOT_FOUND"));
-  // An SM4 key has no public key; the message says the SM2 came from pubkey's default.
-  r = run({"pubkey", "--key-id", "k"});
+  // An SM4 key has no public key, and the message says so (no --alg: the key's family
+  // decides, so no algorithm is blamed).
+  r = run({"pubkey", "--key-id", "k", "--versions"});
   EXPECT_EQ(r.code, 3) << Describe(r);
-  EXPECT_THAT(r.err, HasSubstr("is an SM4 key"));
-  EXPECT_THAT(r.err, HasSubstr("pubkey assumes --alg SM2"));
+  EXPECT_THAT(r.err, HasSubstr("key 'k' is an SM4 key: a secret key, with no public key"));
+  EXPECT_THAT(r.err, Not(HasSubstr("needs an")));
+  EXPECT_THAT(r.err, Not(HasSubstr("pubkey assumes")));
+  r = run({"pubkey", "--key-id", "k", "--alg", "sm2"});  // an algorithm named: as before
+  EXPECT_EQ(r.code, 3) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("SM2 needs an SM2 key"));
 
   // sign says which version signed; the key `pubkey --key-version 1` printed verifies it.
   WriteWhole(Path("versioned.msg"), "signed with version 1");
@@ -791,10 +798,12 @@ TEST_F(SmcryptCliTest, KeyVersionsInPubkeySignAndEncrypt) {
   r = run({"verify", "--key-id", "s", "--key-version", "1", "--sig", Path("v1.sig"),
            Path("versioned.msg")});
   EXPECT_EQ(r.code, 0) << Describe(r);
+  // With no version named, every version is tried; verify says which one verified.
   r = run({"verify", "--key-id", "s", "--sig", Path("v1.sig"), Path("versioned.msg")});
-  EXPECT_EQ(r.code, 1) << Describe(r);
+  EXPECT_EQ(r.code, 0) << Describe(r);
+  EXPECT_EQ(r.err, "smcrypt verify: key version 1\n");
 
-  // encrypt reports the newest version; decrypt needs it named once a newer one exists.
+  // encrypt reports the newest version; decrypt opens older data without naming it.
   r = run({"encrypt", "--alg", "sm4-gcm", "--key-id", "k", "--key-version", "1"}, "secret");
   ASSERT_EQ(r.code, 0) << Describe(r);
   EXPECT_EQ(r.err, "smcrypt encrypt: key version 1\n");
@@ -804,7 +813,9 @@ TEST_F(SmcryptCliTest, KeyVersionsInPubkeySignAndEncrypt) {
   ASSERT_EQ(r.code, 0) << Describe(r);
   EXPECT_EQ(r.out, "secret");
   r = run({"decrypt", "--alg", "sm4-gcm", "--key-id", "k", Path("v1.enc")});
-  EXPECT_EQ(r.code, 1) << Describe(r);
+  EXPECT_EQ(r.code, 0) << Describe(r);
+  EXPECT_EQ(r.out, "secret");
+  EXPECT_EQ(r.err, "smcrypt decrypt: key version 1\n");
   r = run({"encrypt", "--alg", "sm4-gcm", "--key-id", "k"}, "secret");
   ASSERT_EQ(r.code, 0) << Describe(r);
   EXPECT_EQ(r.err, "smcrypt encrypt: key version 2\n");
@@ -819,6 +830,165 @@ TEST_F(SmcryptCliTest, KeyVersionsInPubkeySignAndEncrypt) {
            "--peer-key-version", "1"});
   EXPECT_EQ(r.code, 2) << Describe(r);
   EXPECT_THAT(r.err, HasSubstr("--peer-key-version goes with --peer-key-id"));
+  StopServer(pid);
+}
+
+// keys: every page of ListKeys as a table (one row per version) or JSON.
+TEST_F(SmcryptCliTest, KeysListsEveryVersionAcrossPages) {
+  std::string keys = Path("listed-keys");
+  std::filesystem::create_directories(keys);
+  for (std::string name : {"s.v1", "s.v2"}) {
+    RunResult r = Run({"keygen", "--alg", "sm2", "--out", keys + "/" + name + ".pem",
+                       "--pubout", Path(name + ".pub")});
+    ASSERT_EQ(r.code, 0) << Describe(r);
+  }
+  for (std::string name : {"k.v1", "k.v2", "k.v3", "a", "b", "c"}) {
+    RunResult r = Run({"keygen", "--alg", "sm4-gcm", "--out", keys + "/" + name + ".pem"});
+    ASSERT_EQ(r.code, 0) << Describe(r);
+  }
+  WriteWhole(keys + "/k.primary", "2\n");
+  WriteWhole(keys + "/k.min_version", "2\n");
+  int port = FreePort();
+  pid_t pid = StartServer(port, {"--keys_dir=" + keys}, Path("keys.log"));
+  ASSERT_GT(pid, 0);
+  const std::string target = absl::StrCat("127.0.0.1:", port);
+  auto run = [&](std::vector<std::string> args) {
+    args.insert(args.end(), {"--target", target, "--timeout", "10"});
+    return Run(args, "", /*add_target=*/false);
+  };
+  RunResult r = run({"keys", "--page-size", "2"});  // three pages
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  std::vector<std::string> lines = absl::StrSplit(r.out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 2u + 8u) << r.out;  // keyring line, header, 8 versions
+  EXPECT_THAT(lines[0], HasSubstr(", 5 key(s)"));
+  EXPECT_THAT(lines[1], HasSubstr("KEY ID"));
+  // Keys in key_id order: a, b, c, then k's three versions and s's two.
+  EXPECT_THAT(lines[5],
+              ::testing::MatchesRegex("k +SM4 +2 +2 +1 +retired +20[0-9-]+T[0-9:]+Z +- *"));
+  EXPECT_THAT(lines[6], ::testing::MatchesRegex("k +SM4 +2 +2 +2 +primary .*"));
+  EXPECT_THAT(lines[7], ::testing::MatchesRegex("k +SM4 +2 +2 +3 +retained .*"));
+  EXPECT_THAT(lines[9], ::testing::MatchesRegex("s +SM2 +2 +1 +2 +primary .* [0-9a-f]{64}"));
+  r = run({"keys", "--json"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("\"primary_version\": 2"));
+  EXPECT_THAT(r.out, HasSubstr("\"keyring_load_time_unix_micros\""));
+  EXPECT_THAT(r.out, Not(HasSubstr("next_page_token")));
+  r = run({"keys", "--page-size", "1001"});
+  EXPECT_EQ(r.code, 2) << Describe(r);
+  r = run({"keys", "extra"});
+  EXPECT_EQ(r.code, 2) << Describe(r);
+  StopServer(pid);
+  r = run({"keys"});
+  EXPECT_EQ(r.code, 3) << Describe(r);
+}
+
+TEST_F(SmcryptCliTest, RewrapAndDataKey) {
+  // "k": SM4 versions 1 and 2; "kek": AES-256; "s": SM2 (encryption and HPKE).
+  std::string keys = Path("envelope-keys");
+  std::filesystem::create_directories(keys);
+  for (auto [alg, name] : std::vector<std::pair<std::string, std::string>>{
+           {"sm4-gcm", "k.v1"}, {"sm4-gcm", "k.v2"}, {"aes-256-gcm", "kek"}, {"sm2", "s"}}) {
+    std::vector<std::string> args = {"keygen", "--alg", alg, "--out", keys + "/" + name + ".pem"};
+    if (alg == "sm2") args.insert(args.end(), {"--pubout", Path("envelope-s.pub")});
+    RunResult r = Run(args);
+    ASSERT_EQ(r.code, 0) << Describe(r);
+  }
+  int port = FreePort();
+  pid_t pid = StartServer(port, {"--keys_dir=" + keys}, Path("envelope.log"));
+  ASSERT_GT(pid, 0);
+  const std::string target = absl::StrCat("127.0.0.1:", port);
+  auto run = [&](std::vector<std::string> args, const std::string& in = "") {
+    args.insert(args.end(), {"--target", target, "--timeout", "10"});
+    return Run(args, in, /*add_target=*/false);
+  };
+
+  // rewrap: encrypt's file under version 1 becomes one under version 2 that decrypt opens
+  // there only; a tampered file is "decryption failed" (exit 1) and writes nothing.
+  RunResult r = run({"encrypt", "--key-id", "k", "--key-version", "1", "--aad", "hdr",
+                     "--out", Path("rw.v1")}, "rewrap me");
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  r = run({"rewrap", "--key-id", "k", "--key-version", "1", "--aad", "hdr", "--out",
+           Path("rw.v2"), Path("rw.v1")});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_EQ(r.err, "smcrypt rewrap: key version 1 -> 2\n");
+  r = run({"decrypt", "--key-id", "k", "--key-version", "2", "--aad", "hdr", Path("rw.v2")});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_EQ(r.out, "rewrap me");
+  r = run({"decrypt", "--key-id", "k", "--key-version", "1", "--aad", "hdr", Path("rw.v2")});
+  EXPECT_EQ(r.code, 1) << Describe(r);
+  std::string tampered = ReadWhole(Path("rw.v1"));
+  tampered[30] = tampered[30] == '0' ? '1' : '0';  // a hex digit of the ciphertext
+  WriteWhole(Path("rw.bad"), tampered);
+  r = run({"rewrap", "--key-id", "k", "--key-version", "1", "--aad", "hdr", "--out",
+           Path("rw.bad.out"), Path("rw.bad")});
+  EXPECT_EQ(r.code, 1) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("decryption failed"));
+  EXPECT_FALSE(std::filesystem::exists(Path("rw.bad.out")));
+  r = run({"rewrap", "--key-hex", "00112233445566778899aabbccddeeff", Path("rw.v1")});
+  EXPECT_EQ(r.code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("rewrap takes --key-id"));
+  r = run({"rewrap", "--alg", "sm2", "--key-id", "s", "--aad", "x", Path("rw.v1")});
+  EXPECT_EQ(r.code, 2) << Describe(r);
+
+  // pkencrypt's and seal's files, rewrapped, open with pkdecrypt and open.
+  r = run({"pkencrypt", "--key-id", "s", "--sm2-format", "der", "--out", Path("rw.sm2")},
+          "sm2 text");
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  r = run({"rewrap", "--alg", "sm2", "--key-id", "s", "--sm2-format", "der", "--out",
+           Path("rw.sm2.2"), Path("rw.sm2")});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  r = run({"pkdecrypt", "--key-id", "s", "--sm2-format", "der", Path("rw.sm2.2")});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_EQ(r.out, "sm2 text");
+  r = run({"seal", "--key-id", "s", "--info", "app", "--out", Path("rw.hpke")}, "hpke text");
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  r = run({"rewrap", "--alg", "HPKE-SM2-SM3-SM4GCM", "--key-id", "s", "--info", "app", "--out",
+           Path("rw.hpke.2"), Path("rw.hpke")});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_NE(ReadWhole(Path("rw.hpke.2")), ReadWhole(Path("rw.hpke")));
+  r = run({"open", "--key-id", "s", "--info", "app", Path("rw.hpke.2")});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_EQ(r.out, "hpke text");
+
+  // datakey: the key file (0600) equals what decrypt unwraps from the wrapped file.
+  r = run({"datakey", "--spec", "aes256", "--alg", "AES-256-GCM", "--key-id", "kek", "--aad",
+           "tenant=7", "--key-out", Path("dk.key"), "--key-format", "raw", "--format", "raw",
+           "--out", Path("dk.wrapped")});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_EQ(std::filesystem::status(Path("dk.key")).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  EXPECT_EQ(ReadWhole(Path("dk.key")).size(), 32u);
+  EXPECT_EQ(ReadWhole(Path("dk.wrapped")).size(), 12u + 32u + 16u);
+  r = run({"decrypt", "--alg", "AES-256-GCM", "--key-id", "kek", "--aad", "tenant=7", "--format",
+           "raw", Path("dk.wrapped")});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_EQ(r.out, ReadWhole(Path("dk.key")));
+  // The default key file is a PEM key that encrypt and decrypt take with --key.
+  r = run({"datakey", "--key-id", "k", "--key-out", Path("dk.pem"), "--out",
+           Path("dk.pem.wrapped")});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_EQ(r.err, "smcrypt datakey: key version 2\n");
+  EXPECT_THAT(ReadWhole(Path("dk.pem")), HasSubstr("-----BEGIN SM4 KEY-----"));
+  r = run({"encrypt", "--key", Path("dk.pem"), "--out", Path("dk.data")}, "under the data key");
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  r = run({"decrypt", "--key", Path("dk.pem"), Path("dk.data")});
+  EXPECT_EQ(r.out, "under the data key") << Describe(r);
+  r = run({"datakey", "--alg", "sm2", "--key-id", "s", "--no-plaintext"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  WriteWhole(Path("dk.sm2"), r.out);
+  r = run({"pkdecrypt", "--key-id", "s", Path("dk.sm2")});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_EQ(r.out.size(), 16u);
+  for (std::vector<std::string> bad : std::vector<std::vector<std::string>>{
+           {"datakey", "--key-id", "k"},
+           {"datakey", "--key-id", "k", "--key-out", "-"},
+           {"datakey", "--key-id", "k", "--no-plaintext", "--key-out", Path("x")},
+           {"datakey", "--spec", "des", "--key-id", "k", "--no-plaintext"},
+           {"datakey", "--alg", "sm4-cbc", "--key-id", "k", "--no-plaintext"},
+           {"datakey", "--key-hex", "00112233445566778899aabbccddeeff", "--no-plaintext"}}) {
+    r = run(bad);
+    EXPECT_EQ(r.code, 2) << absl::StrJoin(bad, " ") << "\n" << Describe(r);
+  }
   StopServer(pid);
 }
 

@@ -339,6 +339,24 @@ def rpc_seeds(d, pub, sm4_key, sig, sm2_ct):
     stream(24, [pb.KeyExchangeRequest(params=pb.KeyExchangeParams(
         role=pb.KEY_EXCHANGE_ROLE_RESPONDER, user_id=b"alice", peer_user_id=b"", **kex),
         peer_ephemeral_point=pub)])
+    add(25, pb.RewrapRequest(algorithm=A.Value("SM4_GCM"), key=pb.KeyRef(key_id="sm4"),
+                             nonce=b"\0" * 12, ciphertext=b"abc", tag=b"\0" * 16, aad=b"a"))
+    add(25, pb.RewrapRequest(algorithm=A.Value("SM2"), key=pb.KeyRef(key_id="sm2"),
+                             ciphertext=sm2_ct))
+    add(26, pb.RewrapBatchRequest(items=[
+        pb.RewrapRequest(algorithm=A.Value("SM4_CBC"), key=pb.KeyRef(key_id="sm4", key_version=1),
+                         nonce=b"\0" * 16, ciphertext=b"\1" * 32),
+        pb.RewrapRequest(algorithm=A.Value("HPKE_SM2_SM3_SM4GCM"), key=pb.KeyRef(key_id="sm2"),
+                         ciphertext=b"\x01\xff\x10\xff\x01\xff\x01" + pub + b"x" * 20,
+                         info=b"i")]))
+    add(27, pb.GenerateDataKeyRequest(key_spec=pb.DATA_KEY_SPEC_AES_256,
+                                      algorithm=A.Value("AES_256_GCM"),
+                                      key=pb.KeyRef(key_id="aes"), aad=b"ctx"))
+    add(27, pb.GenerateDataKeyRequest(key_spec=pb.DATA_KEY_SPEC_SM4_128, algorithm=A.Value("SM2"),
+                                      key=pb.KeyRef(inline_key=pub)))
+    add(28, pb.GenerateDataKeyRequest(key_spec=pb.DATA_KEY_SPEC_AES_128,
+                                      algorithm=A.Value("HPKE_SM2_SM3_SM4GCM"),
+                                      key=pb.KeyRef(key_id="sm2pub"), info=b"i"))
     shutil.rmtree(tmp)
     return seeds
 

@@ -143,7 +143,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static Service* svc = StartService();
   auto& stub = *svc->stub;
   smcrypt::fuzz::FuzzReader in(data, size);
-  const uint8_t rpc = in.Byte() % 25;
+  const uint8_t rpc = in.Byte() % 29;
 #define UNARY(Name)                                                                      \
   Unary<v1::Name##Request, v1::Name##Response>(                                          \
       in.Rest(), [&](grpc::ClientContext* c, const v1::Name##Request& q,                 \
@@ -212,6 +212,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           in, [&](grpc::ClientContext* c) { return stub.HybridDecryptStream(c); });
       break;
     case 23: UNARY(HybridEncryptBatch); break;
+    case 25: UNARY(Rewrap); break;
+    case 26: UNARY(RewrapBatch); break;
+    case 27: UNARY(GenerateDataKey); break;
+    case 28:
+      Unary<v1::GenerateDataKeyWithoutPlaintextRequest,
+            v1::GenerateDataKeyWithoutPlaintextResponse>(
+          in.Rest(), [&](grpc::ClientContext* c,
+                         const v1::GenerateDataKeyWithoutPlaintextRequest& q,
+                         v1::GenerateDataKeyWithoutPlaintextResponse* r) {
+            return stub.GenerateDataKeyWithoutPlaintext(c, q, r);
+          });
+      break;
     default:  // 24
       BidiStream<v1::KeyExchangeRequest, v1::KeyExchangeResponse>(
           in, [&](grpc::ClientContext* c) { return stub.KeyExchange(c); });

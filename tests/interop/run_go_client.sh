@@ -2,7 +2,9 @@
 # run_go_client.sh SMCRYPTD EXAMPLE_DIR WORK_DIR — builds the Go client example
 # EXAMPLE_DIR (clients/examples/go) with Debian's Go toolchain and Go packages and runs it
 # against a real smcryptd (smcryptd_launch.sh); the example checks SHA-256, ECDSA P-256 and
-# AES-256-GCM with Go's standard library and exits non-zero on any mismatch.
+# AES-256-GCM with Go's standard library and exits non-zero on any mismatch; then
+# tests/interop/go/envelope (Rewrap, RewrapBatch, GenerateDataKey; AES-GCM by crypto/cipher;
+# ListKeys, fingerprints by crypto/sha256) against the same server.
 #
 # Offline, in GOPATH mode (GO111MODULE=off): the example's go.mod pins module versions that
 # Debian does not package, so it is ignored here. Imports resolve in
@@ -20,6 +22,7 @@
 # package is a failure naming the Debian package (deploy/local/install-deps.sh installs them).
 set -euo pipefail
 smcryptd=$1 example=$2 work=$3
+here=$(cd "$(dirname "$0")" && pwd)
 
 if ! command -v go >/dev/null 2>&1; then
   echo "SKIP: no go on PATH; the Go client interop test needs Debian's golang-go with" \
@@ -55,6 +58,7 @@ mkdir -p "$work/bin"
 bash "$example/generate.sh" --gopath "$work/gopath"
 # The example's own directory is built as it is (package main outside GOPATH: allowed).
 (cd "$example" && go vet . && go build -o "$work/bin/smcrypt-go-example" .)
+(cd "$here/go/envelope" && go vet . && go build -o "$work/bin/smcrypt-go-envelope" .)
 
 # shellcheck source=smcryptd_launch.sh
 source "$(dirname "$0")/smcryptd_launch.sh"
@@ -62,3 +66,5 @@ start_smcryptd "$smcryptd" "$work"
 
 echo "== $example"
 "$work/bin/smcrypt-go-example" -target "$SMCRYPT_TARGET" -ecdsa_key_id p256
+echo "== tests/interop/go/envelope"
+"$work/bin/smcrypt-go-envelope" -target "$SMCRYPT_TARGET" -keys_dir "$SMCRYPT_KEYS_DIR"

@@ -5,7 +5,8 @@
 # Generates Python stubs from PROTO_DIR (smcrypt/v1/crypto.proto and grpc/health/v1/health.proto)
 # with `protoc` and `grpc_python_plugin` (Debian protobuf-compiler-grpc) into WORK_DIR/gen,
 # starts a real smcryptd (smcryptd_launch.sh) and runs SRC_DIR/interop_test.py with Debian's
-# /usr/bin/python3, whose python3-grpcio and python3-cryptography are the independent checks.
+# /usr/bin/python3, whose python3-grpcio and python3-cryptography are the independent checks;
+# then SRC_DIR/envelope_test.py (GenerateDataKey, Rewrap) against the same server.
 #
 # SMCRYPT_PYTHON overrides the interpreter (default /usr/bin/python3: a pyenv or venv python3
 # on PATH lacks the Debian modules). Exit 77 (ctest SKIP_RETURN_CODE) when that interpreter is
@@ -49,6 +50,7 @@ start_smcryptd "$smcryptd" "$work"
 
 export PYTHONPATH="$work/gen" PYTHONDONTWRITEBYTECODE=1
 "$python" "$src/interop_test.py" -v
+"$python" "$src/envelope_test.py" -v
 if [[ -n "$example" ]]; then
   echo "== $example"
   "$python" "$example" "$SMCRYPT_TARGET"

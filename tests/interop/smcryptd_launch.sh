@@ -10,6 +10,8 @@
 #   sm4.pem    SM4 KEY      16 random bytes
 #   sm4xts.pem SM4 KEY      32 random bytes (K1 ‖ K2 of SM4-XTS)
 #   hmac.pem   HMAC KEY     32 random bytes
+#   aes256.pem AES KEY      32 random bytes
+#   dek.v1.pem, dek.v2.pem  SM4 KEY  16 random bytes each: two versions of key "dek"
 # — starts SMCRYPTD --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 --keys_dir=WORK_DIR/keys,
 # reads the port it chose from its log ("listening on 127.0.0.1:PORT") and exports
 # SMCRYPT_TARGET=127.0.0.1:PORT and SMCRYPT_KEYS_DIR. The server's log is WORK_DIR/smcryptd.log
@@ -36,6 +38,9 @@ start_smcryptd() {
   write_secret_key "SM4 KEY" 16 "$keys/sm4.pem"
   write_secret_key "SM4 KEY" 32 "$keys/sm4xts.pem"
   write_secret_key "HMAC KEY" 32 "$keys/hmac.pem"
+  write_secret_key "AES KEY" 32 "$keys/aes256.pem"
+  write_secret_key "SM4 KEY" 16 "$keys/dek.v1.pem"
+  write_secret_key "SM4 KEY" 16 "$keys/dek.v2.pem"
   lock_keyring "$keys"  # smcryptd refuses world-readable secret keys
 
   : >"$log"

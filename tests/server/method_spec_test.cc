@@ -34,7 +34,9 @@
 #include "server/engine/logging.h"
 #include "server/engine/self_test.h"
 #include "server/service/crypto_service_impl.h"
+#include "server/service/key_management.h"
 #include "server/service/method_spec.h"
+#include "smcrypt/registry.h"
 #include "smcrypt/v1/crypto.grpc.pb.h"
 
 namespace smcrypt::server {
@@ -93,6 +95,7 @@ class Service {
   // batches: the batch runs of `op` so far.
   int batches(BatchedOperation op) const { return batches_.runs[static_cast<int>(op)]; }
   const CryptoServiceImpl& impl() const { return *service_; }
+  const AuditLog* audit_log() const { return audit_.get(); }
 
   // WaitReleased waits (up to 10 s) until no bytes are charged: a call's charge is held
   // until gRPC is done with it, which may come after the client has its answer.
@@ -256,32 +259,32 @@ std::vector<Row> Rows() {
     item->set_signature("sig");
     return CallUnary(s, &Stub::VerifyBatch, r);
   }});
-  rows.push_back({&rpc::kEncrypt, kDenied, kNotAudited, [](Stub* s) {
+  rows.push_back({&rpc::kEncrypt, kDenied, kAudited, [](Stub* s) {
     v1::EncryptRequest r;
     *r.mutable_key() = KeyId("k");
     r.set_plaintext("abc");
     return CallUnary(s, &Stub::Encrypt, r);
   }});
-  rows.push_back({&rpc::kDecrypt, kDenied, kNotAudited, [](Stub* s) {
+  rows.push_back({&rpc::kDecrypt, kDenied, kAudited, [](Stub* s) {
     v1::DecryptRequest r;
     *r.mutable_key() = KeyId("k");
     r.set_ciphertext("abc");
     return CallUnary(s, &Stub::Decrypt, r);
   }});
-  rows.push_back({&rpc::kEncryptBatch, kInvalid, kNotAudited, [](Stub* s) {
+  rows.push_back({&rpc::kEncryptBatch, kInvalid, kAudited, [](Stub* s) {
     v1::EncryptBatchRequest r;
     v1::EncryptRequest* item = r.add_items();
     *item->mutable_key() = KeyId("k");
     item->set_plaintext("abc");
     return CallUnary(s, &Stub::EncryptBatch, r);
   }});
-  rows.push_back({&rpc::kEncryptStream, kDenied, kNotAudited, [](Stub* s) {
+  rows.push_back({&rpc::kEncryptStream, kDenied, kAudited, [](Stub* s) {
     v1::EncryptStreamRequest r;
     *r.mutable_params()->mutable_key() = KeyId("k");
     r.set_plaintext("abc");
     return CallBidi(s, &Stub::EncryptStream, r);
   }});
-  rows.push_back({&rpc::kDecryptStream, kDenied, kNotAudited, [](Stub* s) {
+  rows.push_back({&rpc::kDecryptStream, kDenied, kAudited, [](Stub* s) {
     v1::DecryptStreamRequest r;
     *r.mutable_params()->mutable_key() = KeyId("k");
     r.set_ciphertext("abc");
@@ -338,9 +341,10 @@ std::vector<Row> Rows() {
   rows.push_back({&rpc::kGenerateKeyPair, kInvalid, kNotAudited, [](Stub* s) {
     return CallUnary(s, &Stub::GenerateKeyPair, v1::GenerateKeyPairRequest());
   }});
+  // A keyring key may come without an algorithm; an inline key may not.
   rows.push_back({&rpc::kGetPublicKey, kInvalid, kNotAudited, [](Stub* s) {
     v1::GetPublicKeyRequest r;
-    *r.mutable_key() = KeyId("k");
+    r.mutable_key()->set_inline_key(std::string(32, '\x01'));
     return CallUnary(s, &Stub::GetPublicKey, r);
   }});
   // Nothing to parse: a length the engine refuses, after the policy check.
@@ -352,14 +356,45 @@ std::vector<Row> Rows() {
   rows.push_back({&rpc::kGetServerInfo, kDenied, kNotAudited, [](Stub* s) {
     return CallUnary(s, &Stub::GetServerInfo, v1::GetServerInfoRequest());
   }, grpc::StatusCode::OK});
+  // A page_size the engine refuses, after the policy check.
+  rows.push_back({&rpc::kListKeys, kDenied, kAudited, [](Stub* s) {
+    v1::ListKeysRequest r;
+    r.set_page_size(1001);
+    return CallUnary(s, &Stub::ListKeys, r);
+  }});
+  rows.push_back({&rpc::kRewrap, kDenied, kAudited, [](Stub* s) {
+    v1::RewrapRequest r;
+    *r.mutable_key() = KeyId("k");
+    r.set_ciphertext("abc");
+    return CallUnary(s, &Stub::Rewrap, r);
+  }});
+  rows.push_back({&rpc::kRewrapBatch, kDenied, kAudited, [](Stub* s) {
+    v1::RewrapBatchRequest r;
+    v1::RewrapRequest* item = r.add_items();
+    *item->mutable_key() = KeyId("k");
+    item->set_ciphertext("abc");
+    return CallUnary(s, &Stub::RewrapBatch, r);
+  }});
+  rows.push_back({&rpc::kGenerateDataKey, kDenied, kAudited, [](Stub* s) {
+    v1::GenerateDataKeyRequest r;
+    *r.mutable_key() = KeyId("k");
+    return CallUnary(s, &Stub::GenerateDataKey, r);
+  }});
+  rows.push_back({&rpc::kGenerateDataKeyWithoutPlaintext, kDenied, kAudited, [](Stub* s) {
+    v1::GenerateDataKeyWithoutPlaintextRequest r;
+    *r.mutable_key() = KeyId("k");
+    return CallUnary(s, &Stub::GenerateDataKeyWithoutPlaintext, r);
+  }});
   return rows;
 }
 
-// AuditTail reads the audit lines written since the previous call.
+// AuditTail reads the audit lines written since the previous call, once `log` has
+// written every line queued (AuditLog::Flush).
 class AuditTail {
  public:
-  explicit AuditTail(std::string path) : path_(std::move(path)) {}
+  AuditTail(std::string path, const AuditLog* log) : path_(std::move(path)), log_(log) {}
   std::vector<std::string> NewLines() {
+    EXPECT_TRUE(log_->Flush(absl::Seconds(10)));
     std::ifstream in(path_);
     std::stringstream text;
     text << in.rdbuf();
@@ -371,6 +406,7 @@ class AuditTail {
 
  private:
   std::string path_;
+  const AuditLog* log_;
   size_t read_ = 0;
 };
 
@@ -407,7 +443,7 @@ TEST(MethodSpecTest, EveryRpcHasOneRow) {
 TEST(MethodSpecTest, CheckOrderDecidesWhichErrorWinsAndWhetherTheDenialIsAudited) {
   const std::string path = AuditPath("denied");
   Service svc("", path);  // an empty policy denies everything
-  AuditTail audit(path);
+  AuditTail audit(path, svc.audit_log());
   for (const Row& row : Rows()) {
     const MethodSpec& spec = *row.spec;
     SCOPED_TRACE(spec.method);
@@ -434,7 +470,7 @@ TEST(MethodSpecTest, CheckOrderDecidesWhichErrorWinsAndWhetherTheDenialIsAudited
 TEST(MethodSpecTest, AuditedRowsAuditAllowedRequestsWithTheirFinalStatus) {
   const std::string path = AuditPath("allowed");
   Service svc("allow * * *", path);
-  AuditTail audit(path);
+  AuditTail audit(path, svc.audit_log());
   int audited_rows = 0;
   for (const Row& row : Rows()) {
     const MethodSpec& spec = *row.spec;
@@ -455,9 +491,10 @@ TEST(MethodSpecTest, AuditedRowsAuditAllowedRequestsWithTheirFinalStatus) {
           << lines[0];
     }
   }
-  // Private- and secret-key use: Hmac, Sign, SignBatch, PublicKeyDecrypt, HybridDecrypt,
-  // HybridDecryptStream, KeyExchange.
-  EXPECT_EQ(audited_rows, 7);
+  // Private- and secret-key use: Hmac, Sign, SignBatch, Encrypt, Decrypt, EncryptBatch,
+  // EncryptStream, DecryptStream, PublicKeyDecrypt, HybridDecrypt, HybridDecryptStream,
+  // KeyExchange; ListKeys, Rewrap, RewrapBatch and both GenerateDataKey RPCs.
+  EXPECT_EQ(audited_rows, 17);
 }
 
 // AdmissionCharge is the admission charge method_spec.h documents for a unary call.
@@ -513,7 +550,7 @@ TEST(MethodSpecTest, AdmissionChargesTheRowsBytesAndReleasesThem) {
       EXPECT_EQ(peak, 3 * sent.request_bytes);
     }
   }
-  EXPECT_EQ(charged_items, 5);  // the five batch RPCs
+  EXPECT_EQ(charged_items, 6);  // the six batch RPCs
 
   // A HashStream message that passes its checks is charged while it is hashed.
   v1::HashStreamRequest r;
@@ -523,6 +560,49 @@ TEST(MethodSpecTest, AdmissionChargesTheRowsBytesAndReleasesThem) {
   EXPECT_EQ(CallHashStream(svc.stub(), r).code, grpc::StatusCode::OK);
   ASSERT_TRUE(svc.WaitReleased());
   EXPECT_EQ(svc.impl().TakePeakSince(), r.ByteSizeLong());
+}
+
+// GenerateDataKey's response holds the plaintext data key; the call's OnDone wipes it
+// (key_management.h, WipeDataKey) once gRPC has sent it: one wipe per response with a
+// key, none for GenerateDataKeyWithoutPlaintext, whose response has no key.
+TEST(MethodSpecTest, DataKeyResponsesAreWipedOnceSent) {
+  Service svc(nullptr, "");
+  absl::StatusOr<KeyPair> kp = smcrypt::GenerateKeyPair(Algorithm::kSm2);
+  ASSERT_TRUE(kp.ok()) << kp.status();
+  v1::GenerateDataKeyRequest r;
+  r.set_key_spec(v1::DATA_KEY_SPEC_AES_256);
+  r.set_algorithm(v1::SM2);
+  r.mutable_key()->set_inline_key(kp->public_key_der);
+  const uint64_t before = DataKeysWiped();
+  for (int i = 0; i < 3; ++i) {
+    grpc::ClientContext ctx;
+    v1::GenerateDataKeyResponse resp;
+    ASSERT_TRUE(svc.stub()->GenerateDataKey(&ctx, r, &resp).ok());
+    EXPECT_EQ(resp.plaintext_key().size(), 32u);
+    EXPECT_EQ(resp.ciphertext().size(), 97u + 32u);
+  }
+  ASSERT_TRUE(svc.WaitReleased());  // a call's charge is released after its OnDone hook
+  EXPECT_EQ(DataKeysWiped() - before, 3u);
+
+  grpc::ClientContext ctx;
+  v1::GenerateDataKeyWithoutPlaintextRequest wr;
+  ASSERT_TRUE(wr.ParseFromString(r.SerializeAsString()));
+  v1::GenerateDataKeyWithoutPlaintextResponse resp;
+  ASSERT_TRUE(svc.stub()->GenerateDataKeyWithoutPlaintext(&ctx, wr, &resp).ok());
+  EXPECT_EQ(resp.ciphertext().size(), 97u + 32u);
+  ASSERT_TRUE(svc.WaitReleased());
+  EXPECT_EQ(DataKeysWiped() - before, 3u);
+}
+
+TEST(MethodSpecTest, WipeDataKeyZeroesTheKeyInPlace) {
+  v1::GenerateDataKeyResponse resp;
+  resp.set_plaintext_key(std::string(32, '\x5a'));
+  resp.set_ciphertext("wrapped");
+  const char* bytes = resp.plaintext_key().data();
+  WipeDataKey(&resp);
+  ASSERT_EQ(resp.plaintext_key().data(), bytes);  // the same buffer, overwritten
+  EXPECT_EQ(resp.plaintext_key(), std::string(32, '\0'));
+  EXPECT_EQ(resp.ciphertext(), "wrapped");
 }
 
 // QueuedRow: a row with a batch queue and a request its queue takes (the queue's
@@ -584,8 +664,8 @@ TEST(MethodSpecTest, QueuedCallsAreCheckedAuditedAndChargedAsTheirRowSays) {
   const std::string allowed_path = AuditPath("queued_allowed");
   Service denied("", denied_path);
   Service allowed("allow * * *", allowed_path);
-  AuditTail denied_audit(denied_path);
-  AuditTail allowed_audit(allowed_path);
+  AuditTail denied_audit(denied_path, denied.audit_log());
+  AuditTail allowed_audit(allowed_path, allowed.audit_log());
   for (const QueuedRow& row : QueuedRows()) {
     const MethodSpec& spec = *row.spec;
     SCOPED_TRACE(spec.method);

@@ -3,12 +3,17 @@
 // exposition of the registry (what the exposer serves).
 #include "server/daemon/metrics.h"
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "prometheus/text_serializer.h"
 #include "smcrypt/cpu.h"
+#include "smcrypt/pem.h"
 #include "tests/testing/metric_value.h"
 
 namespace smcrypt::server {
@@ -110,6 +115,59 @@ TEST(MetricsTest, MessageCountersExistForEveryMethodAtZero) {
   ASSERT_NE(hash, nullptr);
   ASSERT_NE(hash->msg_received, nullptr);
   ASSERT_NE(hash->msg_sent, nullptr);
+  for (absl::string_view method :
+       {"Rewrap", "RewrapBatch", "GenerateDataKey", "GenerateDataKeyWithoutPlaintext"}) {
+    EXPECT_NE(m->ForMethod(absl::StrCat("/smcrypt.v1.CryptoService/", method)), nullptr) << method;
+  }
+}
+
+// KeyVersion is the smcrypt_key_version_info series of one key version.
+std::string KeyVersion(absl::string_view id, absl::string_view state, int version) {
+  return absl::StrCat("smcrypt_key_version_info{key_id=\"", id, "\",state=\"", state,
+                      "\",version=\"", version, "\"}");
+}
+
+// A keyring loaded sets one series per key version, by state, and the load time; the next
+// keyring loaded replaces them all.
+TEST(MetricsTest, KeyVersionInfoFollowsTheKeyringLoaded) {
+  namespace fs = std::filesystem;
+  std::string tmpl = (fs::temp_directory_path() / "smcrypt_metrics_XXXXXX").string();
+  const std::string dir = mkdtemp(tmpl.data());
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(fs::path(dir) / name, std::ios::trunc) << text;
+    fs::permissions(fs::path(dir) / name, fs::perms::owner_read | fs::perms::owner_write);
+  };
+  for (int v = 1; v <= 3; ++v) {
+    write(absl::StrCat("k.v", v, ".pem"), PemEncode("SM4 KEY", std::string(16, '0' + v)));
+  }
+  write("k.primary", "2");
+  write("k.min_version", "2");
+  write("h.pem", PemEncode("HMAC KEY", "h"));
+  std::unique_ptr<Metrics> m = Metrics::New();
+  EXPECT_EQ(MetricValue(Scrape(*m), "smcrypt_keyring_load_timestamp_seconds"), 0);
+  absl::StatusOr<std::unique_ptr<KeyStore>> keys = KeyStore::LoadFromDirectory(dir);
+  ASSERT_TRUE(keys.ok()) << keys.status();
+  m->OnKeyringLoaded(**keys);
+  std::string text = Scrape(*m);
+  EXPECT_EQ(MetricValue(text, KeyVersion("k", "retired", 1)), 1);
+  EXPECT_EQ(MetricValue(text, KeyVersion("k", "primary", 2)), 1);
+  EXPECT_EQ(MetricValue(text, KeyVersion("k", "retained", 3)), 1);
+  EXPECT_EQ(MetricValue(text, KeyVersion("h", "primary", 1)), 1);
+  EXPECT_NEAR(MetricValue(text, "smcrypt_keyring_load_timestamp_seconds"),
+              absl::ToUnixMicros((*keys)->load_time()) / 1e6, 1e-3);
+
+  fs::remove(fs::path(dir) / "k.primary");
+  fs::remove(fs::path(dir) / "h.pem");
+  keys = KeyStore::LoadFromDirectory(dir);
+  ASSERT_TRUE(keys.ok()) << keys.status();
+  m->OnKeyringLoaded(**keys);
+  text = Scrape(*m);
+  EXPECT_EQ(MetricValue(text, KeyVersion("k", "retained", 2)), 1);
+  EXPECT_EQ(MetricValue(text, KeyVersion("k", "primary", 3)), 1);
+  EXPECT_EQ(MetricValue(text, KeyVersion("k", "primary", 2)), -1);
+  EXPECT_EQ(MetricValue(text, KeyVersion("k", "retained", 3)), -1);
+  EXPECT_EQ(MetricValue(text, KeyVersion("h", "primary", 1)), -1);
+  fs::remove_all(dir);
 }
 
 }  // namespace

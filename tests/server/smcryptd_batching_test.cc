@@ -17,6 +17,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -212,9 +213,14 @@ TEST_F(BatchingTest, ConcurrentCallsKeepTheirOwnStatusResultAndAuditLine) {
   EXPECT_GT(sm2_signs.load(), 0);
 
   // One audit line per Sign call: the handler's for allowed calls, the policy's for denials.
+  // The writer thread writes them shortly after the calls (audit_log.h, "Writing").
   int sign_lines = 0;
-  for (absl::string_view line : absl::StrSplit(ReadAll(*dir_ + "/audit.log"), '\n')) {
-    if (absl::StrContains(line, "\"method\":\"Sign\"")) ++sign_lines;
+  for (int i = 0; i < 1000 && sign_lines != sign_calls.load(); ++i) {
+    if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    sign_lines = 0;
+    for (absl::string_view line : absl::StrSplit(ReadAll(*dir_ + "/audit.log"), '\n')) {
+      if (absl::StrContains(line, "\"method\":\"Sign\"")) ++sign_lines;
+    }
   }
   EXPECT_EQ(sign_lines, sign_calls.load());
 

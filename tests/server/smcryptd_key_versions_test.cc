@@ -201,10 +201,21 @@ TEST_F(SmcryptdKeyVersionsTest, CallersWithoutVersionsGetTheSameBytes) {
   EXPECT_EQ(named.key_version(), 1u);
   EXPECT_EQ(named.tag(), by_id.tag());
 
-  // The audit line of a Sign without versions has no key_version either.
+  // The audit lines of calls without versions have no key_version either; the Encrypt
+  // that named version 1, the last call, has it (the lines are written in order).
+  EXPECT_TRUE(WaitFor([&] {
+    return ReadAll(audit_).find("\"key_id\":\"k\",\"key_version\":1,\"status\":\"OK\"") !=
+           std::string::npos;
+  })) << ReadAll(audit_);
   const std::string audit = ReadAll(audit_);
   EXPECT_THAT(audit, HasSubstr("\"key_id\":\"s\",\"status\":\"OK\""));
-  EXPECT_THAT(audit, Not(HasSubstr("key_version")));
+  EXPECT_THAT(audit, HasSubstr("\"key_id\":\"k\",\"status\":\"OK\""));
+  size_t versions = 0;
+  for (size_t at = audit.find("key_version"); at != std::string::npos;
+       at = audit.find("key_version", at + 1)) {
+    ++versions;
+  }
+  EXPECT_EQ(versions, 1u) << audit;
 }
 
 TEST_F(SmcryptdKeyVersionsTest, RotationMinVersionAndVersionLists) {
@@ -225,14 +236,15 @@ TEST_F(SmcryptdKeyVersionsTest, RotationMinVersionAndVersionLists) {
   ASSERT_TRUE(EncryptInline(stub_.get(), kSm4V2, &inline_v2).ok());
   EXPECT_EQ(ct2.tag(), inline_v2.tag()) << "the newest is version 2's key";
 
-  // The v1 ciphertext opens naming v1; naming no version uses v2 and fails to open it.
+  // The v1 ciphertext opens naming v1, and naming no version (v2 tried first, then v1;
+  // smcryptd_key_trial_test has the trials in full).
   v1::DecryptResponse pt;
   ASSERT_TRUE(Decrypt(stub_.get(), "k", 1, ct1, &pt).ok());
   EXPECT_EQ(pt.plaintext(), "rotate me");
-  grpc::Status wrong = Decrypt(stub_.get(), "k", 0, ct1, &pt);
-  EXPECT_EQ(wrong.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_EQ(wrong.error_message(), "decryption failed");
+  ASSERT_TRUE(Decrypt(stub_.get(), "k", 0, ct1, &pt).ok());
+  EXPECT_EQ(pt.key_version(), 1u);
   ASSERT_TRUE(Decrypt(stub_.get(), "k", 0, ct2, &pt).ok());
+  EXPECT_EQ(pt.key_version(), 2u);
 
   // Unknown version, a .v<n> key_id, a version with an inline key.
   grpc::Status unknown = Encrypt(stub_.get(), "k", 7, &ct2);
@@ -263,10 +275,10 @@ TEST_F(SmcryptdKeyVersionsTest, RotationMinVersionAndVersionLists) {
   EXPECT_EQ(pub.versions(1).version(), 2u);
   EXPECT_EQ(pub.versions(1).public_key_der(), s2_.public_der);
 
-  // A v1 signature verifies with v1, not with v2 (named or newest).
+  // A v1 signature verifies with v1 and with no version named, not with v2 named.
   EXPECT_EQ(Verify(stub_.get(), "s", 1, sig1.signature()), 1);
   EXPECT_EQ(Verify(stub_.get(), "s", 2, sig1.signature()), 0);
-  EXPECT_EQ(Verify(stub_.get(), "s", 0, sig1.signature()), 0);
+  EXPECT_EQ(Verify(stub_.get(), "s", 0, sig1.signature()), 1);
   v1::SignResponse sig_v1, sig_v2;
   ASSERT_TRUE(Sign(stub_.get(), "s", 1, &sig_v1).ok());
   EXPECT_EQ(sig_v1.key_version(), 1u);

@@ -590,10 +590,9 @@ TEST_F(PolicyTest, AllowsAndDeniesByCertificateIdentityAndAudits) {
 
   const std::string text = ReadAll(audit);
   const std::vector<std::string> lines = AuditLines(text);
-  // Sign OK (A), Encrypt denied ×2 (A), Sign denied (B), SignBatch OK + denied (A),
-  // HybridDecryptStream denied (A): symmetric encryptions that were allowed are not
-  // private-key operations and are not audited.
-  ASSERT_EQ(lines.size(), 7u) << text;
+  // Sign OK (A), Encrypt denied ×2 (A), Encrypt OK ×2 (B: secret-key use, keyring and
+  // inline), Sign denied (B), SignBatch OK + denied (A), HybridDecryptStream denied (A).
+  ASSERT_EQ(lines.size(), 9u) << text;
   EXPECT_THAT(lines[0], HasSubstr("\"client\":\"client-a.test\",\"authenticated\":true"));
   EXPECT_THAT(lines[0], HasSubstr("\"method\":\"Sign\",\"operation\":\"sign\",\"algorithm\":"
                                   "\"SM2\",\"key_source\":\"keyring\",\"key_id\":\"pay-sign\","
@@ -602,15 +601,19 @@ TEST_F(PolicyTest, AllowsAndDeniesByCertificateIdentityAndAudits) {
   EXPECT_THAT(lines[1], HasSubstr("\"status\":\"PERMISSION_DENIED\""));
   EXPECT_THAT(lines[2], HasSubstr("\"key_source\":\"inline\",\"status\":\"PERMISSION_DENIED\""));
   EXPECT_THAT(lines[3], HasSubstr("\"client\":\"CN=client-b\""));
-  EXPECT_THAT(lines[3], HasSubstr("\"key_id\":\"pay-sign\",\"status\":\"PERMISSION_DENIED\""));
-  EXPECT_THAT(lines[6], HasSubstr("\"method\":\"HybridDecryptStream\""));
+  EXPECT_THAT(lines[3], HasSubstr("\"method\":\"Encrypt\""));
+  EXPECT_THAT(lines[3], HasSubstr("\"key_id\":\"data\",\"status\":\"OK\""));
+  EXPECT_THAT(lines[4], HasSubstr("\"key_source\":\"inline\",\"status\":\"OK\""));
+  EXPECT_THAT(lines[5], HasSubstr("\"client\":\"CN=client-b\""));
+  EXPECT_THAT(lines[5], HasSubstr("\"key_id\":\"pay-sign\",\"status\":\"PERMISSION_DENIED\""));
+  EXPECT_THAT(lines[8], HasSubstr("\"method\":\"HybridDecryptStream\""));
   // No key material in the audit file.
   ExpectAbsent("audit log", text,
                {SecretForms(*sm2_der_, smcrypt::PemEncode("PRIVATE KEY", *sm2_der_)),
                 SecretForms(std::string(16, 'D'))});
 }
 
-TEST_F(PolicyTest, WithoutPolicyEverythingIsAllowedAndPrivateKeyUseIsAudited) {
+TEST_F(PolicyTest, WithoutPolicyEverythingIsAllowedAndKeyUseIsAudited) {
   Smcryptd server;
   ASSERT_TRUE(server.Start(TlsFlags())) << server.log();  // audit to stderr (default)
   auto b = Client(server, "client-b");
@@ -620,10 +623,12 @@ TEST_F(PolicyTest, WithoutPolicyEverythingIsAllowedAndPrivateKeyUseIsAudited) {
   server.Signal(SIGTERM);
   EXPECT_EQ(server.WaitExit(), 0);
   const std::vector<std::string> lines = AuditLines(server.log());
-  ASSERT_EQ(lines.size(), 2u) << server.log();
+  ASSERT_EQ(lines.size(), 3u) << server.log();
   EXPECT_THAT(lines[0], HasSubstr("\"client\":\"CN=client-b\",\"authenticated\":true"));
   EXPECT_THAT(lines[0], HasSubstr("\"key_id\":\"pay-sign\",\"status\":\"OK\""));
-  EXPECT_THAT(lines[1], HasSubstr("\"key_id\":\"missing\",\"status\":\"NOT_FOUND\""));
+  EXPECT_THAT(lines[1], HasSubstr("\"method\":\"Encrypt\""));
+  EXPECT_THAT(lines[1], HasSubstr("\"key_id\":\"data\",\"status\":\"OK\""));
+  EXPECT_THAT(lines[2], HasSubstr("\"key_id\":\"missing\",\"status\":\"NOT_FOUND\""));
 }
 
 TEST_F(PolicyTest, WithoutTlsClientsAreAnonymous) {

@@ -36,6 +36,11 @@
 //   errors                  google.rpc.ErrorInfo from StatusProto.fromThrowable: DECRYPTION_FAILED on
 //                           every failed tag / C3 / HPKE open, KEY_NOT_FOUND, WRONG_KEY_FAMILY,
 //                           INVALID_KEY, and in a batch item's Status.details
+//   Rewrap, data keys       EnvelopeChecks.java: GCMBlockCipher(SM4Engine) under the keyring's
+//                           dek versions and SM2Engine under sm2.pem
+//   ListKeys                EnvelopeChecks.java: pages of 2 listing the keyring's ids, families and
+//                           versions; SM2 / EC fingerprints equal to java.security's SHA-256 of
+//                           GetPublicKey's SPKI; a bad page_token INVALID_ARGUMENT with ErrorInfo
 //   TLS and mTLS            grpc-netty with the CA made by the runner: calls over TLS, refusals for
 //                           another CA, another host name, plaintext, and mTLS without a certificate
 // Random inputs (and BouncyCastle's randomness) come from a seeded generator:
@@ -327,6 +332,8 @@ public final class InteropTest {
       run("HPKE-P256-SHA256-AES128GCM", InteropTest::hpkeChecks);
       run("SM2 key exchange (KeyExchange)", InteropTest::keyExchangeChecks);
       run("keyring keys", InteropTest::keyringChecks);
+      run("Rewrap and GenerateDataKey (EnvelopeChecks)", EnvelopeChecks::run);
+      run("ListKeys (EnvelopeChecks)", EnvelopeChecks::listKeys);
       run("errors", InteropTest::errorChecks);
       run("TLS and mTLS", InteropTest::tlsChecks);
     } finally {

@@ -1,8 +1,8 @@
 """Python client interop test: a real smcryptd checked by python3-cryptography.
 
 Run by tests/interop/run_python_client.sh, which generates the stubs from proto/ with protoc and
-grpc_python_plugin, starts smcryptd with a keyring (sm2, p256, sm4, sm4xts, hmac) and sets
-SMCRYPT_TARGET and SMCRYPT_KEYS_DIR. Interpreter: Debian's /usr/bin/python3 (python3-grpcio,
+grpc_python_plugin, starts smcryptd with a keyring (sm2, p256, sm4, sm4xts, hmac, aes256, dek) and
+sets SMCRYPT_TARGET and SMCRYPT_KEYS_DIR. Interpreter: Debian's /usr/bin/python3 (python3-grpcio,
 python3-protobuf, python3-cryptography).
 
 Every CryptoService RPC but KeyExchange (covered by the Node and Java suites) is called; results
@@ -31,6 +31,8 @@ are checked by python3-cryptography (OpenSSL 3.0 underneath), never by smcrypt i
                                    both suites, wire header and tampering (the independent HPKE
                                    check is the Node test against @hpke/core)
   GenerateKeyPair / GetPublicKey   keys load in cryptography and match
+  ListKeys                         pages, families, public key fingerprints (SHA-256 by
+                                   cryptography), no secret key bytes on the wire, bad tokens
   GenerateRandom, GetServerInfo    lengths, limits, self-tests
   error statuses                   google.rpc.ErrorInfo reasons, parsed by python3-protobuf
                                    (rpc_status.py), in unary calls and batch items
@@ -294,7 +296,7 @@ class SmcryptdInteropTest(unittest.TestCase):
         self.assertTrue(info.self_tests_passed)
         self.assertTrue(info.self_tests)
         self.assertTrue(all(t.passed for t in info.self_tests))
-        self.assertEqual(info.keyring_size, 5)
+        self.assertEqual(info.keyring_size, 7)  # smcryptd_launch.sh's keys
         for name in ("SM3", "SHA-256", "SM4-GCM", "SM2", "ECDSA-P256", "HPKE-P256-SHA256-AES128GCM"):
             self.assertIn(name, info.algorithms)
         self.assertEqual({k.algorithm for k in info.kernels}, {"SM2", "SM3", "SM4"})
@@ -328,7 +330,7 @@ class SmcryptdInteropTest(unittest.TestCase):
         (svc,) = [s for s in fdp.service if s.name == "CryptoService"]
         want = [m.name for m in pb.DESCRIPTOR.services_by_name["CryptoService"].methods]
         self.assertEqual([m.name for m in svc.method], want)
-        self.assertEqual(len(want), 25)
+        self.assertEqual(len(want), 30)
 
     # ---- Hashing -----------------------------------------------------------------------------
 
@@ -907,6 +909,51 @@ class SmcryptdInteropTest(unittest.TestCase):
                                                                       omit_private_key=True))
         self.assertEqual(omitted.private_key_der, b"")
         serialization.load_der_public_key(omitted.public_key_der)
+
+    def test_list_keys_pages_the_keyring_without_secrets(self):
+        ids, token, pages, wire = [], "", 0, b""
+        keys = {}
+        while True:
+            resp = self.stub.ListKeys(pb.ListKeysRequest(page_size=2, page_token=token))
+            pages += 1
+            wire += resp.SerializeToString()
+            for k in resp.keys:
+                ids.append(k.key_id)
+                keys[k.key_id] = k
+            token = resp.next_page_token
+            if not token:
+                break
+        self.assertEqual(ids, ["aes256", "dek", "hmac", "p256", "sm2", "sm4", "sm4xts"])
+        self.assertEqual(pages, 4)
+        self.assertGreater(resp.keyring_load_time_unix_micros, 0)
+        with open(os.path.join(KEYS_DIR, "p256.pem"), "rb") as f:
+            ring = serialization.load_pem_private_key(f.read(), None)
+        p256 = keys["p256"]
+        self.assertEqual(p256.key_family, "EC P-256")
+        self.assertEqual(set(p256.algorithms), {pb.ECDSA_P256, pb.HPKE_P256_SHA256_AES128GCM})
+        self.assertEqual((p256.primary_version, p256.min_version), (1, 1))
+        self.assertEqual(len(p256.versions), 1)
+        self.assertTrue(p256.versions[0].has_private_key)
+        self.assertEqual(p256.versions[0].public_key_sha256,
+                         digest(hashes.SHA256(), der(ring.public_key())))
+        for name, family in (("sm4", "SM4"), ("sm4xts", "SM4-XTS"), ("hmac", "HMAC")):
+            self.assertEqual(keys[name].key_family, family)
+            self.assertEqual(keys[name].versions[0].public_key_sha256, b"")
+            self.assertNotIn(read_pem_block(os.path.join(KEYS_DIR, name + ".pem")), wire)
+        # A token not made by the server: INVALID_ARGUMENT naming the field.
+        err = self.assertRpcError(grpc.StatusCode.INVALID_ARGUMENT, self.stub.ListKeys,
+                                  pb.ListKeysRequest(page_token="not-a-token"))
+        info = rpc_status.error_info(err)
+        self.assertEqual((info.reason, dict(info.metadata)),
+                         ("INVALID_ARGUMENT", {"field": "page_token"}))
+        self.assertRpcError(grpc.StatusCode.INVALID_ARGUMENT, self.stub.ListKeys,
+                            pb.ListKeysRequest(page_size=1001))
+        # GetPublicKey of a keyring key needs no algorithm; a secret key has no public key.
+        got = self.stub.GetPublicKey(pb.GetPublicKeyRequest(key=key_id("p256")))
+        self.assertEqual(got.public_key_der, der(ring.public_key()))
+        err = self.assertRpcError(grpc.StatusCode.FAILED_PRECONDITION, self.stub.GetPublicKey,
+                                  pb.GetPublicKeyRequest(key=key_id("sm4")))
+        self.assertEqual(rpc_status.error_info(err).reason, "WRONG_KEY_FAMILY")
 
     def test_generate_random(self):
         a = self.stub.GenerateRandom(pb.GenerateRandomRequest(length=64)).data
