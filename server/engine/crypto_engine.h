@@ -546,7 +546,10 @@ class CryptoEngine {
   // TrialKeys: the keys a check with `key` tries, in order (KeyInput::trial): `key` alone
   // unless it is a keyring key with `trial` set whose entry resolves; else its primary,
   // then every other retained version newest first, at most kMaxTrialVersions.
-  std::vector<KeyInput> TrialKeys(const Ring& ring, const KeyInput& key) const;
+  // `private_only`: a check that needs the private key (PublicKeyDecrypt, HybridDecrypt
+  // and its stream) leaves out the versions that are PUBLIC KEY files, unless every one is.
+  std::vector<KeyInput> TrialKeys(const Ring& ring, const KeyInput& key,
+                                  bool private_only = false) const;
   // RequireOneVersion: FailedPrecondition KEY_VERSION_REQUIRED (metadata key_id,
   // retained_versions newest first) when `key` has `trial` set and its key has more than
   // one retained version: for a decryption that cannot tell a wrong key (`why`).
