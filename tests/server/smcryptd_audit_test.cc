@@ -44,15 +44,8 @@ using ::smcrypt::testing::MetricValue;
 using ::smcrypt::testing::ReadAll;
 using ::smcrypt::testing::SecretVolume;
 using ::smcrypt::testing::Smcryptd;
+using ::smcrypt::testing::WaitFor;
 using ::testing::HasSubstr;
-
-bool WaitFor(const std::function<bool()>& done, int seconds = 20) {
-  for (int i = 0; i < seconds * 100; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return done();
-}
 
 std::vector<std::string> LinesOf(const std::string& path) {
   return absl::StrSplit(ReadAll(path), '\n', absl::SkipEmpty());
