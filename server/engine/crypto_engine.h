@@ -85,6 +85,9 @@ inline constexpr size_t kMinTrialTagSize = 12;
 struct KeyTrial {
   std::vector<uint32_t> tried;
   uint32_t version = 0;
+  // version_required: the check refused to pick a version (KEY_VERSION_REQUIRED), so no
+  // version was used.
+  bool version_required = false;
 };
 
 // Keyring is one immutable keyring: the KeyStore with the primitives built from its keys

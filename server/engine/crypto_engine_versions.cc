@@ -80,6 +80,7 @@ absl::Status CryptoEngine::RequireOneVersion(const Ring& ring, const KeyInput& k
   std::vector<uint32_t> retained;
   for (const StoredKey* e : ring.keys->Versions(key.value)) retained.push_back(e->version);
   if (retained.size() <= 1) return absl::OkStatus();
+  key.trial->version_required = true;
   std::reverse(retained.begin(), retained.end());
   return WithReason(
       absl::FailedPreconditionError(absl::StrCat(

@@ -349,6 +349,11 @@ TEST_F(SmcryptdKeyTrialTest, UnauthenticatedModesAndShortTagsNeedAVersion) {
     ASSERT_TRUE(Decrypt(alg, id, 1, ct, &pt).ok());
     EXPECT_EQ(pt.key_version(), 1u);
   }
+  // The refusals' audit lines name no version: none was used.
+  const std::string refused = "\"key_id\":\"sm4\",\"status\":\"FAILED_PRECONDITION\"";
+  EXPECT_TRUE(WaitFor([&] { return ReadAll(audit_).find(refused) != std::string::npos; }))
+      << ReadAll(audit_);
+  EXPECT_THAT(ReadAll(audit_), Not(HasSubstr("\"key_version\":3,\"status\":\"FAILED_PRECONDITION\"")));
 }
 
 TEST_F(SmcryptdKeyTrialTest, MinVersionLeavesOldVersionsOutOfTrials) {
