@@ -19,6 +19,20 @@
 namespace smcrypt::cli {
 namespace {
 
+// WithAlgHint: a WRONG_KEY_FAMILY answer to a command run without --alg (which defaults to
+// SM4-GCM) says to pass --alg.
+absl::Status WithAlgHint(const Args& args, absl::Status s) {
+  if (args.Has("alg") || ErrorReason(s) != "WRONG_KEY_FAMILY") return s;
+  absl::Status hinted(s.code(), absl::StrCat(s.message(),
+                                             " (--alg defaults to SM4-GCM: pass --alg for this "
+                                             "key's family, e.g. AES-256-GCM, SM2 or "
+                                             "HPKE-SM2-SM3-SM4GCM)"));
+  s.ForEachPayload([&](absl::string_view url, const absl::Cord& payload) {
+    hinted.SetPayload(url, payload);
+  });
+  return hinted;
+}
+
 namespace v1 = ::smcrypt::v1;
 
 bool Rewrappable(v1::Algorithm alg) {
@@ -159,7 +173,7 @@ absl::StatusOr<int> RunRewrap(const Args& args) {
   grpc::ClientContext ctx;
   session->Prepare(&ctx);
   grpc::Status s = session->stub().Rewrap(&ctx, *req, &resp);
-  if (!s.ok()) return RpcStatus(s);
+  if (!s.ok()) return WithAlgHint(args, RpcStatus(s));
   std::fprintf(stderr, "smcrypt rewrap: key version %u -> %u\n", resp.source_key_version(),
                resp.key_version());
   const std::string bytes = absl::StrCat(resp.nonce(), resp.ciphertext(), resp.tag());
@@ -256,7 +270,7 @@ absl::StatusOr<int> RunDataKey(const Args& args) {
   } else {
     s = session->stub().GenerateDataKey(&ctx, *req, &resp);
   }
-  if (!s.ok()) return RpcStatus(s);
+  if (!s.ok()) return WithAlgHint(args, RpcStatus(s));
   NoteKeyVersion("datakey", resp.key_version());
   std::string* key = resp.mutable_plaintext_key();
   absl::Status w;

@@ -85,6 +85,9 @@ inline constexpr size_t kMinTrialTagSize = 12;
 struct KeyTrial {
   std::vector<uint32_t> tried;
   uint32_t version = 0;
+  // version_required: the check refused to pick a version (KEY_VERSION_REQUIRED), so no
+  // version was used.
+  bool version_required = false;
 };
 
 // Keyring is one immutable keyring: the KeyStore with the primitives built from its keys
@@ -546,7 +549,10 @@ class CryptoEngine {
   // TrialKeys: the keys a check with `key` tries, in order (KeyInput::trial): `key` alone
   // unless it is a keyring key with `trial` set whose entry resolves; else its primary,
   // then every other retained version newest first, at most kMaxTrialVersions.
-  std::vector<KeyInput> TrialKeys(const Ring& ring, const KeyInput& key) const;
+  // `private_only`: a check that needs the private key (PublicKeyDecrypt, HybridDecrypt
+  // and its stream) leaves out the versions that are PUBLIC KEY files, unless every one is.
+  std::vector<KeyInput> TrialKeys(const Ring& ring, const KeyInput& key,
+                                  bool private_only = false) const;
   // RequireOneVersion: FailedPrecondition KEY_VERSION_REQUIRED (metadata key_id,
   // retained_versions newest first) when `key` has `trial` set and its key has more than
   // one retained version: for a decryption that cannot tell a wrong key (`why`).

@@ -76,7 +76,7 @@ absl::StatusOr<std::string> CryptoEngine::PublicKeyDecrypt(Algorithm alg, const 
   // Each version of the key in turn (TrialKeys: one unless the request named none).
   KeyTrial t;
   absl::StatusOr<std::string> pt = TryKeys<absl::StatusOr<std::string>>(
-      TrialKeys(*ring, key), &t,
+      TrialKeys(*ring, key, /*private_only=*/true), &t,
       [&](const KeyInput& k) -> absl::StatusOr<std::string> {
         absl::StatusOr<absl::string_view> kb = PrivateKey(*ring, alg, k);
         if (!kb.ok()) return kb.status();
@@ -140,7 +140,7 @@ absl::StatusOr<std::string> CryptoEngine::HybridDecrypt(Algorithm alg, const Key
   // Each version of the key in turn (TrialKeys: one unless the request named none).
   KeyTrial t;
   absl::StatusOr<std::string> pt = TryKeys<absl::StatusOr<std::string>>(
-      TrialKeys(*ring, key), &t,
+      TrialKeys(*ring, key, /*private_only=*/true), &t,
       [&](const KeyInput& k) -> absl::StatusOr<std::string> {
         absl::StatusOr<absl::string_view> kb = PrivateKey(*ring, alg, k);
         if (!kb.ok()) return kb.status();

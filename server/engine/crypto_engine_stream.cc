@@ -386,7 +386,7 @@ absl::StatusOr<std::unique_ptr<HybridStreamDecryptor>> CryptoEngine::NewHybridSt
   if (!suite.ok()) return suite.status();
   // One decryptor per version tried (TrialKeys: one unless the request named none).
   std::vector<CountingHybridStreamDecryptor::Candidate> candidates;
-  for (const KeyInput& k : TrialKeys(*ring, p.key)) {
+  for (const KeyInput& k : TrialKeys(*ring, p.key, /*private_only=*/true)) {
     absl::StatusOr<absl::string_view> kb = PrivateKey(*ring, p.algorithm, k);
     if (!kb.ok()) return kb.status();
     absl::StatusOr<std::unique_ptr<HpkeStreamDecryptor>> dec =

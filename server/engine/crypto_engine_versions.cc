@@ -39,7 +39,8 @@ void NoteTrial(EngineObserver* observer, Operation op, KeyTrial* trial, const Ke
 
 }  // namespace engine_internal
 
-std::vector<KeyInput> CryptoEngine::TrialKeys(const Ring& ring, const KeyInput& key) const {
+std::vector<KeyInput> CryptoEngine::TrialKeys(const Ring& ring, const KeyInput& key,
+                                              bool private_only) const {
   std::vector<KeyInput> keys = {key};
   if (key.kind != KeyInput::Kind::kKeyId || key.trial == nullptr) return keys;
   // The primary: the call's one lookup (CryptoEngine::Resolve), else Find's.
@@ -57,6 +58,15 @@ std::vector<KeyInput> CryptoEngine::TrialKeys(const Ring& ring, const KeyInput& 
     k.entry = *it;
     keys.push_back(std::move(k));
   }
+  if (private_only && keys.size() > 1) {
+    std::vector<KeyInput> with_private;
+    for (const KeyInput& k : keys) {
+      const StoredKey* e = k.entry.ok() ? *k.entry : nullptr;
+      if (k.version == (*primary)->version) e = *primary;
+      if (e != nullptr && e->is_private) with_private.push_back(k);
+    }
+    if (!with_private.empty()) keys = std::move(with_private);
+  }
   return keys;
 }
 
@@ -70,6 +80,7 @@ absl::Status CryptoEngine::RequireOneVersion(const Ring& ring, const KeyInput& k
   std::vector<uint32_t> retained;
   for (const StoredKey* e : ring.keys->Versions(key.value)) retained.push_back(e->version);
   if (retained.size() <= 1) return absl::OkStatus();
+  key.trial->version_required = true;
   std::reverse(retained.begin(), retained.end());
   return WithReason(
       absl::FailedPreconditionError(absl::StrCat(

@@ -196,8 +196,10 @@ struct AuditedVersions {
 
 // VersionsOf: the audit line's versions of a key fixed at `version` whose check tried
 // `trial` (may be null): the version that authenticated and the versions tried when it
-// tried several (none authenticated: no key_version), else `version`.
+// tried several (none authenticated: no key_version), else `version`; none for a check
+// that refused to pick one (KEY_VERSION_REQUIRED).
 inline AuditedVersions VersionsOf(uint32_t version, const KeyTrial* trial) {
+  if (trial != nullptr && trial->version_required) return {};
   if (trial == nullptr || trial->tried.size() <= 1) return {version, {}};
   return {trial->version, trial->tried};
 }

@@ -973,6 +973,10 @@ TEST_F(SmcryptCliTest, RewrapAndDataKey) {
   ASSERT_EQ(r.code, 0) << Describe(r);
   r = run({"decrypt", "--key", Path("dk.pem"), Path("dk.data")});
   EXPECT_EQ(r.out, "under the data key") << Describe(r);
+  // Without --alg (SM4-GCM) an AES key's refusal says to pass --alg.
+  r = run({"datakey", "--key-id", "kek", "--no-plaintext"});
+  EXPECT_EQ(r.code, 3) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("pass --alg for this key's family")) << Describe(r);
   r = run({"datakey", "--alg", "sm2", "--key-id", "s", "--no-plaintext"});
   ASSERT_EQ(r.code, 0) << Describe(r);
   WriteWhole(Path("dk.sm2"), r.out);

@@ -536,5 +536,42 @@ TEST(KeyTrialAuditTest, LineListsTheVersionsTriedAfterKeyVersion) {
   EXPECT_THAT(AuditLog::FormatLine(r), ::testing::Not(HasSubstr("key_versions_tried")));
 }
 
+// A key whose primary is a PUBLIC KEY file beside an older PRIVATE KEY version (a
+// decryption key being retired, say): a decryption naming no version tries the versions
+// that hold a private key, not only the primary.
+TEST_F(KeyTrialTest, DecryptionSkipsVersionsWithoutAPrivateKey) {
+  absl::StatusOr<KeyPair> v1 = smcrypt::GenerateKeyPair(Algorithm::kSm2);
+  absl::StatusOr<KeyPair> v2 = smcrypt::GenerateKeyPair(Algorithm::kSm2);
+  ASSERT_THAT(v1, IsOk());
+  ASSERT_THAT(v2, IsOk());
+  dir_.Write("mixed.v1.pem", PemEncode("PRIVATE KEY", SecretDataAsStringView(v1->private_key_der)));
+  dir_.Write("mixed.v2.pem", PemEncode("PUBLIC KEY", v2->public_key_der));
+  Build();
+  absl::StatusOr<std::string> ct = engine_->PublicKeyEncrypt(
+      Algorithm::kSm2, KeyInput::Id("mixed", 1), "to v1", Sm2CiphertextFormat::kC1C3C2);
+  ASSERT_THAT(ct, IsOk());
+  KeyInput k = Trial("mixed");
+  absl::StatusOr<std::string> pt =
+      engine_->PublicKeyDecrypt(Algorithm::kSm2, k, *ct, Sm2CiphertextFormat::kC1C3C2);
+  ASSERT_THAT(pt, IsOk());
+  EXPECT_EQ(*pt, "to v1");
+  EXPECT_EQ(k.trial->version, 1u);
+  EXPECT_THAT(k.trial->tried, ElementsAre(1u));
+  absl::StatusOr<std::string> hpke =
+      engine_->HybridEncrypt(Algorithm::kHpkeSm2Sm3Sm4Gcm, KeyInput::Id("mixed", 1), "hpke", "");
+  ASSERT_THAT(hpke, IsOk());
+  KeyInput h = Trial("mixed");
+  absl::StatusOr<std::string> opened =
+      engine_->HybridDecrypt(Algorithm::kHpkeSm2Sm3Sm4Gcm, h, *hpke, "");
+  ASSERT_THAT(opened, IsOk());
+  EXPECT_EQ(*opened, "hpke");
+  // A key of public versions only still says that a private key is needed.
+  dir_.Write("pubonly.pem", PemEncode("PUBLIC KEY", v2->public_key_der));
+  Build();
+  KeyInput p = Trial("pubonly");
+  EXPECT_THAT(engine_->PublicKeyDecrypt(Algorithm::kSm2, p, *ct, Sm2CiphertextFormat::kC1C3C2),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+}
+
 }  // namespace
 }  // namespace smcrypt::server

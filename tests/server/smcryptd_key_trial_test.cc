@@ -37,20 +37,12 @@ using ::smcrypt::testing::MetricValue;
 using ::smcrypt::testing::ReadAll;
 using ::smcrypt::testing::SecretVolume;
 using ::smcrypt::testing::Smcryptd;
+using ::smcrypt::testing::WaitFor;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
 using Stub = v1::CryptoService::Stub;
 using Files = std::vector<std::pair<std::string, std::string>>;
-
-bool WaitFor(const std::function<bool()>& done, int seconds = 20) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return done();
-}
 
 std::string PrivatePem(Algorithm alg) {
   absl::StatusOr<KeyPair> kp = GenerateKeyPair(alg);
@@ -357,6 +349,11 @@ TEST_F(SmcryptdKeyTrialTest, UnauthenticatedModesAndShortTagsNeedAVersion) {
     ASSERT_TRUE(Decrypt(alg, id, 1, ct, &pt).ok());
     EXPECT_EQ(pt.key_version(), 1u);
   }
+  // The refusals' audit lines name no version: none was used.
+  const std::string refused = "\"key_id\":\"sm4\",\"status\":\"FAILED_PRECONDITION\"";
+  EXPECT_TRUE(WaitFor([&] { return ReadAll(audit_).find(refused) != std::string::npos; }))
+      << ReadAll(audit_);
+  EXPECT_THAT(ReadAll(audit_), Not(HasSubstr("\"key_version\":3,\"status\":\"FAILED_PRECONDITION\"")));
 }
 
 TEST_F(SmcryptdKeyTrialTest, MinVersionLeavesOldVersionsOutOfTrials) {

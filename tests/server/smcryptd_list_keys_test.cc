@@ -38,20 +38,12 @@ using ::smcrypt::testing::Ctx;
 using ::smcrypt::testing::ReadAll;
 using ::smcrypt::testing::SecretVolume;
 using ::smcrypt::testing::Smcryptd;
+using ::smcrypt::testing::WaitFor;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 using Stub = v1::CryptoService::Stub;
 using Files = std::vector<std::pair<std::string, std::string>>;
-
-bool WaitFor(const std::function<bool()>& done, int seconds = 20) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return done();
-}
 
 std::string Sha256(const std::string& data) {
   std::string out(SHA256_DIGEST_LENGTH, '\0');

@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <regex>
 #include <sstream>
@@ -165,6 +166,16 @@ class Smcryptd {
   int port_ = 0;
   int metrics_port_ = 0;
 };
+
+// WaitFor polls `done` every 20 ms until it holds or `seconds` pass: whether it held.
+inline bool WaitFor(const std::function<bool()>& done, int seconds = 20) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return done();
+}
 
 // ReadAll returns the bytes of file `path` ("" when it cannot be read).
 // KeyIdRef / InlineKeyRef: a request's KeyRef naming a keyring key or carrying key bytes.

@@ -32,17 +32,8 @@ using ::smcrypt::testing::MetricValue;
 using ::smcrypt::testing::ReadAll;
 using ::smcrypt::testing::SecretVolume;
 using ::smcrypt::testing::Smcryptd;
+using ::smcrypt::testing::WaitFor;
 using ::testing::HasSubstr;
-
-// WaitFor polls `done` every 50 ms until it holds or `seconds` pass.
-bool WaitFor(const std::function<bool()>& done, int seconds = 20) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return done();
-}
 
 grpc::Status Hmac(v1::CryptoService::Stub* stub, const std::string& key_id) {
   v1::HmacRequest req;

@@ -38,18 +38,10 @@ namespace {
 using ::smcrypt::testing::Ctx;
 using ::smcrypt::testing::SecretVolume;
 using ::smcrypt::testing::Smcryptd;
+using ::smcrypt::testing::WaitFor;
 
 using Stub = v1::CryptoService::Stub;
 using Files = std::vector<std::pair<std::string, std::string>>;
-
-bool WaitFor(const std::function<bool()>& done, int seconds = 30) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return done();
-}
 
 std::string Sm2PrivatePem() {
   absl::StatusOr<KeyPair> kp = GenerateKeyPair(Algorithm::kSm2);
@@ -293,7 +285,7 @@ class SmcryptdRotationTest : public ::testing::Test {
         if (!(keys[id] == want)) return false;
       }
       return true;
-    })) << r.server.log();
+    }, 30)) << r.server.log();
     std::this_thread::sleep_for(std::chrono::milliseconds(700));  // load on the new state
   }
 
