@@ -278,7 +278,8 @@ TEST_F(KeyTrialTest, MinVersionLeavesRetiredVersionsOut) {
   SymmetricParams p;
   p.algorithm = Algorithm::kSm4Gcm;
   // Version 1's key, given inline: version 1 is retired and no longer tried.
-  p.key = KeyInput::Inline(std::string(16, '1'));
+  const std::string v1_key(16, '1');  // outlives the KeyInput's view
+  p.key = KeyInput::Inline(v1_key);
   absl::StatusOr<SymmetricCiphertext> ct = engine_->Encrypt(p, "old");
   ASSERT_THAT(ct, IsOk());
   p.nonce = ct->nonce;
