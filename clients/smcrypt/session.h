@@ -28,8 +28,8 @@ inline constexpr absl::Duration kDefaultUnaryTimeout = absl::Seconds(30);
 // kServiceConfigJson is the default gRPC service config of smcrypt's clients (the CLI
 // and smcrypt-load): round_robin over every address the target resolves to (a dns:///
 // name of a headless Service, or ipv4:A:P,B:Q,...), and retries of RPCs that fail with
-// UNAVAILABLE — the status of a connection that broke or of a replica that is draining
-// (SIGTERM) — or CANCELLED, which gRPC C++ up to at least 1.64 also reports for calls
+// UNAVAILABLE — the status of a connection that broke, or that a stopping replica refused
+// after its --drain_delay — or CANCELLED, which gRPC C++ up to at least 1.64 also reports for calls
 // a shutting-down or dying server had received but not started (grpc/grpc#41785; a
 // call the application cancels itself is never retried), up to 5 attempts with
 // exponential backoff from 50 ms to 1 s. Every

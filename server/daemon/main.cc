@@ -275,6 +275,7 @@ bool OptionsFromFlags(smcrypt::server::ServerOptions* options) {
   return true;
 }
 
+// SignalName names the signals of `signals` in main: SIGTERM, SIGINT, SIGHUP.
 const char* SignalName(int sig) {
   return sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : "SIGHUP";
 }
