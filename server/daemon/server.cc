@@ -11,6 +11,7 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "grpc/grpc.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/resource_quota.h"
@@ -503,17 +504,23 @@ void Server::Shutdown() {
   LogInfo(absl::StrCat("shutting down: no new RPCs (GOAWAY); in-flight RPCs and streams may "
                        "finish for up to ",
                        absl::FormatDuration(options_.shutdown_grace), " (--shutdown_grace)"));
-  // gRPC cancels what is left at the deadline; the calls still counted in flight then
-  // are the ones it cancels.
-  absl::Notification stopped;
-  std::thread grace_watch([this, &stopped] {
+  // At the grace end the watch counts the calls still in flight and then cancels them
+  // (grpc_server_cancel_all_calls, what grpc::Server::Shutdown does at its deadline), so
+  // the count is of the calls it cancels. gRPC's own deadline, a second later, is a
+  // backstop only.
+  absl::Notification begun, stopped;
+  std::thread grace_watch([this, &begun, &stopped] {
+    begun.WaitForNotification();
     if (stopped.WaitForNotificationWithTimeout(options_.shutdown_grace)) return;
     LogInfo(absl::StrCat("shutdown grace of ", absl::FormatDuration(options_.shutdown_grace),
                          " over: cancelling ", metrics_->inflight().load(),
                          " RPCs still in flight"));
+    grpc_server_cancel_all_calls(server_->c_server());
   });
-  server_->Shutdown(std::chrono::system_clock::now() +
-                    absl::ToChronoMilliseconds(options_.shutdown_grace));
+  const auto backstop = std::chrono::system_clock::now() +
+                        absl::ToChronoMilliseconds(options_.shutdown_grace + absl::Seconds(1));
+  begun.Notify();
+  server_->Shutdown(backstop);
   server_->Wait();
   stopped.Notify();
   grace_watch.join();
