@@ -108,7 +108,7 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
 // longer delay only holds the pod past its terminationGracePeriodSeconds.
 constexpr absl::Duration kMaxDrainDelay = absl::Minutes(10);
 
-// SourceOf is where flag `name` came from, for smcrypt_limit ("default" when not given).
+// SourceOf is where flag `name` came from, for smcrypt_limit (ServerOptions::limit_sources).
 std::string SourceOf(const ServerOptions& o, const std::string& name) {
   auto it = o.limit_sources.find(name);
   return it == o.limit_sources.end() ? "default" : it->second;
@@ -507,7 +507,8 @@ void Server::Shutdown() {
   // At the grace end the watch counts the calls still in flight and then cancels them
   // (grpc_server_cancel_all_calls, what grpc::Server::Shutdown does at its deadline), so
   // the count is of the calls it cancels. gRPC's own deadline, a second later, is a
-  // backstop only.
+  // backstop only. The grace runs from `begun`, notified as Shutdown is called (gRPC
+  // cancels calls only of a server that is shutting down).
   absl::Notification begun, stopped;
   std::thread grace_watch([this, &begun, &stopped] {
     begun.WaitForNotification();
