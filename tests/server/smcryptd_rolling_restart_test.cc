@@ -10,8 +10,8 @@
 // after each SIGTERM a stale sender opens new connections to that replica alone, one
 // attempt per call, as a Kubernetes endpoint or an L4 balancer that has not yet seen the
 // pod go does. No call of either fails. With --drain_delay=0 the stale sender's
-// connections are refused (UNAVAILABLE); without retries a few calls of the load end
-// CANCELLED; either fails the test (SMCRYPT_ROLLING_* below).
+// connections are refused (UNAVAILABLE); without retries a few calls of the load mostly
+// end CANCELLED; either fails the test (SMCRYPT_ROLLING_* below).
 //
 // DrainTest: one replica. During the drain delay health is NOT_SERVING on both listeners,
 // smcrypt_draining is 1, new connections are served and a stream open at SIGTERM goes on;
