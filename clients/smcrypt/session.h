@@ -23,8 +23,9 @@ inline constexpr char kDefaultTarget[] = "localhost:50051";
 inline constexpr absl::Duration kDefaultUnaryTimeout = absl::Seconds(30);
 
 // ChannelConfig is what the connection flags describe (--target, --tls, --ca, --cert,
-// --cert-key, --server-name, --timeout): the target, the channel credentials and
-// arguments, and the RPC deadline. smcrypt-load builds its channels from it too.
+// --cert-key, --server-name, --timeout, --no-retries): the target, the channel
+// credentials and arguments (--no-retries: GRPC_ARG_ENABLE_RETRIES 0), and the RPC
+// deadline. smcrypt-load builds its channels from it too.
 // kServiceConfigJson is the default gRPC service config of smcrypt's clients (the CLI
 // and smcrypt-load): round_robin over every address the target resolves to (a dns:///
 // name of a headless Service, or ipv4:A:P,B:Q,...), and retries of RPCs that fail with
