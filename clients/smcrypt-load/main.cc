@@ -86,8 +86,6 @@ const std::vector<OwnedFlag>& OwnedFlags() {
                                   "\"SM2\", \"keys\": {\"SM2\": \"sm2-sign\"}}; flags on the "
                                   "command line win"},
         {"stream-bytes", "SIZE", "paper: the streamed size (default 1GiB)"},
-        {"no-retries", "", "turn gRPC's retries off (default: the clients' retry policy, "
-                           "UNAVAILABLE and CANCELLED retried up to 5 attempts)"},
         {"connections", "N", absl::StrCat("gRPC channels, each its own connection (default ",
                                           kDefaultConnections, ", at most ", kMaxConnections,
                                           ")")},

@@ -54,6 +54,9 @@ std::vector<FlagSpec> GroupFlags(unsigned groups) {
         {"server-name", "NAME", "expected server name in its certificate (TLS SNI/override)"},
         {"timeout", "DURATION", "RPC deadline: seconds or 500ms, 10s, 2m (default 30s for "
                                 "single calls, none for streams)"},
+        {"no-retries", "", "send each RPC once (default: an RPC that ends UNAVAILABLE or "
+                           "CANCELLED is retried, up to 5 attempts, on another replica when "
+                           "the target has several)"},
     });
   }
   return flags;

@@ -31,7 +31,8 @@ inline constexpr int kExitRpc = 3;
 
 // Flag groups a command accepts besides its own flags.
 enum FlagGroup : unsigned {
-  kConnectionFlags = 1 << 0,  // --local --target --tls --ca --cert --cert-key --server-name --timeout
+  // --local --target --tls --ca --cert --cert-key --server-name --timeout --no-retries
+  kConnectionFlags = 1 << 0,
   kKeyFlags = 1 << 1,         // --key-id --key --key-hex --pass --pass-file
   kInputFlags = 1 << 2,       // --in
   kOutputFlags = 1 << 3,      // --out --format --outform --inform

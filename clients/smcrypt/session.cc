@@ -115,6 +115,7 @@ absl::StatusOr<ChannelConfig> ChannelConfigFromArgs(const Args& args) {
   channel_args.SetMaxReceiveMessageSize(-1);
   channel_args.SetMaxSendMessageSize(-1);
   channel_args.SetServiceConfigJSON(kServiceConfigJson);
+  if (args.Has("no-retries")) channel_args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
 
   bool tls = args.Has("tls") || args.Has("ca") || args.Has("cert") || args.Has("cert-key") ||
              args.Has("server-name");

@@ -23,13 +23,14 @@ inline constexpr char kDefaultTarget[] = "localhost:50051";
 inline constexpr absl::Duration kDefaultUnaryTimeout = absl::Seconds(30);
 
 // ChannelConfig is what the connection flags describe (--target, --tls, --ca, --cert,
-// --cert-key, --server-name, --timeout): the target, the channel credentials and
-// arguments, and the RPC deadline. smcrypt-load builds its channels from it too.
+// --cert-key, --server-name, --timeout, --no-retries): the target, the channel
+// credentials and arguments (--no-retries: GRPC_ARG_ENABLE_RETRIES 0), and the RPC
+// deadline. smcrypt-load builds its channels from it too.
 // kServiceConfigJson is the default gRPC service config of smcrypt's clients (the CLI
 // and smcrypt-load): round_robin over every address the target resolves to (a dns:///
 // name of a headless Service, or ipv4:A:P,B:Q,...), and retries of RPCs that fail with
-// UNAVAILABLE — the status of a connection that broke or of a replica that is draining
-// (SIGTERM) — or CANCELLED, which gRPC C++ up to at least 1.64 also reports for calls
+// UNAVAILABLE — the status of a connection that broke, or that a stopping replica refused
+// after its --drain_delay — or CANCELLED, which gRPC C++ up to at least 1.64 also reports for calls
 // a shutting-down or dying server had received but not started (grpc/grpc#41785; a
 // call the application cancels itself is never retried), up to 5 attempts with
 // exponential backoff from 50 ms to 1 s. Every

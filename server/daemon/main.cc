@@ -4,10 +4,12 @@
 //
 // SIGHUP reloads the keyring (--keys_dir) now (a bad keyring is logged and the previous
 // one kept) and reopens the --audit_log file. SIGTERM or SIGINT: health turns
-// NOT_SERVING, the server stops accepting RPCs, drains in-flight RPCs for up to
+// NOT_SERVING while every RPC is still served for --drain_delay (a second SIGTERM or SIGINT
+// ends the delay), then the server stops accepting RPCs, drains in-flight RPCs for up to
 // --shutdown_grace, the audit queue is written out, and the process exits 0. Start-up errors
 // (bad flag, bad key file, unknown CPU feature name, address in use) exit 1.
 #include <signal.h>
+#include <time.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -15,6 +17,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
@@ -98,7 +101,12 @@ ABSL_FLAG(absl::Duration, reload_interval, absl::Seconds(10),
           "TLS files are used for new handshakes (gRPC re-reads them in whole seconds, at "
           "least 1). 0: the keyring reloads only on SIGHUP, TLS files are read once");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(20),
-          "on SIGTERM/SIGINT, how long in-flight RPCs may run before they are cancelled");
+          "on SIGTERM/SIGINT, after --drain_delay, how long in-flight RPCs may run before they "
+          "are cancelled");
+ABSL_FLAG(absl::Duration, drain_delay, absl::Seconds(5),
+          "on SIGTERM/SIGINT, how long health is NOT_SERVING while every RPC is still served, "
+          "so Kubernetes endpoints and load balancers stop sending before the listener "
+          "closes; a second SIGTERM/SIGINT ends it early. 0: none; at most 10m");
 ABSL_FLAG(int32_t, worker_threads, -1,
           "threads that run unary crypto work, off gRPC's transport threads; -1: one per "
           "online CPU; 0: run it inline on gRPC's callback threads");
@@ -228,6 +236,14 @@ bool OptionsFromFlags(smcrypt::server::ServerOptions* options) {
   options->max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   options->max_inflight = absl::GetFlag(FLAGS_max_inflight);
   options->shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
+  options->drain_delay = absl::GetFlag(FLAGS_drain_delay);
+  // smcrypt_limit's source: "flag" for a value other than the flag's default.
+  for (const char* name : {"drain_delay", "shutdown_grace"}) {
+    const absl::CommandLineFlag* f = absl::FindCommandLineFlag(name);
+    if (f != nullptr && f->CurrentValue() != f->DefaultValue()) {
+      options->limit_sources[name] = "flag";
+    }
+  }
   options->worker_threads = absl::GetFlag(FLAGS_worker_threads);
   options->public_key_cache_size = absl::GetFlag(FLAGS_public_key_cache_size);
   options->batching.enabled = absl::GetFlag(FLAGS_batching);
@@ -259,20 +275,65 @@ bool OptionsFromFlags(smcrypt::server::ServerOptions* options) {
   return true;
 }
 
-// ServeUntilSignal reloads the keyring and reopens the audit log on SIGHUP and shuts `server` down on SIGTERM or
-// SIGINT (`signals`, blocked in every thread).
-void ServeUntilSignal(smcrypt::server::Server* server, const sigset_t& signals) {
+// SignalName names the signals of `signals` in main: SIGTERM, SIGINT, SIGHUP.
+const char* SignalName(int sig) {
+  return sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : "SIGHUP";
+}
+
+// Reload is SIGHUP: the keyring is reloaded and the audit log reopened.
+void Reload(smcrypt::server::Server* server) {
+  LogInfo("received SIGHUP: reloading the keyring, reopening the audit log");
+  server->ReopenAuditLog();
+  // A failed reload has been logged; the server keeps serving with the previous keyring.
+  absl::Status s = server->ReloadKeyring();
+  if (absl::IsFailedPrecondition(s)) LogInfo(absl::StrCat("SIGHUP: ", s.message()));
+}
+
+// WaitDrainDelay serves on for `delay` (SIGHUP still reloads); a SIGTERM or SIGINT ends
+// the wait early.
+void WaitDrainDelay(smcrypt::server::Server* server, const sigset_t& signals,
+                    absl::Duration delay) {
+  const absl::Time end = absl::Now() + delay;
+  for (;;) {
+    const absl::Duration left = end - absl::Now();
+    if (left <= absl::ZeroDuration()) {
+      LogInfo(absl::StrCat("drain delay of ", absl::FormatDuration(delay), " over"));
+      return;
+    }
+    const timespec timeout = absl::ToTimespec(left);
+    const int sig = sigtimedwait(&signals, nullptr, &timeout);
+    if (sig < 0) continue;  // EAGAIN (time is up) or EINTR: the loop checks the time
+    if (sig == SIGHUP) {
+      Reload(server);
+      continue;
+    }
+    LogInfo(absl::StrCat("received ", SignalName(sig), " again: skipping the remaining ",
+                         absl::FormatDuration(absl::Trunc(end - absl::Now(),
+                                                          absl::Milliseconds(1))),
+                         " of the drain delay"));
+    return;
+  }
+}
+
+// ServeUntilSignal reloads the keyring and reopens the audit log on SIGHUP; on SIGTERM or
+// SIGINT (`signals`, blocked in every thread) it drains `server`: health NOT_SERVING,
+// RPCs served on for `drain_delay`, then Shutdown.
+void ServeUntilSignal(smcrypt::server::Server* server, const sigset_t& signals,
+                      absl::Duration drain_delay) {
   int sig = 0;
   for (;;) {
     sigwait(&signals, &sig);
     if (sig != SIGHUP) break;
-    LogInfo("received SIGHUP: reloading the keyring, reopening the audit log");
-    server->ReopenAuditLog();
-    // A failed reload has been logged; the server keeps serving with the previous keyring.
-    absl::Status s = server->ReloadKeyring();
-    if (absl::IsFailedPrecondition(s)) LogInfo(absl::StrCat("SIGHUP: ", s.message()));
+    Reload(server);
   }
-  LogInfo(absl::StrCat("received ", sig == SIGTERM ? "SIGTERM" : "SIGINT"));
+  LogInfo(absl::StrCat("received ", SignalName(sig)));
+  server->BeginDrain();
+  if (drain_delay > absl::ZeroDuration()) {
+    LogInfo(absl::StrCat("drain delay: serving on for ", absl::FormatDuration(drain_delay),
+                         " (--drain_delay) so that endpoints and load balancers stop sending; "
+                         "a second SIGTERM or SIGINT skips it"));
+    WaitDrainDelay(server, signals, drain_delay);
+  }
   server->Shutdown();
 }
 
@@ -305,6 +366,6 @@ int main(int argc, char** argv) {
     LogError(absl::StrCat("start-up failed: ", s.ToString()));
     return 1;
   }
-  ServeUntilSignal(&server, signals);
+  ServeUntilSignal(&server, signals, options.drain_delay);
   return 0;
 }

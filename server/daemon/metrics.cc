@@ -507,6 +507,25 @@ void Metrics::AddGauges(prometheus::Registry& r) {
                              "(--malloc_trim_after_bytes).")
                        .Register(r)
                        .Add({});
+  draining_ = &prometheus::BuildGauge()
+                   .Name("smcrypt_draining")
+                   .Help("1 from SIGTERM or SIGINT to exit: health is NOT_SERVING, RPCs are "
+                         "served for --drain_delay, then in-flight RPCs finish within "
+                         "--shutdown_grace.")
+                   .Register(r)
+                   .Add({});
+}
+
+void Metrics::AddLimitValues(const std::vector<LimitValue>& values) {
+  // The family is registered under prometheus-cpp's default InsertBehavior::Merge, so
+  // every part of the server that reports limits adds its children to the one family.
+  auto& family = prometheus::BuildGauge()
+                     .Name("smcrypt_limit")
+                     .Help("Every sized or limit value in force, by flag name and source.")
+                     .Register(*registry_);
+  for (const LimitValue& v : values) {
+    family.Add({{"name", v.name}, {"source", v.source}}).Set(v.value);
+  }
 }
 
 void Metrics::SetAuditLog(const AuditLog* audit) {

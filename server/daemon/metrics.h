@@ -26,6 +26,8 @@
 //   smcrypt_inflight_requests
 //   smcrypt_inflight_bytes, smcrypt_inflight_bytes_peak                --max_inflight_bytes charge
 //   smcrypt_malloc_trims_total                                        memory_trimmer.h
+//   smcrypt_draining                                                  1 from SIGTERM on
+//   smcrypt_limit{name,source}                                        values in force
 //   smcrypt_batch_size{grpc_method,algorithm}                         calls per batch, 1 … 4096
 //   smcrypt_batch_queue_seconds{grpc_method,algorithm}                time a call waited, 1 µs … 1 s
 //   process_cpu_seconds_total, process_resident_memory_bytes           from /proc/self
@@ -65,6 +67,15 @@
 #include "smcrypt/cpu.h"
 
 namespace smcrypt::server {
+
+// LimitValue is one child of smcrypt_limit: a value in force (`name` the flag's name,
+// with a unit suffix such as _seconds where the flag has one) and where it came from
+// ("flag", "default", ...).
+struct LimitValue {
+  std::string name;
+  double value = 0;
+  std::string source;
+};
 
 class Metrics final : public EngineObserver, public BatchObserver, public ReloadObserver {
  public:
@@ -114,6 +125,10 @@ class Metrics final : public EngineObserver, public BatchObserver, public Reload
     inflight_bytes_peak_->Set(static_cast<double>(peak));
   }
   void CountMallocTrim() { malloc_trims_->Increment(); }
+  // SetDraining sets smcrypt_draining: 1 from the drain's start (SIGTERM) to exit.
+  void SetDraining(bool draining) { draining_->Set(draining ? 1 : 0); }
+  // AddLimitValues adds children to smcrypt_limit{name,source}. Call once, at start.
+  void AddLimitValues(const std::vector<LimitValue>& values);
   // SetAuditLog: the audit log whose AuditStats the smcrypt_audit_* metrics report at
   // each scrape (null: none, reported as zeros and healthy). Call before StartExposer;
   // `audit` must outlive the metrics.
@@ -159,6 +174,7 @@ class Metrics final : public EngineObserver, public BatchObserver, public Reload
   prometheus::Gauge* inflight_bytes_ = nullptr;
   prometheus::Gauge* inflight_bytes_peak_ = nullptr;
   prometheus::Counter* malloc_trims_ = nullptr;
+  prometheus::Gauge* draining_ = nullptr;
   std::array<prometheus::Histogram*, kNumBatchedOperations> batch_size_{};
   std::array<prometheus::Histogram*, kNumBatchedOperations> batch_queue_seconds_{};
   std::atomic<int64_t> inflight_count_{0};

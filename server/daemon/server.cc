@@ -4,11 +4,14 @@
 #include <chrono>
 #include <climits>
 #include <fstream>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "grpc/grpc.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/resource_quota.h"
@@ -101,6 +104,16 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
   return grpc::SslServerCredentials(ssl);
 }
 
+// kMaxDrainDelay bounds --drain_delay: endpoint and balancer updates take seconds, and a
+// longer delay only holds the pod past its terminationGracePeriodSeconds.
+constexpr absl::Duration kMaxDrainDelay = absl::Minutes(10);
+
+// SourceOf is where flag `name` came from, for smcrypt_limit (ServerOptions::limit_sources).
+std::string SourceOf(const ServerOptions& o, const std::string& name) {
+  auto it = o.limit_sources.find(name);
+  return it == o.limit_sources.end() ? "default" : it->second;
+}
+
 // CheckLimits checks the numeric flags, --max_message_bytes to --stream_idle_timeout.
 absl::Status CheckLimits(const ServerOptions& o) {
   if (o.max_message_bytes == 0 || o.max_message_bytes > INT_MAX) {
@@ -128,6 +141,11 @@ absl::Status CheckLimits(const ServerOptions& o) {
   }
   if (o.shutdown_grace < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--shutdown_grace must not be negative");
+  }
+  if (o.drain_delay < absl::ZeroDuration() || o.drain_delay > kMaxDrainDelay) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--drain_delay must be 0 (none) to ", absl::FormatDuration(kMaxDrainDelay), ", got ",
+        absl::FormatDuration(o.drain_delay)));
   }
   if (o.max_inflight_bytes != 0 &&
       o.max_inflight_bytes < o.max_message_bytes) {
@@ -258,6 +276,12 @@ absl::Status Server::StartMetricsAndSelfTests() {
   // Metrics, kernels, self-tests (fail closed: health stays NOT_SERVING on failure).
   metrics_ = Metrics::New();
   metrics_->SetAuditLog(audit_.get());
+  metrics_->AddLimitValues({
+      {"drain_delay_seconds", absl::ToDoubleSeconds(options_.drain_delay),
+       SourceOf(options_, "drain_delay")},
+      {"shutdown_grace_seconds", absl::ToDoubleSeconds(options_.shutdown_grace),
+       SourceOf(options_, "shutdown_grace")},
+  });
   const std::vector<KernelChoice> kernels = ActiveKernels();
   metrics_->SetKernels(kernels);
   for (const KernelChoice& k : kernels) {
@@ -457,18 +481,50 @@ void Server::ReopenAuditLog() {
   if (audit_ != nullptr) audit_->Reopen();
 }
 
-void Server::Shutdown() {
+void Server::BeginDrain() {
   if (server_ == nullptr) return;
   {
     absl::MutexLock lock(&mu_);
+    if (shutting_down_) return;
     shutting_down_ = true;
   }
   SetHealth(false);
-  LogInfo(absl::StrCat("shutting down: draining in-flight RPCs for up to ",
-                       absl::FormatDuration(options_.shutdown_grace)));
-  server_->Shutdown(std::chrono::system_clock::now() +
-                    absl::ToChronoMilliseconds(options_.shutdown_grace));
+  metrics_->SetDraining(true);
+  LogInfo(absl::StrCat("draining: health NOT_SERVING on ", HostOf(options_.listen), ":", port_,
+                       health_server_ != nullptr
+                           ? absl::StrCat(" and ", HostOf(options_.health_listen), ":",
+                                          health_port_)
+                           : std::string(),
+                       "; RPCs are still served"));
+}
+
+void Server::Shutdown() {
+  if (server_ == nullptr) return;
+  BeginDrain();
+  LogInfo(absl::StrCat("shutting down: no new RPCs (GOAWAY); in-flight RPCs and streams may "
+                       "finish for up to ",
+                       absl::FormatDuration(options_.shutdown_grace), " (--shutdown_grace)"));
+  // At the grace end the watch counts the calls still in flight and then cancels them
+  // (grpc_server_cancel_all_calls, what grpc::Server::Shutdown does at its deadline), so
+  // the count is of the calls it cancels. gRPC's own deadline, a second later, is a
+  // backstop only. The grace runs from `begun`, notified as Shutdown is called (gRPC
+  // cancels calls only of a server that is shutting down).
+  absl::Notification begun, stopped;
+  std::thread grace_watch([this, &begun, &stopped] {
+    begun.WaitForNotification();
+    if (stopped.WaitForNotificationWithTimeout(options_.shutdown_grace)) return;
+    LogInfo(absl::StrCat("shutdown grace of ", absl::FormatDuration(options_.shutdown_grace),
+                         " over: cancelling ", metrics_->inflight().load(),
+                         " RPCs still in flight"));
+    grpc_server_cancel_all_calls(server_->c_server());
+  });
+  const auto backstop = std::chrono::system_clock::now() +
+                        absl::ToChronoMilliseconds(options_.shutdown_grace + absl::Seconds(1));
+  begun.Notify();
+  server_->Shutdown(backstop);
   server_->Wait();
+  stopped.Notify();
+  grace_watch.join();
   if (health_server_ != nullptr) {
     health_server_->Shutdown(std::chrono::system_clock::now());
     health_server_->Wait();

@@ -5,6 +5,7 @@
 #define SMCRYPT_SERVER_SERVER_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -47,6 +48,13 @@ struct ServerOptions {
   int64_t max_inflight = 65536;
   // shutdown_grace: how long Shutdown waits for in-flight RPCs before cancelling them.
   absl::Duration shutdown_grace = absl::Seconds(20);
+  // drain_delay: on SIGTERM/SIGINT, how long smcryptd serves on with health NOT_SERVING
+  // (BeginDrain) before Shutdown; 0 to 10 min. The daemon waits it out (main.cc); the
+  // Server checks its bound and reports it.
+  absl::Duration drain_delay = absl::Seconds(5);
+  // limit_sources: where each flag reported in smcrypt_limit came from ("flag" when set
+  // to a value other than its default), by flag name; a flag absent here is "default".
+  std::map<std::string, std::string> limit_sources;
   // health_listen: if set, a second, plaintext gRPC server on this address serves only
   // grpc.health.v1.Health (mirroring the main server's status), for Kubernetes gRPC
   // probes, which cannot speak TLS. Port 0 picks a free port (see health_port()).
@@ -121,8 +129,15 @@ class Server {
   // it; AuditLog::Reopen); nothing for stderr or none.
   void ReopenAuditLog();
 
-  // Shutdown turns health NOT_SERVING, stops accepting RPCs, lets in-flight RPCs finish
-  // for up to shutdown_grace and cancels what is left. Returns when the server stopped.
+  // BeginDrain turns health NOT_SERVING on both gRPC listeners (for good: a later
+  // self-test run cannot turn it back) and smcrypt_draining to 1; every RPC is still
+  // accepted and served, so balancers that have not yet seen the health change lose
+  // nothing. Idempotent.
+  void BeginDrain();
+  // Shutdown begins the drain if it has not begun, stops accepting RPCs (gRPC sends
+  // GOAWAY), lets in-flight RPCs and streams finish for up to shutdown_grace and then
+  // cancels what is left (logging how many calls were still in flight). Returns when
+  // the server stopped.
   void Shutdown();
   // Wait blocks until the server has shut down.
   void Wait();

@@ -99,7 +99,7 @@ class ServerTest(unittest.TestCase):
         with open(cls.log, "w") as log:
             cls.proc = subprocess.Popen(
                 emulated(ARGS.smcryptd, "--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
-                         "--keys_dir=" + keys),
+                         "--keys_dir=" + keys, "--drain_delay=0"),
                 stdout=log, stderr=subprocess.STDOUT)
         cls.target = cls.metrics = None
         deadline = time.monotonic() + 60  # start-up self-tests run under emulation

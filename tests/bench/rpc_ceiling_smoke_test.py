@@ -61,7 +61,7 @@ def main() -> int:
                                     r"echo listening on 127\.0\.0\.1:(\d+)")
             procs.append(echo)
             server, port = start([smcryptd, "--listen=127.0.0.1:0", "--metrics_listen=",
-                                  "--keys_dir=" + keys, "--audit_log=none"],
+                                  "--keys_dir=" + keys, "--audit_log=none", "--drain_delay=0"],
                                  os.path.join(tmp, "smcryptd.log"),
                                  r"listening on 127\.0\.0\.1:(\d+)")
             procs.append(server)

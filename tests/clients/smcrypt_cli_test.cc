@@ -116,12 +116,14 @@ class SmcryptCliTest : public ::testing::Test {
     server_pid_ = StartServer(port_, {}, *server_log_);
   }
 
-  // StartServer starts smcryptd on 127.0.0.1:`port` with `extra` flags and waits until
-  // it accepts connections; returns its pid, or -1 after a test failure.
+  // StartServer starts smcryptd on 127.0.0.1:`port` with `extra` flags (and no drain
+  // delay: StopServer's SIGTERM waits for no balancer) and waits until it accepts
+  // connections; returns its pid, or -1 after a test failure.
   static pid_t StartServer(int port, const std::vector<std::string>& extra,
                            const std::string& log) {
     std::vector<std::string> argv = {SMCRYPTD_PATH, absl::StrCat("--listen=127.0.0.1:", port),
-                                     absl::StrCat("--metrics_listen=127.0.0.1:", FreePort())};
+                                     absl::StrCat("--metrics_listen=127.0.0.1:", FreePort()),
+                                     "--drain_delay=0"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     pid_t pid = Spawn(argv, Path("empty"), log + ".out", log);
     if (pid <= 0) return -1;

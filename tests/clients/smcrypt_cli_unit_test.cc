@@ -140,6 +140,31 @@ TEST(FlagsTest, RejectsBadFlags) {
 
 // The exit status follows the ErrorInfo reason of a status, not its message: 1 for
 // DECRYPTION_FAILED (call or batch item), 3 for the other server errors.
+// --no-retries turns gRPC's retries off on the channel (GRPC_ARG_ENABLE_RETRIES 0);
+// without it the channel keeps gRPC's default (on) and the service config's retry policy.
+TEST(ChannelConfigTest, NoRetriesTurnsRetriesOff) {
+  for (const bool no_retries : {false, true}) {
+    std::vector<std::string> argv = {"--target", "ipv4:127.0.0.1:1,127.0.0.1:2"};
+    if (no_retries) argv.push_back("--no-retries");
+    absl::StatusOr<Args> args = ParseArgs(GroupFlags(kConnectionFlags), argv);
+    ASSERT_THAT(args.status(), IsOk());
+    absl::StatusOr<ChannelConfig> config = ChannelConfigFromArgs(*args);
+    ASSERT_THAT(config.status(), IsOk());
+    const grpc_channel_args c = config->channel_args.c_channel_args();
+    int found = 0, value = -1;
+    for (size_t i = 0; i < c.num_args; ++i) {
+      if (std::string(c.args[i].key) == GRPC_ARG_ENABLE_RETRIES) {
+        ++found;
+        value = c.args[i].value.integer;
+      }
+    }
+    EXPECT_EQ(found, no_retries ? 1 : 0) << no_retries;
+    if (no_retries) {
+      EXPECT_EQ(value, 0);
+    }
+  }
+}
+
 TEST(ExitCodeTest, ErrorInfoReasonDecides) {
   const rpc::ErrorInfo failed{"DECRYPTION_FAILED", "smcrypt.v1", {}};
   const rpc::ErrorInfo not_found{"KEY_NOT_FOUND", "smcrypt.v1", {{"key_id", "k"}}};

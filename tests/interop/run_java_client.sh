@@ -79,7 +79,7 @@ start_tls_smcryptd() {
   shift
   : >"$log"
   "$smcryptd" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 --keys_dir="$SMCRYPT_KEYS_DIR" \
-    --tls_cert="$tls/server.pem" --tls_key="$tls/server.key" "$@" >>"$log" 2>&1 &
+    --tls_cert="$tls/server.pem" --tls_key="$tls/server.key" --drain_delay=0 "$@" >>"$log" 2>&1 &
   pid=$!
   tls_pids+=("$pid")
   port=$(wait_port "$log" "listening on" "$pid" 300) || {

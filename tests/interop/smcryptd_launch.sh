@@ -12,7 +12,8 @@
 #   hmac.pem   HMAC KEY     32 random bytes
 #   aes256.pem AES KEY      32 random bytes
 #   dek.v1.pem, dek.v2.pem  SM4 KEY  16 random bytes each: two versions of key "dek"
-# — starts SMCRYPTD --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 --keys_dir=WORK_DIR/keys,
+# — starts SMCRYPTD --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 --keys_dir=WORK_DIR/keys
+# --drain_delay=0,
 # reads the port it chose from its log ("listening on 127.0.0.1:PORT") and exports
 # SMCRYPT_TARGET=127.0.0.1:PORT and SMCRYPT_KEYS_DIR. The server's log is WORK_DIR/smcryptd.log
 # (printed if start-up fails). An EXIT trap sends SIGTERM and waits for the process.
@@ -44,8 +45,9 @@ start_smcryptd() {
   lock_keyring "$keys"  # smcryptd refuses world-readable secret keys
 
   : >"$log"
+  # No drain delay: the EXIT trap's SIGTERM waits for no load balancer.
   "$smcryptd" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 --keys_dir="$keys" \
-    >>"$log" 2>&1 &
+    --drain_delay=0 >>"$log" 2>&1 &
   smcryptd_pid=$!
   trap stop_smcryptd EXIT
 
