@@ -22,10 +22,14 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../../deploy/local/lib.sh"
 
 smcryptd_pid=""
+replica_pids=()
 
+# stop_smcryptd: stops the smcryptd of start_smcryptd and the replicas of start_replicas.
 stop_smcryptd() {
   if [[ -n "$smcryptd_pid" ]]; then stop_pids "$smcryptd_pid"; fi
+  if ((${#replica_pids[@]})); then stop_pids "${replica_pids[@]}"; fi
   smcryptd_pid=""
+  replica_pids=()
 }
 
 start_smcryptd() {
@@ -62,14 +66,8 @@ start_smcryptd() {
 # start_replicas SMCRYPTD WORK_DIR N: starts N more smcryptd processes (no keyring; port 0,
 # logs WORK_DIR/replica-I.log) beside the one of start_smcryptd and exports
 # SMCRYPT_REPLICAS (their gRPC addresses, comma-separated: a target for a static resolver)
-# and SMCRYPT_REPLICA_METRICS (their /metrics addresses, space-separated). The EXIT trap
-# stops them with the first.
-replica_pids=()
-stop_replicas() {
-  if ((${#replica_pids[@]})); then stop_pids "${replica_pids[@]}"; fi
-  replica_pids=()
-  stop_smcryptd
-}
+# and SMCRYPT_REPLICA_METRICS (their /metrics addresses, space-separated). stop_smcryptd
+# (the EXIT trap of start_smcryptd) stops them too.
 start_replicas() {
   local smcryptd=$1 work=$2 n=$3 i log port metrics targets=() metric_targets=()
   for ((i = 1; i <= n; i++)); do
@@ -77,7 +75,6 @@ start_replicas() {
     : >"$log"
     "$smcryptd" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 >>"$log" 2>&1 &
     replica_pids+=($!)
-    trap stop_replicas EXIT
     port=$(wait_port "$log" "listening on" "$!" 300) || exit 1
     metrics=$(wait_port "$log" "metrics on" "$!" 300) || exit 1
     targets+=("127.0.0.1:$port") metric_targets+=("127.0.0.1:$metrics")
