@@ -24,12 +24,14 @@
 # deploy/local/podman.sh (smcrypt's containers.conf, runc).
 #
 # Exit 77 when podman cannot store or run an image on this host (the reason is printed),
-# so the container tests can skip: the podman steps (`podman info`, `podman import` of
-# the base, `podman run` of it) are run, and a failure whose message is one a host without
-# a usable mount namespace, overlay or user namespaces gives (podman_unusable_reason in
+# so the container tests can skip: before anything slow, `podman info`, `podman import` of
+# a tiny tree (/usr/bin/true and its libraries) and `podman run` of it are run, then the
+# base's import and run; a failure whose message is one a host without a usable mount
+# namespace, cgroup tree, overlay or user namespaces gives (podman_unusable_reason in
 # deploy/local/lib-podman.sh: a chroot's `remount /, flags: 0x44000: invalid argument`,
-# overlay on overlay, namespaces refused) is that case. Any other failure exits non-zero
-# as well. --probe runs only these steps (no image is built; exit 0 when podman works).
+# no /sys/fs/cgroup, overlay on overlay, namespaces refused) is that case. Any other
+# failure exits non-zero as well. --probe runs only the first three steps (no image is
+# built; exit 0 when podman works).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -48,7 +50,7 @@ while (($#)); do
     --ccache) ccache_dir=$2; shift 2 ;;
     --target) target=$2; shift 2 ;;
     --probe) probe_only=1; shift ;;
-    -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
     *) echo "image.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
