@@ -50,7 +50,7 @@ while (($#)); do
     --ccache) ccache_dir=$2; shift 2 ;;
     --target) target=$2; shift 2 ;;
     --probe) probe_only=1; shift ;;
-    -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "image.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
