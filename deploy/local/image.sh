@@ -90,11 +90,13 @@ podman_step() {
 }
 
 # The host check, before anything slow: podman's store (info, importing a tree made of
-# /usr/bin/true and the libraries it loads) and a container run from that image.
+# /usr/bin/true and the libraries it loads) and a container run from that image (a tag of
+# this run's own, so that runs at the same time do not remove each other's).
 probe_host() {
-  local tree lib img=localhost/smcrypt-probe:latest
+  local lib img=localhost/smcrypt-probe:$$
   podman_step "podman info" "${podman[@]}" info
   tree=$(mktemp -d /var/tmp/smcrypt-probe.XXXXXX)
+  trap 'rm -rf "$tree"' EXIT
   cp /usr/bin/true "$tree/true"
   for lib in $(ldd /usr/bin/true | grep -o '/[^ ]*'); do
     mkdir -p "$tree$(dirname "$lib")"
@@ -103,6 +105,7 @@ probe_host() {
   podman_step "podman import" bash -c 'tar -C "$1" -c . | "${@:2}" import - "$0"' \
     "$img" "$tree" "${podman[@]}"
   rm -rf "$tree"
+  trap - EXIT
   podman_step "podman run" "${podman[@]}" run --rm --network none "$img" /true
   "${podman[@]}" rmi "$img" >/dev/null 2>&1 || true
 }
