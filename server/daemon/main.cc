@@ -72,6 +72,10 @@ ABSL_FLAG(uint64_t, malloc_trim_after_bytes, 16u << 20,
 ABSL_FLAG(absl::Duration, stream_idle_timeout, absl::Seconds(60),
           "a streaming RPC with no message received or sent for this long is cancelled "
           "(CANCELLED), freeing its --max_inflight slot; 0 disables it");
+ABSL_FLAG(absl::Duration, max_connection_age, absl::ZeroDuration(),
+          "a client connection open this long is sent GOAWAY (calls in flight get up to "
+          "--shutdown_grace to finish), so the client reconnects and resolves the name "
+          "again, reaching replicas added since; 0 (default): connections never age out");
 ABSL_FLAG(bool, allow_insecure_key_permissions, false,
           "load keyring files readable or writable by any user (and a --keys_dir any "
           "user may write), with a warning; by default they fail start-up");
@@ -256,6 +260,7 @@ bool OptionsFromFlags(smcrypt::server::ServerOptions* options) {
   }
   options->max_inflight_bytes = absl::GetFlag(FLAGS_max_inflight_bytes);
   options->stream_idle_timeout = absl::GetFlag(FLAGS_stream_idle_timeout);
+  options->max_connection_age = absl::GetFlag(FLAGS_max_connection_age);
   options->grpc_memory_quota = absl::GetFlag(FLAGS_grpc_memory_quota);
   options->max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
   options->malloc_trim_after_bytes = absl::GetFlag(FLAGS_malloc_trim_after_bytes);

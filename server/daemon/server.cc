@@ -159,6 +159,17 @@ absl::Status CheckLimits(const ServerOptions& o) {
   return absl::OkStatus();
 }
 
+// CheckMaxConnectionAge: --max_connection_age is 0 (no limit) or from 1s to 24h.
+absl::Status CheckMaxConnectionAge(const ServerOptions& o) {
+  const absl::Duration age = o.max_connection_age;
+  if (age != absl::ZeroDuration() && (age < absl::Seconds(1) || age > absl::Hours(24))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max_connection_age must be 0 (no limit) or from 1s to 24h, got ",
+        absl::FormatDuration(age)));
+  }
+  return absl::OkStatus();
+}
+
 // CheckReloadInterval: --reload_interval is 0 (no polling) or from 100ms to 24h.
 absl::Status CheckReloadInterval(const ServerOptions& o) {
   if (o.reload_interval != absl::ZeroDuration() &&
@@ -219,6 +230,7 @@ absl::Status Server::BuildAndStart(const ServerOptions& options) {
   if (absl::Status s = CheckLimits(options_); !s.ok()) return s;
   if (absl::Status s = OpenGuards(); !s.ok()) return s;
   if (absl::Status s = CheckReloadInterval(options_); !s.ok()) return s;
+  if (absl::Status s = CheckMaxConnectionAge(options_); !s.ok()) return s;
   // Taken before the load, so that a change while it runs is reloaded at the first check.
   std::string keyring_fingerprint;
   absl::StatusOr<std::unique_ptr<KeyStore>> keys = LoadKeyring(&keyring_fingerprint);
@@ -390,6 +402,14 @@ absl::Status Server::StartGrpcServers(const std::shared_ptr<grpc::ServerCredenti
   // their calls end and release their --max_inflight slots.
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 60 * 1000);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20 * 1000);
+  // Clients reconnect (and resolve again) when a connection ages out (server.h).
+  if (options_.max_connection_age > absl::ZeroDuration()) {
+    const int64_t age_ms = absl::ToInt64Milliseconds(options_.max_connection_age);
+    const int64_t grace_ms = absl::ToInt64Milliseconds(options_.shutdown_grace);
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS, static_cast<int>(age_ms));
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
+                               static_cast<int>(std::min<int64_t>(grace_ms, INT_MAX)));
+  }
   if (options_.max_concurrent_streams > 0) {
     builder.AddChannelArgument(
         GRPC_ARG_MAX_CONCURRENT_STREAMS,

@@ -85,6 +85,9 @@ struct ServerOptions {
   // stream_idle_timeout: a streaming RPC with no completed read or write for this long
   // is cancelled (stream_reaper.h); 0 disables it.
   absl::Duration stream_idle_timeout = absl::Seconds(60);
+  // max_connection_age: a connection open this long is sent GOAWAY, and its calls get
+  // shutdown_grace to finish (gRPC's max connection age); 0: no limit. 0 or 1s to 24h.
+  absl::Duration max_connection_age = absl::ZeroDuration();
   // allow_insecure_key_permissions: load keyring files any user may read or write
   // (key_store.h, "Permissions"), with a warning.
   bool allow_insecure_key_permissions = false;
