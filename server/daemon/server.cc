@@ -258,6 +258,7 @@ absl::Status Server::StartMetricsAndSelfTests() {
   // Metrics, kernels, self-tests (fail closed: health stays NOT_SERVING on failure).
   metrics_ = Metrics::New();
   metrics_->SetAuditLog(audit_.get());
+  PublishLimits();
   const std::vector<KernelChoice> kernels = ActiveKernels();
   metrics_->SetKernels(kernels);
   for (const KernelChoice& k : kernels) {
@@ -276,6 +277,23 @@ absl::Status Server::StartMetricsAndSelfTests() {
     if (!s.ok()) return s;
   }
   return absl::OkStatus();
+}
+
+void Server::PublishLimits() {
+  const ContainerLimits& l = options_.sizing.limits;
+  metrics_->SetContainerLimits(l.cpu_limit, l.memory_limit_bytes);
+  for (const SizedValue& v : options_.sizing.values) {
+    metrics_->SetLimit(v.name, static_cast<double>(v.value), v.source);
+  }
+  auto source = [this](const char* flag) {
+    return options_.flags_given.count(flag) > 0 ? "flag" : "default";
+  };
+  metrics_->SetLimit("max_inflight", static_cast<double>(options_.max_inflight),
+                     source("max_inflight"));
+  metrics_->SetLimit("max_message_bytes", static_cast<double>(options_.max_message_bytes),
+                     source("max_message_bytes"));
+  metrics_->SetLimit("shutdown_grace_seconds", absl::ToDoubleSeconds(options_.shutdown_grace),
+                     source("shutdown_grace"));
 }
 
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Server::Credentials() {
@@ -310,6 +328,7 @@ void Server::MakeService(std::unique_ptr<KeyStore> keys, std::string keyring_fin
   info.max_inflight = options_.max_inflight;
   info.max_inflight_bytes = options_.max_inflight_bytes;
   info.batching = options_.batching;
+  info.sizing = options_.sizing;
   if (options_.worker_threads != 0) {
     const size_t n = options_.worker_threads < 0 ? DefaultWorkerThreads()
                                                  : static_cast<size_t>(options_.worker_threads);
@@ -371,9 +390,22 @@ absl::Status Server::StartGrpcServers(const std::shared_ptr<grpc::ServerCredenti
         GRPC_ARG_MAX_CONCURRENT_STREAMS,
         static_cast<int>(std::min<uint32_t>(options_.max_concurrent_streams, INT_MAX)));
   }
-  if (options_.grpc_memory_quota > 0) {
+  if (options_.cpus > 0) {
+    // gRPC's sync-server threads (the reflection service) follow the CPUs sized for;
+    // the threads gRPC 1.51 sizes from the host's CPU count alone are listed in
+    // docs/deployment.md, "Sizing".
+    const int cpus = static_cast<int>(std::min<uint32_t>(options_.cpus, 1024));
+    builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::NUM_CQS, 1);
+    builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 1);
+    builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS,
+                                std::min(2, cpus));
+  }
+  if (options_.grpc_memory_quota > 0 || options_.cpus > 0) {
     grpc::ResourceQuota quota("smcryptd");
-    quota.Resize(options_.grpc_memory_quota);
+    if (options_.grpc_memory_quota > 0) quota.Resize(options_.grpc_memory_quota);
+    if (options_.cpus > 0) {
+      quota.SetMaxThreads(std::max(2, static_cast<int>(std::min<uint32_t>(options_.cpus, 1024))));
+    }
     builder.SetResourceQuota(quota);
   }
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;

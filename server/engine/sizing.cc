@@ -27,7 +27,7 @@ void SizeThreads(const ContainerLimits& limits, const SizingFlags& flags, Sizing
   if (limits.cpu_limit > 0) {
     const uint32_t quota = static_cast<uint32_t>(
         std::max(1.0, std::floor(std::min(limits.cpu_limit, 65536.0))));
-    if (quota < available) {
+    if (quota <= available) {
       s->cpus = quota;
       source = "cgroup cpu";
     }
