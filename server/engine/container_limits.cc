@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -287,6 +288,11 @@ ContainerLimits ParseContainerLimits(const ContainerLimitsInputs& in) {
   ContainerLimits out;
   out.cpus_available = std::max<uint32_t>(1, in.cpus_available);
   if (in.cgroup_root.empty()) return out;
+  struct stat st;
+  if (stat(in.cgroup_root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    out.notes.push_back(absl::StrCat("the cgroup root ", in.cgroup_root, " is not a directory"));
+    return out;
+  }
   const std::vector<Mount> mounts = ParseMounts(in.proc_self_mountinfo, in.cgroup_root);
   Reader v1{&out}, v2{&out};
   // cgroup.controllers says which controllers v2 has, not a limit: it does not make the

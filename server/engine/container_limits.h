@@ -15,7 +15,8 @@
 //
 // Mount points under /sys/fs/cgroup are read under `cgroup_root` instead, so tests give
 // a fake tree (smcryptd's --cgroup_root). Nothing here fails: what cannot be read is no
-// limit, and `notes` says why.
+// limit, and `notes` says why (a root that is not a directory, an unreadable or malformed
+// file; a missing file is not noted).
 #ifndef SMCRYPT_SERVER_CONTAINER_LIMITS_H_
 #define SMCRYPT_SERVER_CONTAINER_LIMITS_H_
 

@@ -193,6 +193,13 @@ TEST(ContainerLimitsTest, MissingFilesAndMountsAreNoLimit) {
   const ContainerLimits none = ParseContainerLimits(in);
   EXPECT_EQ(none.cgroup, "none");
   EXPECT_EQ(none.cpus_available, 3u);
+  EXPECT_TRUE(none.notes.empty());
+  // A root that is not there is noted (a mistyped --cgroup_root).
+  in.cgroup_root = t.root() + "/nonexistent";
+  const ContainerLimits missing = ParseContainerLimits(in);
+  EXPECT_EQ(missing.cgroup, "none");
+  ASSERT_EQ(missing.notes.size(), 1u);
+  EXPECT_NE(missing.notes[0].find("is not a directory"), std::string::npos) << missing.notes[0];
 }
 
 TEST(ContainerLimitsTest, UnreadableAndMalformedFilesAreNotedAndSkipped) {

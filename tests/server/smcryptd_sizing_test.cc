@@ -159,7 +159,7 @@ std::string Limit(const std::string& name, const std::string& source) {
 }
 
 // With 1 GiB and 1.5 CPUs and no flags: the values of docs/deployment.md, "Sizing".
-TEST(SizingTest, FakeCgroupTreeSizesTheServer) {
+TEST(SmcryptdSizingTest, FakeCgroupTreeSizesTheServer) {
   FakeCgroups fake;
   if (fake.version().empty()) GTEST_SKIP() << "this host mounts no memory cgroup to mirror";
   Smcryptd server;
@@ -197,7 +197,7 @@ TEST(SizingTest, FakeCgroupTreeSizesTheServer) {
 }
 
 // Flags given on the command line win, with source "flag"; the rest share what is left.
-TEST(SizingTest, FlagsWinOverTheCgroup) {
+TEST(SmcryptdSizingTest, FlagsWinOverTheCgroup) {
   FakeCgroups fake;
   if (fake.version().empty()) GTEST_SKIP() << "this host mounts no memory cgroup to mirror";
   Smcryptd server;
@@ -221,7 +221,7 @@ TEST(SizingTest, FlagsWinOverTheCgroup) {
 }
 
 // Flags whose worst case passes the limit start with a warning naming the numbers.
-TEST(SizingTest, FlagsOverTheLimitAreWarnedAbout) {
+TEST(SmcryptdSizingTest, FlagsOverTheLimitAreWarnedAbout) {
   FakeCgroups fake;
   if (fake.version().empty()) GTEST_SKIP() << "this host mounts no memory cgroup to mirror";
   Smcryptd server;
@@ -236,7 +236,7 @@ TEST(SizingTest, FlagsOverTheLimitAreWarnedAbout) {
 }
 
 // --cgroup_root= reads no cgroup: the CPUs available and the built-in defaults.
-TEST(SizingTest, EmptyCgroupRootUsesTheDefaults) {
+TEST(SmcryptdSizingTest, EmptyCgroupRootUsesTheDefaults) {
   Smcryptd server;
   ASSERT_TRUE(server.Start({"--cgroup_root="})) << server.log();
   const v1::GetServerInfoResponse info = Info(server);
@@ -384,7 +384,7 @@ class RealCgroup {
 // smcryptd with default flags in a cgroup of 1 GiB and 2 CPUs sizes itself from that
 // cgroup and answers every call of a 20,000-call burst of 60 KiB Encrypts on 64
 // connections, staying below the limit and alive.
-TEST(SizingTest, UnderARealOneGiBTwoCpuLimitABurstIsAnsweredWithoutOom) {
+TEST(SmcryptdSizingTest, UnderARealOneGiBTwoCpuLimitABurstIsAnsweredWithoutOom) {
   if (::smcrypt::testing::kUnderAsan) {
     GTEST_SKIP() << "AddressSanitizer's quarantine keeps freed memory: the limit says nothing";
   }
