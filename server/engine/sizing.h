@@ -71,7 +71,8 @@ struct Sizing {
   uint32_t sizing_connections = kDefaultSizingConnections;
   // values: the values above, in this order: worker_threads, max_inflight_bytes,
   // grpc_memory_quota, max_concurrent_streams, public_key_cache_size,
-  // sizing_connections.
+  // sizing_connections; a limit of another flag may be appended after them (GetServerInfo
+  // reports and smcrypt_limit publishes every entry).
   std::vector<SizedValue> values;
   // memory_bound_bytes: kIdleBytes + MemoryGrowthBound; nullopt: unbounded (a memory
   // flag is 0).
