@@ -400,12 +400,12 @@ absl::Status Server::StartGrpcServers(const std::shared_ptr<grpc::ServerCredenti
     builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS,
                                 std::min(2, cpus));
   }
-  if (options_.grpc_memory_quota > 0 || options_.cpus > 0) {
+  // No ResourceQuota::SetMaxThreads: it caps only those sync-server threads, and each
+  // reflection stream holds one for its whole life, so a cap would refuse reflection
+  // clients (RESOURCE_EXHAUSTED) without saving CPU.
+  if (options_.grpc_memory_quota > 0) {
     grpc::ResourceQuota quota("smcryptd");
-    if (options_.grpc_memory_quota > 0) quota.Resize(options_.grpc_memory_quota);
-    if (options_.cpus > 0) {
-      quota.SetMaxThreads(std::max(2, static_cast<int>(std::min<uint32_t>(options_.cpus, 1024))));
-    }
+    quota.Resize(options_.grpc_memory_quota);
     builder.SetResourceQuota(quota);
   }
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
