@@ -251,6 +251,16 @@ std::string InfoText(const v1::GetServerInfoResponse& info) {
   absl::StrAppend(&out, "Limits: max_message_bytes=", info.max_message_bytes(),
                   " max_inflight=", info.max_inflight(),
                   " inline_private_keys=", info.inline_private_keys(), "\n");
+  if (!info.sizing().cgroup().empty()) {
+    const v1::ResourceSizing& z = info.sizing();
+    absl::StrAppend(&out, "Sizing: ", z.cgroup(), ", CPU limit ",
+                    z.cpu_limit() > 0 ? absl::StrCat(z.cpu_limit()) : "none", ", memory limit ",
+                    z.memory_limit_bytes() > 0 ? absl::StrCat(z.memory_limit_bytes()) : "none",
+                    ", ", z.cpus_available(), " CPUs available\n");
+    for (const v1::SizedValue& v : z.values()) {
+      absl::StrAppend(&out, "  ", v.name(), "=", v.value(), " (", v.source(), ")\n");
+    }
+  }
   absl::StrAppend(&out, "Keyring: ", info.keyring_size(), " key(s)\n");
   absl::StrAppend(&out, "Algorithms: ", absl::StrJoin(info.algorithms(), ", "), "\n");
   int passed = 0;

@@ -13,6 +13,8 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <optional>
+#include <set>
 #include <string>
 
 #include "absl/flags/flag.h"
@@ -26,6 +28,7 @@
 #include "absl/time/time.h"
 #include "server/daemon/server.h"
 #include "server/engine/logging.h"
+#include "server/engine/sizing.h"
 #include "smcrypt/cpu.h"
 
 ABSL_FLAG(std::string, listen, "0.0.0.0:50051",
@@ -51,20 +54,34 @@ ABSL_FLAG(uint64_t, max_message_bytes, 4u << 20,
           "is RESOURCE_EXHAUSTED. Use the *Stream RPCs for larger data");
 ABSL_FLAG(int64_t, max_inflight, 65536,
           "RPCs allowed in flight at once; more are RESOURCE_EXHAUSTED");
-ABSL_FLAG(uint64_t, max_inflight_bytes, 128u << 20,
-          "bytes of requests and responses that calls in flight may hold (default 128 "
-          "MiB): a unary call is charged from admission until its response has been "
+ABSL_FLAG(std::optional<uint64_t>, max_inflight_bytes, std::nullopt,
+          "bytes of requests and responses that calls in flight may hold (default: a "
+          "share of the memory limit, docs/deployment.md \"Sizing\"; 128 MiB without one): "
+          "a unary call is charged from admission until its response has been "
           "handed to the transport, a stream for each message until its responses are "
           "written; a call or stream message that would pass it is RESOURCE_EXHAUSTED at "
           "once. 0: no byte limit; otherwise at least --max_message_bytes");
-ABSL_FLAG(uint64_t, grpc_memory_quota, 256u << 20,
+ABSL_FLAG(std::optional<uint64_t>, grpc_memory_quota, std::nullopt,
           "bytes gRPC may hold in its transports (requests still arriving, responses being "
           "sent); near it gRPC shrinks HTTP/2 flow-control windows so clients wait to send "
-          "(default 256 MiB). 0: unlimited");
-ABSL_FLAG(uint32_t, max_concurrent_streams, 256,
+          "(default: a share of the memory limit; 256 MiB without one). 0: unlimited");
+ABSL_FLAG(std::optional<uint32_t>, max_concurrent_streams, std::nullopt,
           "calls one client connection may have open at once (HTTP/2 "
           "SETTINGS_MAX_CONCURRENT_STREAMS); clients queue the rest. Bounds the per-call "
-          "state gRPC holds: connections x this. 0: unlimited");
+          "state gRPC holds: connections x this (default: what fits a share of the memory "
+          "limit with --sizing_connections connections; 256 without one). 0: unlimited");
+ABSL_FLAG(std::optional<uint32_t>, sizing_connections, std::nullopt,
+          "client connections the memory sizing plans for (default 64): under a memory "
+          "limit the default --max_concurrent_streams lets this many connections' open "
+          "calls fit their share. smcryptd does not limit connections: cap them at the load "
+          "balancer");
+ABSL_FLAG(std::string, cgroup_root, "/sys/fs/cgroup",
+          "where the cgroup file systems of /proc/self/mountinfo are read (mount points "
+          "under /sys/fs/cgroup are read under this directory instead); empty: no cgroup "
+          "is read (the host's CPUs, no memory limit)");
+ABSL_FLAG(bool, print_sizing, false,
+          "print the container limits found and the values sized from them (one "
+          "name=value line each, the source in parentheses) and exit");
 ABSL_FLAG(uint64_t, malloc_trim_after_bytes, 16u << 20,
           "once the --max_inflight_bytes charge has fallen this many bytes from its peak "
           "(a burst has drained), freed heap is returned to the OS with malloc_trim "
@@ -112,11 +129,13 @@ ABSL_FLAG(absl::Duration, drain_delay, absl::Seconds(5),
           "so Kubernetes endpoints and load balancers stop sending before the listener "
           "closes; a second SIGTERM/SIGINT ends it early. 0: none; at most 10m");
 ABSL_FLAG(int32_t, worker_threads, -1,
-          "threads that run unary crypto work, off gRPC's transport threads; -1: one per "
-          "online CPU; 0: run it inline on gRPC's callback threads");
-ABSL_FLAG(uint64_t, public_key_cache_size, 1024,
+          "threads that run unary crypto work, off gRPC's transport threads; -1: the CPU "
+          "quota rounded down (at least 1), else one per CPU the process may run on; 0: run "
+          "it inline on gRPC's callback threads");
+ABSL_FLAG(std::optional<uint64_t>, public_key_cache_size, std::nullopt,
           "entries in each of the three LRU caches of parsed inline public keys (SM2, EC, "
-          "RSA, HPKE recipients), keyed by algorithm, options and key bytes; 0 disables it. "
+          "RSA, HPKE recipients), keyed by algorithm, options and key bytes (default: what "
+          "fits a share of the memory limit, at most 1024; 1024 without one); 0 disables it. "
           "Inline private keys are never cached; keyring keys are parsed when the keyring "
           "is loaded");
 ABSL_FLAG(bool, batching, true,
@@ -160,6 +179,7 @@ bool ValidHostPort(absl::string_view address) {
 
 using smcrypt::server::LogError;
 using smcrypt::server::LogInfo;
+using smcrypt::server::LogWarning;
 
 // SetUsage sets --help's usage text and the files whose flags it lists.
 void SetUsage() {
@@ -222,8 +242,64 @@ bool CheckListenFlags() {
   return true;
 }
 
-// OptionsFromFlags fills `options` from the flags; false (logged) for a bad value.
+// FlagsGiven names the flags whose value differs from their default (given on the
+// command line; an optional flag given any value counts).
+std::set<std::string> FlagsGiven() {
+  std::set<std::string> given;
+  for (const auto& [name, flag] : absl::GetAllFlags()) {
+    if (flag->CurrentValue() != flag->DefaultValue()) given.insert(std::string(name));
+  }
+  return given;
+}
+
+// SizeFromFlags reads the container's limits (--cgroup_root) and sizes the worker
+// threads and memory budgets the flags leave open (server/engine/sizing.h).
+smcrypt::server::Sizing SizeFromFlags() {
+  smcrypt::server::SizingFlags flags;
+  flags.worker_threads = absl::GetFlag(FLAGS_worker_threads);
+  flags.max_inflight_bytes = absl::GetFlag(FLAGS_max_inflight_bytes);
+  flags.grpc_memory_quota = absl::GetFlag(FLAGS_grpc_memory_quota);
+  flags.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
+  flags.public_key_cache_size = absl::GetFlag(FLAGS_public_key_cache_size);
+  flags.sizing_connections = absl::GetFlag(FLAGS_sizing_connections);
+  flags.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  return smcrypt::server::DeriveSizing(
+      smcrypt::server::ReadContainerLimits(absl::GetFlag(FLAGS_cgroup_root)), flags);
+}
+
+// LogSizing logs the sizing, what could not be read, and the warning of flags whose
+// worst case passes the memory limit.
+void LogSizing(const smcrypt::server::Sizing& sizing) {
+  for (const std::string& note : sizing.limits.notes) LogWarning(absl::StrCat("sizing: ", note));
+  LogInfo(absl::StrCat("sizing: ", smcrypt::server::FormatSizing(sizing)));
+  if (!sizing.warning.empty()) LogWarning(absl::StrCat("memory: ", sizing.warning));
+}
+
+// PrintSizing writes --print_sizing's lines to stdout.
+void PrintSizing(const smcrypt::server::Sizing& sizing) {
+  const smcrypt::server::ContainerLimits& l = sizing.limits;
+  std::string out = absl::StrCat("cgroup=", l.cgroup, "\ncpu_limit=", l.cpu_limit,
+                                 "\nmemory_limit_bytes=", l.memory_limit_bytes,
+                                 "\ncpus_available=", l.cpus_available, "\n");
+  for (const smcrypt::server::SizedValue& v : sizing.values) {
+    absl::StrAppend(&out, v.name, "=", v.value, " (", v.source, ")\n");
+  }
+  absl::StrAppend(&out, "memory_bound_bytes=",
+                  sizing.memory_bound_bytes.has_value()
+                      ? absl::StrCat(*sizing.memory_bound_bytes)
+                      : std::string("unbounded"),
+                  "\n");
+  for (const std::string& note : l.notes) absl::StrAppend(&out, "note=", note, "\n");
+  if (!sizing.warning.empty()) absl::StrAppend(&out, "warning=", sizing.warning, "\n");
+  std::fputs(out.c_str(), stdout);
+}
+
+// OptionsFromFlags fills `options` from the flags and `options->sizing`; false (logged)
+// for a bad value.
 bool OptionsFromFlags(smcrypt::server::ServerOptions* options) {
+  options->worker_threads = options->sizing.worker_threads;
+  options->cpus = options->sizing.cpus;
+  options->flags_given = FlagsGiven();
   options->listen = absl::GetFlag(FLAGS_listen);
   options->health_listen = absl::GetFlag(FLAGS_health_listen);
   options->metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
@@ -241,15 +317,7 @@ bool OptionsFromFlags(smcrypt::server::ServerOptions* options) {
   options->max_inflight = absl::GetFlag(FLAGS_max_inflight);
   options->shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
   options->drain_delay = absl::GetFlag(FLAGS_drain_delay);
-  // smcrypt_limit's source: "flag" for a value other than the flag's default.
-  for (const char* name : {"drain_delay", "shutdown_grace"}) {
-    const absl::CommandLineFlag* f = absl::FindCommandLineFlag(name);
-    if (f != nullptr && f->CurrentValue() != f->DefaultValue()) {
-      options->limit_sources[name] = "flag";
-    }
-  }
-  options->worker_threads = absl::GetFlag(FLAGS_worker_threads);
-  options->public_key_cache_size = absl::GetFlag(FLAGS_public_key_cache_size);
+  options->public_key_cache_size = options->sizing.public_key_cache_size;
   options->batching.enabled = absl::GetFlag(FLAGS_batching);
   options->batching.max_batch = absl::GetFlag(FLAGS_batch_max_size);
   options->batching.max_delay = absl::GetFlag(FLAGS_batch_max_delay);
@@ -258,11 +326,11 @@ bool OptionsFromFlags(smcrypt::server::ServerOptions* options) {
     LogInfo("--coalesce_hash_window is deprecated: it sets --batch_max_delay");
     options->batching.max_delay = absl::GetFlag(FLAGS_coalesce_hash_window);
   }
-  options->max_inflight_bytes = absl::GetFlag(FLAGS_max_inflight_bytes);
+  options->max_inflight_bytes = options->sizing.max_inflight_bytes;
   options->stream_idle_timeout = absl::GetFlag(FLAGS_stream_idle_timeout);
   options->max_connection_age = absl::GetFlag(FLAGS_max_connection_age);
-  options->grpc_memory_quota = absl::GetFlag(FLAGS_grpc_memory_quota);
-  options->max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
+  options->grpc_memory_quota = options->sizing.grpc_memory_quota;
+  options->max_concurrent_streams = options->sizing.max_concurrent_streams;
   options->malloc_trim_after_bytes = absl::GetFlag(FLAGS_malloc_trim_after_bytes);
   options->allow_insecure_key_permissions = absl::GetFlag(FLAGS_allow_insecure_key_permissions);
   options->access_policy = absl::GetFlag(FLAGS_access_policy);
@@ -363,6 +431,12 @@ int main(int argc, char** argv) {
 
   if (!ApplyCpuFlags() || !CheckListenFlags()) return 1;
   smcrypt::server::ServerOptions options;
+  options.sizing = SizeFromFlags();
+  if (absl::GetFlag(FLAGS_print_sizing)) {
+    PrintSizing(options.sizing);
+    return 0;
+  }
+  LogSizing(options.sizing);
   if (!OptionsFromFlags(&options)) return 1;
 
   smcrypt::server::Server server;

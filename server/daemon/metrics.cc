@@ -473,7 +473,7 @@ void Metrics::AddBatchFamilies(prometheus::Registry& r) {
   }
 }
 
-// AddGauges: kernels, self-tests, in-flight requests and bytes, malloc trims.
+// AddGauges: kernels, self-tests, in-flight requests and bytes, malloc trims, limits.
 void Metrics::AddGauges(prometheus::Registry& r) {
   kernel_family_ = &prometheus::BuildGauge()
                         .Name("smcrypt_kernel_info")
@@ -514,18 +514,31 @@ void Metrics::AddGauges(prometheus::Registry& r) {
                          "--shutdown_grace.")
                    .Register(r)
                    .Add({});
+  limit_family_ = &prometheus::BuildGauge()
+                       .Name("smcrypt_limit")
+                       .Help("Each limit and sized value in force, by flag name and source "
+                             "(flag, cgroup cpu, cgroup memory, host, default).")
+                       .Register(r);
+  container_cpu_limit_ = &prometheus::BuildGauge()
+                              .Name("smcrypt_container_cpu_limit")
+                              .Help("The cgroup CPU quota found at start, in CPUs (0: none).")
+                              .Register(r)
+                              .Add({});
+  container_memory_limit_ = &prometheus::BuildGauge()
+                                 .Name("smcrypt_container_memory_limit_bytes")
+                                 .Help("The cgroup memory limit found at start (0: none).")
+                                 .Register(r)
+                                 .Add({});
 }
 
-void Metrics::AddLimitValues(const std::vector<LimitValue>& values) {
-  // The family is registered under prometheus-cpp's default InsertBehavior::Merge, so
-  // every part of the server that reports limits adds its children to the one family.
-  auto& family = prometheus::BuildGauge()
-                     .Name("smcrypt_limit")
-                     .Help("Every sized or limit value in force, by flag name and source.")
-                     .Register(*registry_);
-  for (const LimitValue& v : values) {
-    family.Add({{"name", v.name}, {"source", v.source}}).Set(v.value);
-  }
+void Metrics::SetLimit(absl::string_view name, double value, absl::string_view source) {
+  absl::MutexLock lock(&limits_mu_);
+  auto it = limits_.find(name);
+  if (it != limits_.end()) limit_family_->Remove(it->second);
+  prometheus::Gauge& g =
+      limit_family_->Add({{"name", std::string(name)}, {"source", std::string(source)}});
+  g.Set(value);
+  limits_[name] = &g;
 }
 
 void Metrics::SetAuditLog(const AuditLog* audit) {

@@ -34,6 +34,8 @@
 //   smcrypt_audit_lines_written_total, smcrypt_audit_lines_dropped_total,
 //   smcrypt_audit_write_errors_total, smcrypt_audit_queue_lines,
 //   smcrypt_audit_queue_bytes, smcrypt_audit_healthy (1 or 0)          audit_log.h, at scrape
+//   smcrypt_limit{name,source}                                        each limit in force (SetLimit)
+//   smcrypt_container_cpu_limit, smcrypt_container_memory_limit_bytes  cgroup limits, 0: none
 //
 // The grpc_server_* metrics are recorded in one place, the server interceptor made by
 // NewMetricsInterceptorFactory; smcrypt_bytes_processed_total and the decrypt/verify
@@ -67,15 +69,6 @@
 #include "smcrypt/cpu.h"
 
 namespace smcrypt::server {
-
-// LimitValue is one child of smcrypt_limit: a value in force (`name` the flag's name,
-// with a unit suffix such as _seconds where the flag has one) and where it came from
-// ("flag", "default", ...).
-struct LimitValue {
-  std::string name;
-  double value = 0;
-  std::string source;
-};
 
 class Metrics final : public EngineObserver, public BatchObserver, public ReloadObserver {
  public:
@@ -127,8 +120,19 @@ class Metrics final : public EngineObserver, public BatchObserver, public Reload
   void CountMallocTrim() { malloc_trims_->Increment(); }
   // SetDraining sets smcrypt_draining: 1 from the drain's start (SIGTERM) to exit.
   void SetDraining(bool draining) { draining_->Set(draining ? 1 : 0); }
-  // AddLimitValues adds children to smcrypt_limit{name,source}. Call once, at start.
-  void AddLimitValues(const std::vector<LimitValue>& values);
+  // SetLimit publishes one limit or sized value in force as smcrypt_limit{name,source}:
+  // `name` is its flag's name without dashes ("max_inflight", "drain_delay_seconds"),
+  // `source` where the value came from: "flag", "cgroup cpu", "cgroup memory", "host" or
+  // "default". Called at start (house style 12); a later call for the same name replaces
+  // its child, so each name has one series.
+  void SetLimit(absl::string_view name, double value, absl::string_view source);
+  // SetContainerLimits publishes the cgroup limits found at start:
+  // smcrypt_container_cpu_limit (CPUs, e.g. 2.5) and smcrypt_container_memory_limit_bytes;
+  // 0 for no limit.
+  void SetContainerLimits(double cpus, uint64_t memory_bytes) {
+    container_cpu_limit_->Set(cpus);
+    container_memory_limit_->Set(static_cast<double>(memory_bytes));
+  }
   // SetAuditLog: the audit log whose AuditStats the smcrypt_audit_* metrics report at
   // each scrape (null: none, reported as zeros and healthy). Call before StartExposer;
   // `audit` must outlive the metrics.
@@ -175,6 +179,12 @@ class Metrics final : public EngineObserver, public BatchObserver, public Reload
   prometheus::Gauge* inflight_bytes_peak_ = nullptr;
   prometheus::Counter* malloc_trims_ = nullptr;
   prometheus::Gauge* draining_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* limit_family_ = nullptr;
+  absl::Mutex limits_mu_;
+  // limits_: the smcrypt_limit child of each name.
+  absl::flat_hash_map<std::string, prometheus::Gauge*> limits_ ABSL_GUARDED_BY(limits_mu_);
+  prometheus::Gauge* container_cpu_limit_ = nullptr;
+  prometheus::Gauge* container_memory_limit_ = nullptr;
   std::array<prometheus::Histogram*, kNumBatchedOperations> batch_size_{};
   std::array<prometheus::Histogram*, kNumBatchedOperations> batch_queue_seconds_{};
   std::atomic<int64_t> inflight_count_{0};

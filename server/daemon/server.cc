@@ -108,12 +108,6 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
 // longer delay only holds the pod past its terminationGracePeriodSeconds.
 constexpr absl::Duration kMaxDrainDelay = absl::Minutes(10);
 
-// SourceOf is where flag `name` came from, for smcrypt_limit (ServerOptions::limit_sources).
-std::string SourceOf(const ServerOptions& o, const std::string& name) {
-  auto it = o.limit_sources.find(name);
-  return it == o.limit_sources.end() ? "default" : it->second;
-}
-
 // CheckLimits checks the numeric flags, --max_message_bytes to --stream_idle_timeout.
 absl::Status CheckLimits(const ServerOptions& o) {
   if (o.max_message_bytes == 0 || o.max_message_bytes > INT_MAX) {
@@ -288,12 +282,7 @@ absl::Status Server::StartMetricsAndSelfTests() {
   // Metrics, kernels, self-tests (fail closed: health stays NOT_SERVING on failure).
   metrics_ = Metrics::New();
   metrics_->SetAuditLog(audit_.get());
-  metrics_->AddLimitValues({
-      {"drain_delay_seconds", absl::ToDoubleSeconds(options_.drain_delay),
-       SourceOf(options_, "drain_delay")},
-      {"shutdown_grace_seconds", absl::ToDoubleSeconds(options_.shutdown_grace),
-       SourceOf(options_, "shutdown_grace")},
-  });
+  PublishLimits();
   const std::vector<KernelChoice> kernels = ActiveKernels();
   metrics_->SetKernels(kernels);
   for (const KernelChoice& k : kernels) {
@@ -312,6 +301,25 @@ absl::Status Server::StartMetricsAndSelfTests() {
     if (!s.ok()) return s;
   }
   return absl::OkStatus();
+}
+
+void Server::PublishLimits() {
+  const ContainerLimits& l = options_.sizing.limits;
+  metrics_->SetContainerLimits(l.cpu_limit, l.memory_limit_bytes);
+  for (const SizedValue& v : options_.sizing.values) {
+    metrics_->SetLimit(v.name, static_cast<double>(v.value), v.source);
+  }
+  auto source = [this](const char* flag) {
+    return options_.flags_given.count(flag) > 0 ? "flag" : "default";
+  };
+  metrics_->SetLimit("max_inflight", static_cast<double>(options_.max_inflight),
+                     source("max_inflight"));
+  metrics_->SetLimit("max_message_bytes", static_cast<double>(options_.max_message_bytes),
+                     source("max_message_bytes"));
+  metrics_->SetLimit("shutdown_grace_seconds", absl::ToDoubleSeconds(options_.shutdown_grace),
+                     source("shutdown_grace"));
+  metrics_->SetLimit("drain_delay_seconds", absl::ToDoubleSeconds(options_.drain_delay),
+                     source("drain_delay"));
 }
 
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Server::Credentials() {
@@ -346,6 +354,7 @@ void Server::MakeService(std::unique_ptr<KeyStore> keys, std::string keyring_fin
   info.max_inflight = options_.max_inflight;
   info.max_inflight_bytes = options_.max_inflight_bytes;
   info.batching = options_.batching;
+  info.sizing = options_.sizing;
   if (options_.worker_threads != 0) {
     const size_t n = options_.worker_threads < 0 ? DefaultWorkerThreads()
                                                  : static_cast<size_t>(options_.worker_threads);
@@ -415,6 +424,19 @@ absl::Status Server::StartGrpcServers(const std::shared_ptr<grpc::ServerCredenti
         GRPC_ARG_MAX_CONCURRENT_STREAMS,
         static_cast<int>(std::min<uint32_t>(options_.max_concurrent_streams, INT_MAX)));
   }
+  if (options_.cpus > 0) {
+    // gRPC's sync-server threads (the reflection service) follow the CPUs sized for;
+    // the threads gRPC 1.51 sizes from the host's CPU count alone are listed in
+    // docs/deployment.md, "Sizing".
+    const int cpus = static_cast<int>(std::min<uint32_t>(options_.cpus, 1024));
+    builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::NUM_CQS, 1);
+    builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 1);
+    builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS,
+                                std::min(2, cpus));
+  }
+  // No ResourceQuota::SetMaxThreads: it caps only those sync-server threads, and each
+  // reflection stream holds one for its whole life, so a cap would refuse reflection
+  // clients (RESOURCE_EXHAUSTED) without saving CPU.
   if (options_.grpc_memory_quota > 0) {
     grpc::ResourceQuota quota("smcryptd");
     quota.Resize(options_.grpc_memory_quota);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
@@ -22,6 +23,7 @@
 #include "server/engine/key_store.h"
 #include "server/engine/reload.h"
 #include "server/engine/self_test.h"
+#include "server/engine/sizing.h"
 #include "server/engine/worker_pool.h"
 #include "server/service/crypto_service_impl.h"
 #include "server/service/stream_reaper.h"
@@ -52,9 +54,6 @@ struct ServerOptions {
   // (BeginDrain) before Shutdown; 0 to 10 min. The daemon waits it out (main.cc); the
   // Server checks its bound and reports it.
   absl::Duration drain_delay = absl::Seconds(5);
-  // limit_sources: where each flag reported in smcrypt_limit came from ("flag" when set
-  // to a value other than its default), by flag name; a flag absent here is "default".
-  std::map<std::string, std::string> limit_sources;
   // health_listen: if set, a second, plaintext gRPC server on this address serves only
   // grpc.health.v1.Health (mirroring the main server's status), for Kubernetes gRPC
   // probes, which cannot speak TLS. Port 0 picks a free port (see health_port()).
@@ -62,6 +61,16 @@ struct ServerOptions {
   // worker_threads: threads that run unary crypto work (worker_pool.h); -1 means one per
   // online CPU, 0 runs the work inline on gRPC's callback threads.
   int worker_threads = -1;
+  // cpus: the CPUs gRPC's sync-server threads are planned for (Sizing::cpus); 0: gRPC's
+  // own defaults.
+  uint32_t cpus = 0;
+  // sizing: the container limits and sized values (sizing.h), for GetServerInfo, the
+  // smcrypt_limit metric and the container gauges; the values are already in the fields
+  // of these options.
+  Sizing sizing;
+  // flags_given: the flags given on the command line; smcrypt_limit's source is "flag"
+  // for them, "default" for the others.
+  std::set<std::string> flags_given;
   // public_key_cache_size: entries of the LRU of parsed inline public keys
   // (primitive_cache.h); 0 disables it.
   size_t public_key_cache_size = 1024;
@@ -152,6 +161,7 @@ class Server {
   // directory's, taken before the load.
   absl::StatusOr<std::unique_ptr<KeyStore>> LoadKeyring(std::string* fingerprint);
   absl::Status StartMetricsAndSelfTests();  // metrics, kernels, self-tests, /metrics
+  void PublishLimits();  // smcrypt_limit and the container gauges
   // Credentials: the gRPC port's credentials, with the TLS file check when reloading.
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials();
   // MakeService makes the engine, keyring reloader, worker pool, reaper, service and

@@ -52,6 +52,7 @@
 #include "server/engine/crypto_engine.h"
 #include "server/engine/dynamic_batcher.h"
 #include "server/engine/self_test.h"
+#include "server/engine/sizing.h"
 #include "server/engine/worker_pool.h"
 #include "server/service/admission.h"
 #include "server/service/stream_reaper.h"
@@ -73,6 +74,8 @@ struct ServiceInfo {
   // batching: dynamic batching of unary Sign, Verify, PublicKeyEncrypt, HybridEncrypt and
   // Hash (dynamic_batcher.h).
   BatchSettings batching;
+  // sizing: the container limits and the values sized from them (GetServerInfo.sizing).
+  Sizing sizing;
 };
 
 // ServiceGuards are the optional hardening pieces; null pointers turn each off. All must

@@ -171,4 +171,26 @@ TEST(MetricsTest, KeyVersionInfoFollowsTheKeyringLoaded) {
 }
 
 }  // namespace
+// smcrypt_limit has one series per name, labelled with its source; a second SetLimit of
+// a name replaces it. The container gauges start at 0 (no limit).
+TEST(MetricsTest, LimitsHaveOneSeriesPerNameWithItsSource) {
+  std::unique_ptr<Metrics> m = Metrics::New();
+  EXPECT_EQ(MetricValue(Scrape(*m), "smcrypt_container_cpu_limit"), 0);
+  EXPECT_EQ(MetricValue(Scrape(*m), "smcrypt_container_memory_limit_bytes"), 0);
+  m->SetLimit("max_inflight", 65536, "default");
+  m->SetLimit("worker_threads", 2, "cgroup cpu");
+  m->SetContainerLimits(2.5, 1u << 30);
+  std::string text = Scrape(*m);
+  EXPECT_EQ(MetricValue(text, "smcrypt_limit{name=\"max_inflight\",source=\"default\"}"), 65536);
+  EXPECT_EQ(MetricValue(text, "smcrypt_limit{name=\"worker_threads\",source=\"cgroup cpu\"}"), 2);
+  EXPECT_EQ(MetricValue(text, "smcrypt_container_cpu_limit"), 2.5);
+  EXPECT_EQ(MetricValue(text, "smcrypt_container_memory_limit_bytes"), 1u << 30);
+  m->SetLimit("max_inflight", 100, "flag");
+  text = Scrape(*m);
+  EXPECT_EQ(MetricValue(text, "smcrypt_limit{name=\"max_inflight\",source=\"flag\"}"), 100);
+  EXPECT_EQ(text.find("smcrypt_limit{name=\"max_inflight\",source=\"default\"}"),
+            std::string::npos)
+      << text;
+}
+
 }  // namespace smcrypt::server

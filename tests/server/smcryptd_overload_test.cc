@@ -40,6 +40,7 @@
 #include "grpcpp/support/proto_buffer_writer.h"
 #include "gtest/gtest.h"
 #include "smcrypt/v1/crypto.grpc.pb.h"
+#include "tests/server/overload_burst.h"
 #include "tests/server/smcryptd_process.h"
 
 // Under AddressSanitizer (the ASan build runs the integration label) freed memory sits
@@ -53,6 +54,12 @@ namespace v1 = ::smcrypt::v1;
 using grpc::StatusCode;
 using ::smcrypt::testing::HttpGet;
 using ::smcrypt::testing::MetricValue;
+using ::smcrypt::testing::Burst;
+using ::smcrypt::testing::BurstResult;
+using ::smcrypt::testing::Ctx;
+using ::smcrypt::testing::LargeEncrypt;
+using ::smcrypt::testing::NewConnection;
+using ::smcrypt::testing::Serves;
 using ::smcrypt::testing::Smcryptd;
 
 int EnvInt(const char* name, int fallback) {
@@ -69,39 +76,6 @@ int64_t ProcStatus(pid_t pid, const std::string& name) {
     if (line.rfind(name + ":", 0) == 0) return std::atoll(line.c_str() + name.size() + 1);
   }
   return -1;
-}
-
-std::unique_ptr<grpc::ClientContext> Ctx(int seconds = 30) {
-  auto ctx = std::make_unique<grpc::ClientContext>();
-  ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(seconds));
-  return ctx;
-}
-
-// Channel opens its own connection (channels with different arguments share nothing).
-std::shared_ptr<grpc::Channel> NewConnection(const std::string& target, int index) {
-  grpc::ChannelArguments args;
-  args.SetMaxSendMessageSize(64 << 20);
-  args.SetMaxReceiveMessageSize(64 << 20);
-  args.SetInt("smcrypt.test.connection", index);
-  return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
-}
-
-v1::EncryptRequest LargeEncrypt(size_t payload) {
-  v1::EncryptRequest req;
-  req.set_algorithm(v1::SM4_GCM);
-  req.mutable_key()->set_inline_key(std::string(16, 'k'));
-  req.set_plaintext(std::string(payload, 'p'));
-  return req;
-}
-
-bool Serves(Smcryptd& server) {
-  v1::HashRequest req;
-  req.set_algorithm(v1::SM3);
-  req.set_data("abc");
-  v1::HashResponse resp;
-  auto ctx = Ctx(10);
-  grpc::Status s = server.Stub()->Hash(ctx.get(), req, &resp);
-  return s.ok() && resp.digest().size() == 32;
 }
 
 // ---- 20,000 concurrent large requests --------------------------------------------------
@@ -123,72 +97,6 @@ struct Limits {
 int64_t BoundMiB(const Limits& l, int connections) {
   const int64_t per_stream = (64 + 16) << 10;
   return (l.inflight_bytes + l.quota + connections * l.streams * per_stream) / (1 << 20) + 32;
-}
-
-struct BurstResult {
-  int ok = 0;
-  int refused = 0;  // RESOURCE_EXHAUSTED
-  int other = 0;
-  std::string first_other;
-  double seconds = 0;
-  double slowest = 0;
-};
-
-// Burst sends `calls` concurrent Encrypt calls of `payload` bytes over `connections`
-// connections and waits for every answer (at most 120 s).
-BurstResult Burst(Smcryptd& server, int calls, int payload, int connections) {
-  // One serialized request, shared by every call (a grpc::ByteBuffer copy references
-  // the same slices), so the client holds one copy while 20,000 are in flight.
-  grpc::ByteBuffer request;
-  bool own = false;
-  EXPECT_TRUE((grpc::GenericSerialize<grpc::ProtoBufferWriter, v1::EncryptRequest>(
-                   LargeEncrypt(payload), &request, &own))
-                  .ok());
-  std::vector<std::unique_ptr<grpc::GenericStub>> stubs;
-  static std::atomic<int> next_connection{1000};
-  for (int i = 0; i < connections; ++i) {
-    stubs.push_back(
-        std::make_unique<grpc::GenericStub>(NewConnection(server.target(), next_connection++)));
-  }
-  struct Call {
-    grpc::ClientContext ctx;
-    grpc::ByteBuffer response;
-  };
-  std::vector<std::unique_ptr<Call>> pending(calls);
-  absl::Mutex mu;
-  BurstResult r;
-  int done = 0;
-  const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < calls; ++i) {
-    pending[i] = std::make_unique<Call>();
-    Call* call = pending[i].get();
-    call->ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(90));
-    stubs[i % connections]->UnaryCall(
-        &call->ctx, "/smcrypt.v1.CryptoService/Encrypt", grpc::StubOptions(), &request,
-        &call->response, [&, call](grpc::Status s) {
-          const double seconds =
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-          call->response.Clear();
-          absl::MutexLock lock(&mu);
-          r.slowest = std::max(r.slowest, seconds);
-          if (s.ok()) {
-            ++r.ok;
-          } else if (s.error_code() == StatusCode::RESOURCE_EXHAUSTED) {
-            ++r.refused;
-          } else {
-            if (r.other++ == 0) {
-              r.first_other = absl::StrCat(s.error_code(), ": ", s.error_message());
-            }
-          }
-          ++done;
-        });
-  }
-  absl::MutexLock lock(&mu);
-  auto all_done = [&] { return done == calls; };
-  EXPECT_TRUE(mu.AwaitWithTimeout(absl::Condition(&all_done), absl::Seconds(120)))
-      << done << " of " << calls << " calls finished";
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return r;
 }
 
 std::vector<std::string> LimitFlags(const Limits& l, int max_message, int calls) {
