@@ -2,10 +2,10 @@
 //
 // Smcryptd starts SMCRYPTD_PATH (a compile definition of the including test) with
 // --listen=127.0.0.1:0, --metrics_listen=127.0.0.1:0, --drain_delay=0 (no balancer
-// waits on a test's SIGTERM) and --cgroup_root= (sized the same in any test runner's
-// cgroup: the CPUs available and the built-in memory defaults); a later flag of Start's
-// `args` overrides each, learns the
-// chosen ports from its log (which it keeps for inspection), and kills the process when
+// waits on a test's SIGTERM) and --cgroup_root= (sized alike in any test runner's cgroup:
+// the CPUs available, the built-in memory defaults); a later flag of Start's `args`
+// overrides each. It learns the chosen ports from its log (which it keeps for
+// inspection), and kills the process when
 // destroyed. HttpGet reads /metrics with a plain socket; MetricValue
 // (tests/testing/metric_value.h) reads a sample out of it.
 #ifndef SMCRYPT_TESTS_SERVER_SMCRYPTD_PROCESS_H_
