@@ -155,12 +155,11 @@ class AuditCollector final : public prometheus::Collectable {
 // grpc_server_handled_total and grpc_server_handling_seconds once its outcome is known.
 // The outcome is the code the client received: the status the handler sent, unless the
 // call was over before that status reached the client. Such a call (gRPC cancelled it:
-// the client cancelled, or its deadline passed) is DEADLINE_EXCEEDED when its deadline had
-// passed or was less than kDeadlineSlack away, else CANCELLED, whatever status the handler
-// sent afterwards. gRPC reports the
-// end of every call at POST_RECV_CLOSE, and ServerContextBase::IsCancelled is valid there
-// for callback calls (the CryptoService's); a status sent after the call's deadline is
-// DEADLINE_EXCEEDED for every call.
+// the client cancelled, or its deadline passed) is DEADLINE_EXCEEDED when its deadline
+// had passed or was less than kDeadlineSlack away, else CANCELLED, whatever status the
+// handler sent afterwards. gRPC reports the end of every call at POST_RECV_CLOSE, where
+// ServerContextBase::IsCancelled is valid for callback calls (the CryptoService's); for
+// every call, a status sent after its deadline is DEADLINE_EXCEEDED.
 class MetricsInterceptor final : public grpc::experimental::Interceptor {
  public:
   MetricsInterceptor(Metrics* metrics, const Metrics::MethodMetrics* method,

@@ -37,7 +37,9 @@
 //   smcrypt_audit_queue_bytes, smcrypt_audit_healthy (1 or 0)          audit_log.h, at scrape
 //
 // The grpc_server_* metrics are recorded in one place, the server interceptor made by
-// NewMetricsInterceptorFactory; smcrypt_bytes_processed_total and the decrypt/verify
+// NewMetricsInterceptorFactory (grpc_code: the code the client received; a call gRPC
+// ended for its deadline or a cancellation is DeadlineExceeded or Canceled, whatever its
+// handler answered afterwards); smcrypt_bytes_processed_total and the decrypt/verify
 // failures by the engine observer.
 // Thread-safe.
 #ifndef SMCRYPT_SERVER_METRICS_H_
