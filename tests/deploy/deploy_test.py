@@ -421,7 +421,8 @@ class MonitoringTest(unittest.TestCase):
                      "smcrypt_bytes_processed_total", "smcrypt_kernel_info",
                      "smcrypt_selftest_ok", "process_cpu_seconds_total",
                      "process_resident_memory_bytes", "process_virtual_memory_bytes",
-                     "process_start_time_seconds", "process_open_fds", "process_max_fds"):
+                     "process_start_time_seconds", "process_open_fds", "process_max_fds",
+                     "smcrypt_tls_certificate_expiry_timestamp_seconds"):
             self.assertIn(name, self.metrics)
 
     def test_every_metric_used_exists(self):
