@@ -22,10 +22,13 @@
 #include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "google/protobuf/stubs/logging.h"
+#include "grpc/support/log.h"
 #include "server/daemon/server.h"
 #include "server/engine/logging.h"
 #include "server/engine/sizing.h"
@@ -155,6 +158,12 @@ ABSL_FLAG(std::string, cpu_disable, "",
           "bmi2, adx, avx512, vaes, vpclmulqdq, gfni, ifma, sha; on arm64 asimd, pmull, "
           "sha2, sm3, sm4, sve), added to "
           "SMCRYPT_CPU_DISABLE");
+ABSL_FLAG(std::string, log_format, "text",
+          "text|json: log lines on stderr as text (\"<time> <I|W|E> <message>\") or one JSON "
+          "object per line (ts, level, msg and structured fields)");
+ABSL_FLAG(std::string, log_level, "info",
+          "info|warning|error: the least severe log lines written (audit lines are not "
+          "log lines: --audit_log)");
 
 namespace {
 
@@ -197,6 +206,51 @@ void SetUsage() {
   absl::SetProgramUsageMessage(
       "smcrypt gRPC service: SM2/SM3/SM4 and international algorithms.\n"
       "Usage: smcryptd [--listen=HOST:PORT] [--keys_dir=DIR] [--tls_cert=F --tls_key=F] ...");
+}
+
+// GrpcLog writes gRPC's own log lines (as many as GRPC_VERBOSITY lets through: errors by
+// default) as smcryptd's, in --log_format, with gRPC's source file and line as fields.
+void GrpcLog(gpr_log_func_args* args) {
+  smcrypt::server::Log(args->severity == GPR_LOG_SEVERITY_ERROR
+                           ? smcrypt::server::LogSeverity::kError
+                           : smcrypt::server::LogSeverity::kInfo,
+                       absl::StrCat("grpc: ", args->message),
+                       {{"file", args->file}, {"line", absl::StrCat(args->line)}});
+}
+
+// ProtobufLog writes protobuf's log lines (a string field that is not UTF-8, ...) the same
+// way.
+void ProtobufLog(google::protobuf::LogLevel level, const char* file, int line,
+                 const std::string& message) {
+  smcrypt::server::Log(level >= google::protobuf::LOGLEVEL_ERROR
+                           ? smcrypt::server::LogSeverity::kError
+                       : level == google::protobuf::LOGLEVEL_WARNING
+                           ? smcrypt::server::LogSeverity::kWarning
+                           : smcrypt::server::LogSeverity::kInfo,
+                       absl::StrCat("protobuf: ", message),
+                       {{"file", file}, {"line", absl::StrCat(line)}});
+}
+
+// ApplyLogFlags sets the log format and level (--log_format, --log_level); false (logged)
+// when either is invalid.
+bool ApplyLogFlags() {
+  absl::StatusOr<smcrypt::server::LogFormat> format =
+      smcrypt::server::ParseLogFormat(absl::GetFlag(FLAGS_log_format));
+  if (!format.ok()) {
+    LogError(format.status().message());
+    return false;
+  }
+  smcrypt::server::SetLogFormat(*format);
+  absl::StatusOr<smcrypt::server::LogSeverity> level =
+      smcrypt::server::ParseLogLevel(absl::GetFlag(FLAGS_log_level));
+  if (!level.ok()) {
+    LogError(level.status().message());
+    return false;
+  }
+  smcrypt::server::SetMinLogSeverity(*level);
+  gpr_set_log_function(GrpcLog);
+  google::protobuf::SetLogHandler(ProtobufLog);
+  return true;
 }
 
 // ApplyCpuFlags fixes the CPU feature mask (SMCRYPT_CPU_DISABLE, --cpu_disable) before any
@@ -429,7 +483,7 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  if (!ApplyCpuFlags() || !CheckListenFlags()) return 1;
+  if (!ApplyLogFlags() || !ApplyCpuFlags() || !CheckListenFlags()) return 1;
   smcrypt::server::ServerOptions options;
   options.sizing = SizeFromFlags();
   if (absl::GetFlag(FLAGS_print_sizing)) {

@@ -30,7 +30,10 @@
 //   smcrypt_limit{name,source}                                        values in force
 //   smcrypt_batch_size{grpc_method,algorithm}                         calls per batch, 1 … 4096
 //   smcrypt_batch_queue_seconds{grpc_method,algorithm}                time a call waited, 1 µs … 1 s
-//   process_cpu_seconds_total, process_resident_memory_bytes           from /proc/self
+//   process_cpu_seconds_total, process_resident_memory_bytes,
+//   process_virtual_memory_bytes, process_start_time_seconds,
+//   process_open_fds, process_max_fds                                  process_metrics.h, at scrape
+//   smcrypt_tls_certificate_expiry_timestamp_seconds{certificate}     notAfter: server, client_ca
 //   smcrypt_audit_lines_written_total, smcrypt_audit_lines_dropped_total,
 //   smcrypt_audit_write_errors_total, smcrypt_audit_queue_lines,
 //   smcrypt_audit_queue_bytes, smcrypt_audit_healthy (1 or 0)          audit_log.h, at scrape
@@ -38,7 +41,9 @@
 //   smcrypt_container_cpu_limit, smcrypt_container_memory_limit_bytes  cgroup limits, 0: none
 //
 // The grpc_server_* metrics are recorded in one place, the server interceptor made by
-// NewMetricsInterceptorFactory; smcrypt_bytes_processed_total and the decrypt/verify
+// NewMetricsInterceptorFactory (grpc_code: the code the client received; a call gRPC
+// ended for its deadline or a cancellation is DeadlineExceeded or Canceled, whatever its
+// handler answered afterwards); smcrypt_bytes_processed_total and the decrypt/verify
 // failures by the engine observer.
 // Thread-safe.
 #ifndef SMCRYPT_SERVER_METRICS_H_
@@ -105,6 +110,9 @@ class Metrics final : public EngineObserver, public BatchObserver, public Reload
   void OnTlsCertificateReload(bool ok) override {
     (ok ? tls_reloads_ok_ : tls_reloads_failed_)->Increment();
   }
+  // OnTlsCertificatesInstalled sets smcrypt_tls_certificate_expiry_timestamp_seconds:
+  // the child certificate="server", and certificate="client_ca" when `expiry` has one.
+  void OnTlsCertificatesInstalled(const TlsCertificateExpiry& expiry) override;
   // OnKeyringLoaded replaces the children of smcrypt_key_version_info with the versions
   // of `keys` and sets smcrypt_keyring_load_timestamp_seconds.
   void OnKeyringLoaded(const KeyStore& keys) override;
@@ -169,6 +177,7 @@ class Metrics final : public EngineObserver, public BatchObserver, public Reload
   prometheus::Counter* tls_reloads_ok_ = nullptr;
   prometheus::Counter* tls_reloads_failed_ = nullptr;
   prometheus::Gauge* keyring_load_timestamp_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* tls_expiry_family_ = nullptr;
   prometheus::Family<prometheus::Gauge>* key_version_family_ = nullptr;
   absl::Mutex key_versions_mu_;
   std::vector<prometheus::Gauge*> key_version_gauges_ ABSL_GUARDED_BY(key_versions_mu_);
@@ -196,9 +205,6 @@ class Metrics final : public EngineObserver, public BatchObserver, public Reload
 // RPC. `metrics` must outlive the server.
 std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
 NewMetricsInterceptorFactory(Metrics* metrics);
-
-// ReadProcessStats reads utime+stime (seconds) and RSS (bytes) from /proc/self/stat.
-bool ReadProcessStats(double* cpu_seconds, double* resident_bytes);
 
 }  // namespace smcrypt::server
 

@@ -333,7 +333,17 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Server::Credentials() {
     if (!check.ok()) return check.status();
     tls_check_ = *std::move(check);
   }
-  return MakeCredentials(options_, tls_check_.get());
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> creds =
+      MakeCredentials(options_, tls_check_.get());
+  // Static credentials (--reload_interval=0): the notAfter of the files read once.
+  if (creds.ok() && tls_check_ == nullptr && !options_.tls_cert.empty()) {
+    absl::StatusOr<TlsCertificateExpiry> expiry =
+        CheckTlsFiles(options_.tls_cert, options_.tls_key, options_.tls_client_ca);
+    if (!expiry.ok()) return expiry.status();
+    LogTlsCertificateExpiry(*expiry);
+    metrics_->OnTlsCertificatesInstalled(*expiry);
+  }
+  return creds;
 }
 
 void Server::MakeService(std::unique_ptr<KeyStore> keys, std::string keyring_fingerprint) {
@@ -475,10 +485,14 @@ void Server::AnnounceStarted() {
     started_ = true;
   }
   SetHealth(self_tests_->all_passed());
+  const char* transport = options_.tls_cert.empty()        ? "plaintext"
+                          : options_.tls_client_ca.empty() ? "TLS"
+                                                           : "mTLS";
   LogInfo(absl::StrCat("smcryptd ", SMCRYPT_VERSION, " listening on ", HostOf(options_.listen),
-                       ":", port_, options_.tls_cert.empty() ? " (plaintext)"
-                       : options_.tls_client_ca.empty()     ? " (TLS)"
-                                                            : " (mTLS)"));
+                       ":", port_, " (", transport, ")"),
+          {{"version", SMCRYPT_VERSION},
+           {"port", absl::StrCat(port_)},
+           {"transport", transport}});
   if (!options_.metrics_listen.empty()) {
     LogInfo(absl::StrCat("metrics on ", HostOf(options_.metrics_listen), ":",
                          metrics_->metrics_port(), "/metrics"));

@@ -60,7 +60,7 @@ TARGET_LABELS = {"job", "instance", "namespace", "pod", "container", "service", 
 PROMQL_WORDS = {
     "sum", "max", "min", "avg", "count", "by", "without", "rate", "irate", "increase",
     "histogram_quantile", "and", "or", "unless", "on", "ignoring", "group_left", "group_right",
-    "label_values", "bool", "offset",
+    "label_values", "bool", "offset", "time",
 }
 
 
@@ -407,8 +407,9 @@ def read_list(path):
         return {l.split("#", 1)[0].strip() for l in f} - {""}
 
 
-def start_smcryptd():
-    proc = subprocess.Popen([ARGS.smcryptd, "--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0"],
+def start_smcryptd(*extra_args):
+    proc = subprocess.Popen([ARGS.smcryptd, "--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
+                             *extra_args],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     log = ""
     deadline = time.time() + 60
@@ -426,15 +427,17 @@ def start_smcryptd():
 
 def promql_selectors(expr):
     """(metric name, {label names}) for every `name{...}` selector of a PromQL expression,
-    plus the labels of every `by (...)` clause under the key None."""
+    plus the labels of every `by (...)` and `on (...)` clause under the key None."""
     out = []
     for m in re.finditer(r"([a-zA-Z_:][a-zA-Z0-9_:]*)\s*\{([^}]*)\}", expr):
         labels = set(re.findall(r"([a-zA-Z_][a-zA-Z0-9_]*)\s*(?:=~|!~|!=|=)", m.group(2)))
         out.append((m.group(1), labels))
-    for m in re.finditer(r"\bby\s*\(([^)]*)\)", expr):
+    for m in re.finditer(r"\b(?:by|on)\s*\(([^)]*)\)", expr):
         out.append((None, {x.strip() for x in m.group(1).split(",") if x.strip()}))
     # Every metric is referenced with a selector; a bare name would escape this check.
-    stripped = re.sub(r"\{[^}]*\}|\"[^\"]*\"|\[[^\]]*\]|\bby\s*\([^)]*\)", " ", expr)
+    # (`ignoring (...)` names labels that need not exist.)
+    stripped = re.sub(r"\{[^}]*\}|\"[^\"]*\"|\[[^\]]*\]|\b(?:by|on|ignoring)\s*\([^)]*\)",
+                      " ", expr)
     for word in re.findall(r"[a-zA-Z_:][a-zA-Z0-9_:]*", stripped):
         if word in PROMQL_WORDS or word in TARGET_LABELS or word.startswith("$"):
             continue
@@ -447,13 +450,25 @@ def promql_selectors(expr):
 class MonitoringTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        proc, port = start_smcryptd()
+        # With mTLS, so that the certificate expiry series are there too.
+        tls = tempfile.mkdtemp(prefix="smcrypt_deploy_tls_")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                        "ec_paramgen_curve:P-256", "-nodes", "-days", "30",
+                        "-keyout", f"{tls}/server.key", "-out", f"{tls}/server.pem",
+                        "-subj", "/CN=localhost"], check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
-                text = r.read().decode()
+            proc, port = start_smcryptd(f"--tls_cert={tls}/server.pem",
+                                        f"--tls_key={tls}/server.key",
+                                        f"--tls_client_ca={tls}/server.pem")
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+                    text = r.read().decode()
+            finally:
+                proc.kill()
+                proc.wait()
         finally:
-            proc.kill()
-            proc.wait()
+            shutil.rmtree(tls)
         cls.metrics, cls.labels = set(), set()
         for line in text.splitlines():
             m = re.match(r"# TYPE (\S+) (\S+)", line)
@@ -493,7 +508,9 @@ class MonitoringTest(unittest.TestCase):
                      "smcrypt_build_info",
                      "smcrypt_bytes_processed_total", "smcrypt_kernel_info",
                      "smcrypt_selftest_ok", "process_cpu_seconds_total",
-                     "process_resident_memory_bytes"):
+                     "process_resident_memory_bytes", "process_virtual_memory_bytes",
+                     "process_start_time_seconds", "process_open_fds", "process_max_fds",
+                     "smcrypt_tls_certificate_expiry_timestamp_seconds"):
             self.assertIn(name, self.metrics)
 
     def test_every_metric_used_exists(self):
