@@ -473,7 +473,8 @@ void Metrics::AddBatchFamilies(prometheus::Registry& r) {
   }
 }
 
-// AddGauges: kernels, self-tests, in-flight requests and bytes, malloc trims.
+// AddGauges: kernels, self-tests, in-flight requests, bytes and connections, malloc trims,
+// overload refusals.
 void Metrics::AddGauges(prometheus::Registry& r) {
   kernel_family_ = &prometheus::BuildGauge()
                         .Name("smcrypt_kernel_info")
@@ -507,6 +508,23 @@ void Metrics::AddGauges(prometheus::Registry& r) {
                              "(--malloc_trim_after_bytes).")
                        .Register(r)
                        .Add({});
+  auto& refusals = prometheus::BuildCounter()
+                       .Name("smcrypt_overload_refusals_total")
+                       .Help("Calls and stream messages refused as OVERLOADED "
+                             "(RESOURCE_EXHAUSTED), by the limit that refused them (the flag's "
+                             "name).")
+                       .Register(r);
+  for (int i = 0; i < kNumOverloadLimits; ++i) {
+    overload_refusals_[i] = &refusals.Add(
+        {{"limit", std::string(OverloadLimitName(static_cast<OverloadLimit>(i)))}});
+  }
+  inflight_connections_ = &prometheus::BuildGauge()
+                               .Name("smcrypt_inflight_connections")
+                               .Help("Client connections with calls in flight, as "
+                                     "--max_connection_inflight_bytes accounts them (0 when "
+                                     "it is 0).")
+                               .Register(r)
+                               .Add({});
 }
 
 void Metrics::SetAuditLog(const AuditLog* audit) {

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <climits>
 #include <fstream>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -135,6 +136,16 @@ absl::Status CheckLimits(const ServerOptions& o) {
         "--max_inflight_bytes must be 0 (no limit) or at least --max_message_bytes (",
         o.max_message_bytes, "), got ", o.max_inflight_bytes));
   }
+  for (const auto& [name, value] :
+       {std::pair<const char*, std::optional<uint64_t>>{"max_stream_inflight_bytes",
+                                                        o.max_stream_inflight_bytes},
+        {"max_connection_inflight_bytes", o.max_connection_inflight_bytes}}) {
+    if (value.has_value() && *value != 0 && *value < o.max_message_bytes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--", name, " must be 0 (no limit) or at least --max_message_bytes (",
+          o.max_message_bytes, "), got ", *value));
+    }
+  }
   if (o.stream_idle_timeout < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--stream_idle_timeout must not be negative");
   }
@@ -167,6 +178,16 @@ std::string HostOf(const std::string& address) {
 }
 
 }  // namespace
+
+std::array<ShareLimit, 2> ResolveFairShares(const ServerOptions& o) {
+  const FairShares shares = DefaultFairShares(o.max_inflight_bytes, o.max_message_bytes);
+  return {ShareLimit{"max_stream_inflight_bytes",
+                     o.max_stream_inflight_bytes.value_or(shares.stream),
+                     o.max_stream_inflight_bytes.has_value()},
+          ShareLimit{"max_connection_inflight_bytes",
+                     o.max_connection_inflight_bytes.value_or(shares.connection),
+                     o.max_connection_inflight_bytes.has_value()}};
+}
 
 Server::Server() = default;
 
@@ -309,6 +330,13 @@ void Server::MakeService(std::unique_ptr<KeyStore> keys, std::string keyring_fin
   info.max_message_bytes = options_.max_message_bytes;
   info.max_inflight = options_.max_inflight;
   info.max_inflight_bytes = options_.max_inflight_bytes;
+  share_limits_ = ResolveFairShares(options_);
+  info.max_stream_inflight_bytes = share_limits_[0].value;
+  info.max_connection_inflight_bytes = share_limits_[1].value;
+  for (const ShareLimit& l : share_limits_) {
+    LogInfo(absl::StrCat("--", l.name, "=", l.value, l.value == 0 ? " (no limit)" : "",
+                         l.from_flag ? "" : " (default: a share of --max_inflight_bytes)"));
+  }
   info.batching = options_.batching;
   if (options_.worker_threads != 0) {
     const size_t n = options_.worker_threads < 0 ? DefaultWorkerThreads()
@@ -330,6 +358,7 @@ void Server::MakeService(std::unique_ptr<KeyStore> keys, std::string keyring_fin
   guards.audit = audit_->enabled() ? audit_.get() : nullptr;
   guards.reaper = options_.stream_idle_timeout > absl::ZeroDuration() ? reaper_.get() : nullptr;
   guards.batches = metrics_.get();
+  guards.admission = metrics_.get();
   LogInfo(workers_ == nullptr
               ? std::string("unary work runs on gRPC's callback threads (--worker_threads=0)")
               : absl::StrCat("unary work runs on ", workers_->num_threads(), " worker threads"));

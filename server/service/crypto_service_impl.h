@@ -70,6 +70,10 @@ struct ServiceInfo {
   // max_inflight_bytes: bytes charged to calls in flight (see "Memory" above) beyond
   // which new calls and stream messages are RESOURCE_EXHAUSTED; 0: no byte limit.
   uint64_t max_inflight_bytes = 0;
+  // max_stream_inflight_bytes / max_connection_inflight_bytes: bytes one stream / the
+  // calls of one client connection may hold (admission.h, FairShares); 0: no such limit.
+  uint64_t max_stream_inflight_bytes = 0;
+  uint64_t max_connection_inflight_bytes = 0;
   // batching: dynamic batching of unary Sign, Verify, PublicKeyEncrypt, HybridEncrypt and
   // Hash (dynamic_batcher.h).
   BatchSettings batching;
@@ -82,6 +86,7 @@ struct ServiceGuards {
   const AuditLog* audit = nullptr;       // null: no audit lines
   StreamReaper* reaper = nullptr;        // null: streams never time out
   BatchObserver* batches = nullptr;      // null: batch sizes and queue times not recorded
+  AdmissionObserver* admission = nullptr;  // null: refusals and connections not recorded
 };
 
 class CryptoServiceImpl final : public v1::CryptoService::CallbackService {
@@ -159,19 +164,21 @@ class CryptoServiceImpl final : public v1::CryptoService::CallbackService {
   grpc::ServerBidiReactor<v1::KeyExchangeRequest, v1::KeyExchangeResponse>* KeyExchange(
       grpc::CallbackServerContext* ctx) override;
 
-  // Admit returns OK, or RESOURCE_EXHAUSTED above --max_inflight (or when `bytes` more
-  // would pass --max_inflight_bytes), or DEADLINE_EXCEEDED when the client's deadline
-  // has already passed. On OK, `bytes` are charged until Release(bytes).
-  absl::Status Admit(grpc::CallbackServerContext* ctx, uint64_t bytes = 0) const {
-    return admission_.Admit(ctx->deadline(), bytes);
+  // Admit admits the call of `ctx` into `charge` (its reactor's; `stream`: the stream
+  // limit applies) and charges it `bytes` (Admission::Admit): OK, or RESOURCE_EXHAUSTED
+  // above --max_inflight or when `bytes` do not fit one of the byte limits, or
+  // DEADLINE_EXCEEDED when the client's deadline has already passed. `charge` holds what
+  // the call is charged until it is closed (the reactor's OnDone), admitted or not.
+  absl::Status Admit(grpc::CallbackServerContext* ctx, bool stream, uint64_t bytes,
+                     CallCharge* charge) const {
+    return admission_.Admit(
+        ctx->deadline(), [ctx] { return ctx->peer(); }, stream, bytes, charge);
   }
-  // TryCharge, Charge, Release and the byte counts are Admission's (admission.h).
-  absl::Status TryCharge(uint64_t bytes) const { return admission_.TryCharge(bytes); }
-  void Charge(uint64_t bytes) const { admission_.Charge(bytes); }
-  void Release(uint64_t bytes) const { admission_.Release(bytes); }
+  // The byte counts are Admission's (admission.h).
   uint64_t inflight_bytes() const { return admission_.inflight_bytes(); }
   uint64_t peak_inflight_bytes() const { return admission_.peak_inflight_bytes(); }
   uint64_t TakePeakSince() const { return admission_.TakePeakSince(); }
+  int64_t inflight_connections() const { return admission_.connections(); }
 
   // Authorize checks the access policy for `op` on `key` (OK without a policy); a
   // denial is audited and returned as PERMISSION_DENIED naming client, operation, key.
