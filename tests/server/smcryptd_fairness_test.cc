@@ -373,6 +373,49 @@ TEST(FairnessTest, WithoutTheShareOneConnectionTakesTheWholeBudget) {
   EXPECT_TRUE(WaitFor([&] { return Metric(server, "smcrypt_inflight_bytes") == 0; }));
 }
 
+// ---- The flags -----------------------------------------------------------------------
+
+// Without the flags the shares are derived from --max_inflight_bytes (and logged); a value
+// below --max_message_bytes, other than 0, stops start-up naming the flag.
+TEST(FairnessTest, ShareFlagsAreDerivedOrCheckedAtStart) {
+  {
+    Smcryptd server;
+    ASSERT_TRUE(server.Start({})) << server.log();
+    // 128 MiB and 4 MiB messages: max(16 MiB, 5 × 4 MiB) and max(32 MiB, 20 MiB).
+    EXPECT_NE(server.log().find("--max_stream_inflight_bytes=20971520 (default"),
+              std::string::npos)
+        << server.log();
+    EXPECT_NE(server.log().find("--max_connection_inflight_bytes=33554432 (default"),
+              std::string::npos)
+        << server.log();
+  }
+  {
+    Smcryptd server;
+    ASSERT_TRUE(server.Start({"--max_stream_inflight_bytes=0",
+                              "--max_connection_inflight_bytes=8388608"}))
+        << server.log();
+    EXPECT_NE(server.log().find("--max_stream_inflight_bytes=0 (no limit)\n"), std::string::npos)
+        << server.log();
+    EXPECT_NE(server.log().find("--max_connection_inflight_bytes=8388608\n"), std::string::npos)
+        << server.log();
+  }
+  for (const char* flag : {"--max_stream_inflight_bytes=65535",
+                           "--max_connection_inflight_bytes=1000"}) {
+    Smcryptd server;
+    EXPECT_FALSE(server.Start({"--max_message_bytes=65536", flag})) << flag;
+    const std::string name = std::string(flag).substr(0, std::string(flag).find('='));
+    EXPECT_NE(server.log().find(name + " must be 0 (no limit) or at least --max_message_bytes"),
+              std::string::npos)
+        << flag << ": " << server.log();
+  }
+  {
+    Smcryptd server;
+    EXPECT_FALSE(server.Start({"--max_connection_inflight_bytes=-1"}));
+    EXPECT_NE(server.log().find("max_connection_inflight_bytes"), std::string::npos)
+        << server.log();
+  }
+}
+
 // ---- What a stream is charged -------------------------------------------------------------
 
 // A stream is charged the input its cipher keeps now. A long GCM stream of small segments
