@@ -34,25 +34,29 @@ FairShares DefaultFairShares(uint64_t budget, uint64_t max_message) {
 // ---- ConnectionLedger -------------------------------------------------------------------
 
 ConnectionLedger::Entry* ConnectionLedger::Join(std::string peer) {
-  Shard& shard = ShardOf(peer);
+  const size_t hash = HashOf(peer);
+  Shard& shard = ShardOf(hash);
   absl::MutexLock lock(&shard.mu);
-  std::unique_ptr<Entry>& slot = shard.entries[peer];
-  if (slot == nullptr) {
-    slot = std::make_unique<Entry>();
-    slot->peer = std::move(peer);
+  auto it = shard.entries.find(absl::string_view(peer), hash);
+  if (it == shard.entries.end()) {
+    auto entry = std::make_unique<Entry>();
+    entry->peer = std::move(peer);
+    entry->hash = hash;
+    const absl::string_view key = entry->peer;
+    it = shard.entries.emplace(key, std::move(entry)).first;
     connections_.fetch_add(1, std::memory_order_relaxed);
     if (observer_ != nullptr) observer_->OnConnections(1);
   }
-  ++slot->calls;
-  return slot.get();
+  ++it->second->calls;
+  return it->second.get();
 }
 
 void ConnectionLedger::Leave(Entry* entry) {
-  Shard& shard = ShardOf(entry->peer);
+  Shard& shard = ShardOf(entry->hash);
   absl::MutexLock lock(&shard.mu);
   if (--entry->calls > 0) return;
-  // Found by a view of the entry's own peer, which the erase destroys after the lookup.
-  shard.entries.erase(absl::string_view(entry->peer));
+  // The key is a view of the entry's peer: the erase destroys both after the lookup.
+  shard.entries.erase(shard.entries.find(absl::string_view(entry->peer), entry->hash));
   connections_.fetch_sub(1, std::memory_order_relaxed);
   if (observer_ != nullptr) observer_->OnConnections(-1);
 }

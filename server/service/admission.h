@@ -100,6 +100,7 @@ class ConnectionLedger {
     std::atomic<uint64_t> bytes{0};
     int64_t calls = 0;  // guarded by its shard's mutex
     std::string peer;
+    size_t hash = 0;  // of `peer`: picks the shard and finds the entry in it
   };
 
   explicit ConnectionLedger(AdmissionObserver* observer = nullptr) : observer_(observer) {}
@@ -118,11 +119,12 @@ class ConnectionLedger {
   static constexpr size_t kShards = 64;
   struct alignas(64) Shard {
     absl::Mutex mu;
-    absl::flat_hash_map<std::string, std::unique_ptr<Entry>> entries ABSL_GUARDED_BY(mu);
+    // Keyed by a view of the entry's own peer string (the entry is on the heap).
+    absl::flat_hash_map<absl::string_view, std::unique_ptr<Entry>> entries ABSL_GUARDED_BY(mu);
   };
-  Shard& ShardOf(absl::string_view peer) {
-    return shards_[absl::HashOf(peer) % kShards];
-  }
+  static size_t HashOf(absl::string_view peer) { return absl::Hash<absl::string_view>{}(peer); }
+  // The shard takes high bits: the table inside it uses the low ones.
+  Shard& ShardOf(size_t hash) { return shards_[(hash >> 32) % kShards]; }
 
   AdmissionObserver* observer_;
   std::array<Shard, kShards> shards_;
