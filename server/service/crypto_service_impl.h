@@ -5,7 +5,8 @@
 // are recorded by the server interceptor (daemon/metrics.h), not here. What each RPC is
 // checked, audited and charged for is its row of the MethodSpec table (method_spec.h).
 // The service is split by concern:
-//   admission.h        --max_inflight and --max_inflight_bytes accounting (Admit);
+//   admission.h        --max_inflight and --max_inflight_bytes accounting (Admit), with
+//                      its shares per stream and per connection;
 //   call_guard.h       the unary call guard: admits the call, checks the policy and
 //                      parses in the row's order, audits, and converts the status;
 //   batch_runner.h     batch RPCs and the dynamic-batching queues;
@@ -30,6 +31,9 @@
 // version a decrypting stream still tries) until that is answered; a message that does
 // not fit ends the stream with RESOURCE_EXHAUSTED. A call
 // alone is admitted whatever its charge (a batch of 65,536 items is charged 64 MiB). Excess work is thus refused at once instead of queueing.
+// One stream may hold at most --max_stream_inflight_bytes and the calls of one client
+// connection (its peer address) at most --max_connection_inflight_bytes (admission.h,
+// CallCharge); a stream or connection holding nothing always takes one message or call.
 // Streams register with a StreamReaper (--stream_idle_timeout); every keyed request is
 // checked against the AccessPolicy (--access_policy) and private- and secret-key uses are
 // written to the AuditLog (--audit_log); inline keys in a request are wiped once the
