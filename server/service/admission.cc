@@ -73,7 +73,8 @@ absl::Status CallCharge::TryAdd(uint64_t bytes) {
         absl::StrCat("this stream holds ", held_, " bytes and its next message needs ", bytes,
                      " more, beyond the ", limits.max_stream_inflight_bytes,
                      " bytes one stream may hold (--max_stream_inflight_bytes): read the "
-                     "stream's responses as they come and send smaller messages"));
+                     "stream's responses as they come and send smaller messages"),
+        connection_ != nullptr ? absl::string_view(connection_->peer) : absl::string_view());
   }
   if (connection_ != nullptr) {
     const uint64_t limit = limits.max_connection_inflight_bytes;
@@ -82,11 +83,12 @@ absl::Status CallCharge::TryAdd(uint64_t bytes) {
       if (current != 0 && current + bytes > limit) {
         return admission_->Refuse(
             OverloadLimit::kConnectionBytes,
-            absl::StrCat("the calls of this connection hold ", current, " bytes and this one needs ",
-                         bytes, " more, beyond the ", limit,
+            absl::StrCat("the calls of this connection hold ", current,
+                         " bytes and this one needs ", bytes, " more, beyond the ", limit,
                          " bytes one connection may hold (--max_connection_inflight_bytes): "
                          "read responses as they come, or spread the calls over more "
-                         "connections; retry later"));
+                         "connections; retry later"),
+            connection_->peer);
       }
     } while (!connection_->bytes.compare_exchange_weak(current, current + bytes,
                                                        std::memory_order_relaxed));
@@ -180,7 +182,8 @@ void Admission::Release(uint64_t bytes) const {
   inflight_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
 }
 
-absl::Status Admission::Refuse(OverloadLimit limit, std::string message) const {
+absl::Status Admission::Refuse(OverloadLimit limit, std::string message,
+                              absl::string_view peer) const {
   const int i = static_cast<int>(limit);
   refusals_[i].fetch_add(1, std::memory_order_relaxed);
   if (observer_ != nullptr) observer_->OnOverload(limit);
@@ -193,7 +196,8 @@ absl::Status Admission::Refuse(OverloadLimit limit, std::string message) const {
                            std::memory_order_relaxed)) {
       const uint64_t n = unlogged_[i].exchange(0, std::memory_order_relaxed);
       LogWarning(absl::StrCat("refused ", n, " call(s) or stream message(s) over --",
-                              OverloadLimitName(limit), " since the previous such line; last: ",
+                              OverloadLimitName(limit), " since the previous such line; last",
+                              peer.empty() ? "" : absl::StrCat(" (peer ", peer, ")"), ": ",
                               message));
     }
   }

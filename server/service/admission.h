@@ -124,7 +124,7 @@ class ConnectionLedger {
   };
   static size_t HashOf(absl::string_view peer) { return absl::Hash<absl::string_view>{}(peer); }
   // The shard takes high bits: the table inside it uses the low ones.
-  Shard& ShardOf(size_t hash) { return shards_[(hash >> 32) % kShards]; }
+  Shard& ShardOf(size_t hash) { return shards_[(hash >> (4 * sizeof(size_t))) % kShards]; }
 
   AdmissionObserver* observer_;
   std::array<Shard, kShards> shards_;
@@ -216,8 +216,10 @@ class Admission {
   friend class CallCharge;
   // Refuse counts a refusal by `limit`, tells the observer, logs refusals by the stream
   // and connection limits (one line per limit per 10 s at most, with the count since the
-  // previous one) and returns the OVERLOADED status with `message`.
-  absl::Status Refuse(OverloadLimit limit, std::string message) const;
+  // previous one and the last one's `peer` and message) and returns the OVERLOADED status
+  // with `message`.
+  absl::Status Refuse(OverloadLimit limit, std::string message,
+                      absl::string_view peer = {}) const;
   void NotePeak(uint64_t now) const;
 
   const std::atomic<int64_t>* inflight_;
