@@ -202,6 +202,30 @@ TEST_F(AdmissionTest, WithTheLimitsOffNoConnectionIsTracked) {
   EXPECT_EQ(a->inflight_bytes(), 0u);
 }
 
+// Refusals by a share are logged at most once per share every 10 s: a burst of them
+// writes one line (the first), naming the flag and the peer.
+TEST_F(AdmissionTest, ShareRefusalsAreLoggedOncePerInterval) {
+  auto a = Make(100 * kMiB, 0, 1 * kMiB);
+  CallCharge held;
+  ASSERT_THAT(Admit(*a, "ipv4:10.9.9.9:7", false, 1 * kMiB, &held), IsOk());
+  ::testing::internal::CaptureStderr();
+  for (int i = 0; i < 100; ++i) {
+    CallCharge refused;
+    EXPECT_EQ(LimitOf(Admit(*a, "ipv4:10.9.9.9:7", false, 1, &refused)),
+              "max_connection_inflight_bytes");
+  }
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(a->refusals(OverloadLimit::kConnectionBytes), 100u);
+  size_t lines = 0;
+  for (size_t at = log.find("over --max_connection_inflight_bytes"); at != std::string::npos;
+       at = log.find("over --max_connection_inflight_bytes", at + 1)) {
+    ++lines;
+  }
+  EXPECT_EQ(lines, 1u) << log;
+  EXPECT_NE(log.find("refused 1 call(s) or stream message(s)"), std::string::npos) << log;
+  EXPECT_NE(log.find("(peer ipv4:10.9.9.9:7)"), std::string::npos) << log;
+}
+
 // Many short connections: each entry goes with its last call, so the ledger does not grow.
 TEST_F(AdmissionTest, EntriesOfShortConnectionsAreRemoved) {
   auto a = Make(100 * kMiB, 0, 1 * kMiB);
