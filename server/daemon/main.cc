@@ -64,6 +64,18 @@ ABSL_FLAG(std::optional<uint64_t>, max_inflight_bytes, std::nullopt,
           "handed to the transport, a stream for each message until its responses are "
           "written; a call or stream message that would pass it is RESOURCE_EXHAUSTED at "
           "once. 0: no byte limit; otherwise at least --max_message_bytes");
+ABSL_FLAG(std::optional<uint64_t>, max_stream_inflight_bytes, std::nullopt,
+          "bytes one stream may hold (its message being handled, responses not yet written, "
+          "input its cipher keeps); a stream message that would pass it is "
+          "RESOURCE_EXHAUSTED unless the stream holds nothing else. Default: "
+          "max(--max_inflight_bytes / 8, 5 x --max_message_bytes), at most "
+          "--max_inflight_bytes. 0: no such limit; otherwise at least --max_message_bytes");
+ABSL_FLAG(std::optional<uint64_t>, max_connection_inflight_bytes, std::nullopt,
+          "bytes the calls of one client connection (unary calls and streams) may hold "
+          "together; a call or stream message that would pass it is RESOURCE_EXHAUSTED "
+          "unless the connection's calls hold nothing else. Default: "
+          "max(--max_inflight_bytes / 4, the stream limit), at most --max_inflight_bytes. "
+          "0: no such limit; otherwise at least --max_message_bytes");
 ABSL_FLAG(std::optional<uint64_t>, grpc_memory_quota, std::nullopt,
           "bytes gRPC may hold in its transports (requests still arriving, responses being "
           "sent); near it gRPC shrinks HTTP/2 flow-control windows so clients wait to send "
@@ -381,6 +393,8 @@ bool OptionsFromFlags(smcrypt::server::ServerOptions* options) {
     options->batching.max_delay = absl::GetFlag(FLAGS_coalesce_hash_window);
   }
   options->max_inflight_bytes = options->sizing.max_inflight_bytes;
+  options->max_stream_inflight_bytes = absl::GetFlag(FLAGS_max_stream_inflight_bytes);
+  options->max_connection_inflight_bytes = absl::GetFlag(FLAGS_max_connection_inflight_bytes);
   options->stream_idle_timeout = absl::GetFlag(FLAGS_stream_idle_timeout);
   options->max_connection_age = absl::GetFlag(FLAGS_max_connection_age);
   options->grpc_memory_quota = options->sizing.grpc_memory_quota;

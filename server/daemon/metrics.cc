@@ -510,7 +510,8 @@ void Metrics::AddBatchFamilies(prometheus::Registry& r) {
   }
 }
 
-// AddGauges: kernels, self-tests, in-flight requests and bytes, malloc trims, limits.
+// AddGauges: kernels, self-tests, in-flight requests, bytes and connections, malloc trims,
+// overload refusals, the drain, limits.
 void Metrics::AddGauges(prometheus::Registry& r) {
   kernel_family_ = &prometheus::BuildGauge()
                         .Name("smcrypt_kernel_info")
@@ -551,6 +552,23 @@ void Metrics::AddGauges(prometheus::Registry& r) {
                          "--shutdown_grace.")
                    .Register(r)
                    .Add({});
+  auto& refusals = prometheus::BuildCounter()
+                       .Name("smcrypt_overload_refusals_total")
+                       .Help("Calls and stream messages refused as OVERLOADED "
+                             "(RESOURCE_EXHAUSTED), by the limit that refused them (the flag's "
+                             "name).")
+                       .Register(r);
+  for (int i = 0; i < kNumOverloadLimits; ++i) {
+    overload_refusals_[i] = &refusals.Add(
+        {{"limit", std::string(OverloadLimitName(static_cast<OverloadLimit>(i)))}});
+  }
+  inflight_connections_ = &prometheus::BuildGauge()
+                               .Name("smcrypt_inflight_connections")
+                               .Help("Client connections with calls in flight, as "
+                                     "--max_connection_inflight_bytes accounts them (0 when "
+                                     "it is 0).")
+                               .Register(r)
+                               .Add({});
   limit_family_ = &prometheus::BuildGauge()
                        .Name("smcrypt_limit")
                        .Help("Each limit and sized value in force, by flag name and source "

@@ -25,6 +25,8 @@
 //   smcrypt_selftest_ok                                               1 or 0
 //   smcrypt_inflight_requests
 //   smcrypt_inflight_bytes, smcrypt_inflight_bytes_peak                --max_inflight_bytes charge
+//   smcrypt_overload_refusals_total{limit}                            OVERLOADED, by limit
+//   smcrypt_inflight_connections                                      connections with calls
 //   smcrypt_malloc_trims_total                                        memory_trimmer.h
 //   smcrypt_draining                                                  1 from SIGTERM on
 //   smcrypt_limit{name,source}                                        values in force
@@ -70,12 +72,16 @@
 #include "server/engine/crypto_engine.h"
 #include "server/engine/dynamic_batcher.h"
 #include "server/engine/reload.h"
+#include "server/service/admission.h"
 #include "server/service/status_util.h"
 #include "smcrypt/cpu.h"
 
 namespace smcrypt::server {
 
-class Metrics final : public EngineObserver, public BatchObserver, public ReloadObserver {
+class Metrics final : public EngineObserver,
+                      public BatchObserver,
+                      public ReloadObserver,
+                      public AdmissionObserver {
  public:
   // MethodMetrics are the label children of one RPC method.
   struct MethodMetrics {
@@ -141,6 +147,12 @@ class Metrics final : public EngineObserver, public BatchObserver, public Reload
     container_cpu_limit_->Set(cpus);
     container_memory_limit_->Set(static_cast<double>(memory_bytes));
   }
+  // OnOverload counts a refusal by `limit`; OnConnections moves the gauge of connections
+  // with calls in flight (admission.h).
+  void OnOverload(OverloadLimit limit) override {
+    overload_refusals_[static_cast<int>(limit)]->Increment();
+  }
+  void OnConnections(int delta) override { inflight_connections_->Increment(delta); }
   // SetAuditLog: the audit log whose AuditStats the smcrypt_audit_* metrics report at
   // each scrape (null: none, reported as zeros and healthy). Call before StartExposer;
   // `audit` must outlive the metrics.
@@ -194,6 +206,8 @@ class Metrics final : public EngineObserver, public BatchObserver, public Reload
   absl::flat_hash_map<std::string, prometheus::Gauge*> limits_ ABSL_GUARDED_BY(limits_mu_);
   prometheus::Gauge* container_cpu_limit_ = nullptr;
   prometheus::Gauge* container_memory_limit_ = nullptr;
+  std::array<prometheus::Counter*, kNumOverloadLimits> overload_refusals_{};
+  prometheus::Gauge* inflight_connections_ = nullptr;
   std::array<prometheus::Histogram*, kNumBatchedOperations> batch_size_{};
   std::array<prometheus::Histogram*, kNumBatchedOperations> batch_queue_seconds_{};
   std::atomic<int64_t> inflight_count_{0};

@@ -5,6 +5,7 @@
 #include <climits>
 #include <fstream>
 #include <thread>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -147,6 +148,16 @@ absl::Status CheckLimits(const ServerOptions& o) {
         "--max_inflight_bytes must be 0 (no limit) or at least --max_message_bytes (",
         o.max_message_bytes, "), got ", o.max_inflight_bytes));
   }
+  for (const auto& [name, value] :
+       {std::pair<const char*, std::optional<uint64_t>>{"max_stream_inflight_bytes",
+                                                        o.max_stream_inflight_bytes},
+        {"max_connection_inflight_bytes", o.max_connection_inflight_bytes}}) {
+    if (value.has_value() && *value != 0 && *value < o.max_message_bytes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--", name, " must be 0 (no limit) or at least --max_message_bytes (",
+          o.max_message_bytes, "), got ", *value));
+    }
+  }
   if (o.stream_idle_timeout < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--stream_idle_timeout must not be negative");
   }
@@ -189,7 +200,30 @@ std::string HostOf(const std::string& address) {
   return colon == std::string::npos ? address : address.substr(0, colon);
 }
 
+// AddShareLimitsToSizing appends the two share limits to o->sizing.values, so that
+// GetServerInfo's `sizing` and smcrypt_limit list them: source "flag" where given, else
+// the source of --max_inflight_bytes they are a share of ("default" when that was given).
+void AddShareLimitsToSizing(ServerOptions* o) {
+  std::string budget_source = "default";
+  for (const SizedValue& v : o->sizing.values) {
+    if (v.name == "max_inflight_bytes" && v.source != "flag") budget_source = v.source;
+  }
+  for (const ShareLimit& l : ResolveFairShares(*o)) {
+    o->sizing.values.push_back(SizedValue{l.name, l.value, l.from_flag ? "flag" : budget_source});
+  }
+}
+
 }  // namespace
+
+std::array<ShareLimit, 2> ResolveFairShares(const ServerOptions& o) {
+  const FairShares shares = DefaultFairShares(o.max_inflight_bytes, o.max_message_bytes);
+  return {ShareLimit{"max_stream_inflight_bytes",
+                     o.max_stream_inflight_bytes.value_or(shares.stream),
+                     o.max_stream_inflight_bytes.has_value()},
+          ShareLimit{"max_connection_inflight_bytes",
+                     o.max_connection_inflight_bytes.value_or(shares.connection),
+                     o.max_connection_inflight_bytes.has_value()}};
+}
 
 Server::Server() = default;
 
@@ -222,6 +256,7 @@ void Server::SetHealth(bool serving) {
 absl::Status Server::BuildAndStart(const ServerOptions& options) {
   options_ = options;
   if (absl::Status s = CheckLimits(options_); !s.ok()) return s;
+  AddShareLimitsToSizing(&options_);
   if (absl::Status s = OpenGuards(); !s.ok()) return s;
   if (absl::Status s = CheckReloadInterval(options_); !s.ok()) return s;
   if (absl::Status s = CheckMaxConnectionAge(options_); !s.ok()) return s;
@@ -363,6 +398,13 @@ void Server::MakeService(std::unique_ptr<KeyStore> keys, std::string keyring_fin
   info.max_message_bytes = options_.max_message_bytes;
   info.max_inflight = options_.max_inflight;
   info.max_inflight_bytes = options_.max_inflight_bytes;
+  share_limits_ = ResolveFairShares(options_);
+  info.max_stream_inflight_bytes = share_limits_[0].value;
+  info.max_connection_inflight_bytes = share_limits_[1].value;
+  for (const ShareLimit& l : share_limits_) {
+    LogInfo(absl::StrCat("--", l.name, "=", l.value, l.value == 0 ? " (no limit)" : "",
+                         l.from_flag ? "" : " (default: a share of --max_inflight_bytes)"));
+  }
   info.batching = options_.batching;
   info.sizing = options_.sizing;
   if (options_.worker_threads != 0) {
@@ -385,6 +427,7 @@ void Server::MakeService(std::unique_ptr<KeyStore> keys, std::string keyring_fin
   guards.audit = audit_->enabled() ? audit_.get() : nullptr;
   guards.reaper = options_.stream_idle_timeout > absl::ZeroDuration() ? reaper_.get() : nullptr;
   guards.batches = metrics_.get();
+  guards.admission = metrics_.get();
   LogInfo(workers_ == nullptr
               ? std::string("unary work runs on gRPC's callback threads (--worker_threads=0)")
               : absl::StrCat("unary work runs on ", workers_->num_threads(), " worker threads"));

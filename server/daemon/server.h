@@ -4,10 +4,12 @@
 #ifndef SMCRYPT_SERVER_SERVER_H_
 #define SMCRYPT_SERVER_SERVER_H_
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <set>
+#include <optional>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
@@ -81,6 +83,11 @@ struct ServerOptions {
   // "Memory"); beyond it new calls and stream messages are RESOURCE_EXHAUSTED. 0: no
   // byte limit; else at least max_message_bytes.
   uint64_t max_inflight_bytes = 128 << 20;
+  // max_stream_inflight_bytes / max_connection_inflight_bytes: bytes one stream / the
+  // calls of one client connection may hold (admission.h). nullopt: DefaultFairShares of
+  // the final max_inflight_bytes; 0: no such limit; else at least max_message_bytes.
+  std::optional<uint64_t> max_stream_inflight_bytes;
+  std::optional<uint64_t> max_connection_inflight_bytes;
   // grpc_memory_quota: gRPC resource quota (bytes) for the transports' buffers, where
   // requests wait while they arrive; under pressure gRPC shrinks HTTP/2 flow-control
   // windows so senders wait. 0: unlimited.
@@ -117,6 +124,20 @@ struct ServerOptions {
 
 inline constexpr char kCryptoServiceName[] = "smcrypt.v1.CryptoService";
 
+// ShareLimit is the value in force of --max_stream_inflight_bytes or
+// --max_connection_inflight_bytes: `from_flag` when given on the command line, else
+// derived from --max_inflight_bytes (DefaultFairShares).
+struct ShareLimit {
+  const char* name;  // the flag's name without dashes
+  uint64_t value;    // 0: no such limit
+  bool from_flag;
+};
+
+// ResolveFairShares returns the two share limits of `o` (stream, then connection): the
+// flags' values where given, else DefaultFairShares(o.max_inflight_bytes,
+// o.max_message_bytes). Call once max_inflight_bytes has its final value.
+std::array<ShareLimit, 2> ResolveFairShares(const ServerOptions& o);
+
 class Server {
  public:
   Server();
@@ -133,6 +154,9 @@ class Server {
   int port() const { return port_; }
   int metrics_port() const { return metrics_ ? metrics_->metrics_port() : 0; }
   int health_port() const { return health_port_; }
+  // share_limits: --max_stream_inflight_bytes and --max_connection_inflight_bytes as in
+  // force (after BuildAndStart), for listing with the other sized values.
+  const std::array<ShareLimit, 2>& share_limits() const { return share_limits_; }
 
   // ReloadKeyring reloads --keys_dir now (SIGHUP), as KeyringReloader::Reload: on error
   // the previous keyring stays. FailedPrecondition without --keys_dir.
@@ -200,6 +224,7 @@ class Server {
   std::unique_ptr<PeriodicTask> reload_task_;
   int port_ = 0;
   int health_port_ = 0;
+  std::array<ShareLimit, 2> share_limits_{};
   absl::Mutex mu_;
   bool started_ ABSL_GUARDED_BY(mu_) = false;
   bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;

@@ -52,6 +52,28 @@ TEST(MetricsTest, ReloadCountersShowBothResultsAtZeroAndCountByResult) {
       MetricValue(Scrape(*m), Reloads("smcrypt_tls_certificate_reloads_total", "success")), 1);
 }
 
+TEST(MetricsTest, OverloadRefusalsCountByLimitAndConnectionsFollowTheLedger) {
+  std::unique_ptr<Metrics> m = Metrics::New();
+  const char* limits[] = {"max_inflight", "max_inflight_bytes", "max_stream_inflight_bytes",
+                          "max_connection_inflight_bytes"};
+  auto refusals = [](absl::string_view limit) {
+    return absl::StrCat("smcrypt_overload_refusals_total{limit=\"", limit, "\"}");
+  };
+  for (const char* limit : limits) EXPECT_EQ(MetricValue(Scrape(*m), refusals(limit)), 0) << limit;
+  EXPECT_EQ(MetricValue(Scrape(*m), "smcrypt_inflight_connections"), 0);
+  m->OnOverload(OverloadLimit::kConnectionBytes);
+  m->OnOverload(OverloadLimit::kConnectionBytes);
+  m->OnOverload(OverloadLimit::kStreamBytes);
+  m->OnConnections(1);
+  m->OnConnections(1);
+  m->OnConnections(-1);
+  const std::string text = Scrape(*m);
+  EXPECT_EQ(MetricValue(text, refusals("max_connection_inflight_bytes")), 2);
+  EXPECT_EQ(MetricValue(text, refusals("max_stream_inflight_bytes")), 1);
+  EXPECT_EQ(MetricValue(text, refusals("max_inflight_bytes")), 0);
+  EXPECT_EQ(MetricValue(text, "smcrypt_inflight_connections"), 1);
+}
+
 TEST(MetricsTest, FailuresCountPerAlgorithm) {
   std::unique_ptr<Metrics> m = Metrics::New();
   const std::string gcm = "smcrypt_decrypt_failures_total{algorithm=\"SM4-GCM\"}";
