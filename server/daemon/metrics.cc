@@ -152,14 +152,15 @@ class AuditCollector final : public prometheus::Collectable {
 };
 
 // MetricsInterceptor records one call: grpc_server_started_total when it is created,
-// grpc_server_handled_total and grpc_server_handling_seconds once its outcome is known.
-// The outcome is the code the client received: the status the handler sent, unless the
-// call was over before that status reached the client. Such a call (gRPC cancelled it:
-// the client cancelled, or its deadline passed) is DEADLINE_EXCEEDED when its deadline
-// had passed or was less than kDeadlineSlack away, else CANCELLED, whatever status the
-// handler sent afterwards. gRPC reports the end of every call at POST_RECV_CLOSE, where
-// ServerContextBase::IsCancelled is valid for callback calls (the CryptoService's); for
-// every call, a status sent after its deadline is DEADLINE_EXCEEDED.
+// grpc_server_handled_total and grpc_server_handling_seconds when its status is sent (so
+// a client that has its answer finds it counted), or when gRPC reports the call closed
+// without one. The outcome is the code the client receives: the status the handler sent,
+// unless the call was already over (gRPC cancelled it: the client cancelled, or its
+// deadline passed; ServerContextBase::IsCancelled is valid at any time for callback
+// calls, the CryptoService's). Such a call is DEADLINE_EXCEEDED when its deadline had
+// passed or was less than kDeadlineSlack away, else CANCELLED, whatever status the handler
+// sent. For every call, a status sent after its deadline is DEADLINE_EXCEEDED. A
+// cancellation that arrives after the status was sent is not seen.
 class MetricsInterceptor final : public grpc::experimental::Interceptor {
  public:
   MetricsInterceptor(Metrics* metrics, const Metrics::MethodMetrics* method,
@@ -175,14 +176,10 @@ class MetricsInterceptor final : public grpc::experimental::Interceptor {
   }
 
   ~MetricsInterceptor() override {
-    // A call that ended without gRPC reporting its close is counted with the status it
-    // sent, or as CANCELLED when it sent none.
+    // A call that ended without a status or a reported close is counted as CANCELLED.
     {
       absl::MutexLock lock(&mu_);
-      if (!recorded_) {
-        Record(status_sent_ ? sent_code_ : grpc::StatusCode::CANCELLED,
-               status_sent_ ? sent_at_ : std::chrono::steady_clock::now());
-      }
+      Record(grpc::StatusCode::CANCELLED, std::chrono::steady_clock::now());
     }
     Leave();
   }
@@ -223,24 +220,26 @@ class MetricsInterceptor final : public grpc::experimental::Interceptor {
     return ctx_->deadline() <= std::chrono::system_clock::now() + kDeadlineSlack;
   }
 
+  // CancelledCode: the code of a call gRPC cancelled, as its client sees it.
+  grpc::StatusCode CancelledCode() const {
+    return DeadlineNear() ? grpc::StatusCode::DEADLINE_EXCEEDED : grpc::StatusCode::CANCELLED;
+  }
+  bool Cancelled() const { return callback_ctx_ != nullptr && callback_ctx_->IsCancelled(); }
+
   void OnStatusSent(grpc::StatusCode code) {
+    const bool cancelled = Cancelled();
     absl::MutexLock lock(&mu_);
-    status_sent_ = true;
-    sent_at_ = std::chrono::steady_clock::now();
-    sent_code_ = DeadlinePassed() ? grpc::StatusCode::DEADLINE_EXCEEDED : code;
-    if (closed_) Record(sent_code_, sent_at_);
+    Record(cancelled         ? CancelledCode()
+           : DeadlinePassed() ? grpc::StatusCode::DEADLINE_EXCEEDED
+                              : code,
+           std::chrono::steady_clock::now());
   }
 
+  // OnClosed counts a call that ended without sending a status.
   void OnClosed() {
-    const bool cancelled = callback_ctx_ != nullptr && callback_ctx_->IsCancelled();
+    const bool cancelled = Cancelled();
     absl::MutexLock lock(&mu_);
-    closed_ = true;
-    if (cancelled) {
-      Record(DeadlineNear() ? grpc::StatusCode::DEADLINE_EXCEEDED : grpc::StatusCode::CANCELLED,
-             std::chrono::steady_clock::now());
-    } else if (status_sent_) {
-      Record(sent_code_, sent_at_);
-    }
+    if (cancelled) Record(CancelledCode(), std::chrono::steady_clock::now());
   }
 
   void Leave() {
@@ -265,13 +264,10 @@ class MetricsInterceptor final : public grpc::experimental::Interceptor {
   grpc::CallbackServerContext* const callback_ctx_;  // null for sync calls
   grpc::ServerContextBase* const ctx_;
   const std::chrono::steady_clock::time_point start_;
-  // PRE_SEND_STATUS and POST_RECV_CLOSE may run on two threads at once.
+  // PRE_SEND_STATUS and POST_RECV_CLOSE may run on two threads at once: the first to
+  // record wins.
   absl::Mutex mu_;
-  bool status_sent_ ABSL_GUARDED_BY(mu_) = false;
-  bool closed_ ABSL_GUARDED_BY(mu_) = false;
   bool recorded_ ABSL_GUARDED_BY(mu_) = false;
-  grpc::StatusCode sent_code_ ABSL_GUARDED_BY(mu_) = grpc::StatusCode::OK;
-  std::chrono::steady_clock::time_point sent_at_ ABSL_GUARDED_BY(mu_);
   std::atomic<bool> left_{false};
 };
 

@@ -56,7 +56,8 @@ double Handled(Smcryptd& server, const std::string& method, const std::string& t
 
 // Shell runs `script` with bash; true when it exits 0.
 bool Shell(const std::string& script) {
-  const std::string path = ::testing::TempDir() + "/signals_script.sh";
+  // Per process: ctest runs this suite's tests as parallel processes.
+  const std::string path = absl::StrCat(::testing::TempDir(), "/signals_script_", getpid(), ".sh");
   FILE* f = std::fopen(path.c_str(), "w");
   if (f == nullptr) return false;
   std::fputs(script.c_str(), f);
@@ -67,7 +68,7 @@ bool Shell(const std::string& script) {
 // NotAfter is the notAfter of certificate `pem` in Unix seconds, as the openssl command
 // prints it (-1 when it cannot be read).
 double NotAfter(const std::string& pem) {
-  const std::string out = ::testing::TempDir() + "/signals_enddate.txt";
+  const std::string out = absl::StrCat(::testing::TempDir(), "/signals_enddate_", getpid(), ".txt");
   if (!Shell(absl::StrCat("set -e; date -u -d \"$(openssl x509 -noout -enddate -in ", pem,
                           " | cut -d= -f2)\" +%s > ", out))) {
     return -1;
