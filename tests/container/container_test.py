@@ -656,10 +656,12 @@ class ReplicasTest(unittest.TestCase):
         self.assertEqual(len(set(ips)), self.REPLICAS, ips)
         grpc_port, metrics_port = replicas[0][2]["grpc"], replicas[0][2]["metrics"]
         config = {"loadBalancingConfig": [{"round_robin": {}}],
-                  "methodConfig": [{"name": [{"service": "smcrypt.v1.CryptoService"}],
-                                    "retryPolicy": {"maxAttempts": 4, "initialBackoff": "0.1s",
+                  "methodConfig": [{"name": [{"service": "smcrypt.v1.CryptoService"},
+                                             {"service": "grpc.health.v1.Health"}],
+                                    "retryPolicy": {"maxAttempts": 5, "initialBackoff": "0.05s",
                                                     "maxBackoff": "1s", "backoffMultiplier": 2,
-                                                    "retryableStatusCodes": ["UNAVAILABLE"]}}]}
+                                                    "retryableStatusCodes": ["UNAVAILABLE",
+                                                                             "CANCELLED"]}}]}
         target = "ipv4:" + ",".join(f"{ip}:{grpc_port}" for ip in ips)
         with grpc.insecure_channel(target, options=[("grpc.service_config", json.dumps(config)),
                                                     ("grpc.enable_retries", 1)]) as ch:

@@ -14,20 +14,23 @@ import (
 )
 
 // serviceConfig spreads calls over every address the target resolves to (round_robin: one
-// connection per replica, calls in turn over the ready ones) and retries a CryptoService call
-// that fails with UNAVAILABLE (a replica stopping or unreachable) up to 3 more times, after
-// 0.1 s, 0.2 s and 0.4 s at most (each with random jitter, capped at 1 s). gRPC-Go before 1.40
-// retries only with GRPC_GO_RETRY=on in the environment; newer releases always do.
+// connection per replica, calls in turn over the ready ones) and retries a CryptoService or
+// health call that fails with UNAVAILABLE (a replica stopping or unreachable) or CANCELLED
+// (what gRPC C++ servers answer to calls they had received but not started when they stop) up
+// to 4 more times, after 0.05 s, 0.1 s, 0.2 s and 0.4 s at most (each with random jitter,
+// capped at 1 s): the policy of smcrypt's own clients (kServiceConfigJson in
+// clients/smcrypt/session.h). gRPC-Go before 1.40 retries only with GRPC_GO_RETRY=on in the
+// environment; newer releases always do.
 const serviceConfig = `{
   "loadBalancingConfig": [{"round_robin": {}}],
   "methodConfig": [{
-    "name": [{"service": "smcrypt.v1.CryptoService"}],
+    "name": [{"service": "smcrypt.v1.CryptoService"}, {"service": "grpc.health.v1.Health"}],
     "retryPolicy": {
-      "maxAttempts": 4,
-      "initialBackoff": "0.1s",
+      "maxAttempts": 5,
+      "initialBackoff": "0.05s",
       "maxBackoff": "1s",
       "backoffMultiplier": 2,
-      "retryableStatusCodes": ["UNAVAILABLE"]
+      "retryableStatusCodes": ["UNAVAILABLE", "CANCELLED"]
     }
   }]
 }`

@@ -56,20 +56,22 @@ import smcrypt.v1.VerifyRequest;
 
 public final class Example {
   // round_robin over every address the target resolves to (one connection per replica, calls
-  // in turn over the ready ones), and up to 3 retries of a CryptoService call that fails with
-  // UNAVAILABLE (a replica stopping or unreachable), after 0.1 s, 0.2 s and 0.4 s at most
-  // (random jitter, capped at 1 s).
+  // in turn over the ready ones), and up to 4 retries of a CryptoService or health call that fails
+  // with UNAVAILABLE (a replica stopping or unreachable) or CANCELLED (what gRPC C++ servers answer
+  // to calls they had received but not started when they stop), after 0.05 s, 0.1 s, 0.2 s and
+  // 0.4 s at most (random jitter, capped at 1 s): the policy of smcrypt's own clients
+  // (kServiceConfigJson in clients/smcrypt/session.h).
   static final String SERVICE_CONFIG = """
       {
         "loadBalancingConfig": [{"round_robin": {}}],
         "methodConfig": [{
-          "name": [{"service": "smcrypt.v1.CryptoService"}],
+          "name": [{"service": "smcrypt.v1.CryptoService"}, {"service": "grpc.health.v1.Health"}],
           "retryPolicy": {
-            "maxAttempts": 4,
-            "initialBackoff": "0.1s",
+            "maxAttempts": 5,
+            "initialBackoff": "0.05s",
             "maxBackoff": "1s",
             "backoffMultiplier": 2,
-            "retryableStatusCodes": ["UNAVAILABLE"]
+            "retryableStatusCodes": ["UNAVAILABLE", "CANCELLED"]
           }
         }]
       }""";
