@@ -198,5 +198,10 @@ else
   fi
   "${podman[@]}" build --build-arg BASE="$base" --target "$target" "${labels[@]}" "${volume[@]}" \
     -f "$root/deploy/docker/Dockerfile" -t "$tag" "$root"
+  # Each build leaves its build stage's image (untagged, the build tree); those of builds
+  # more than 2 hours old go, so that repeated runs (CI) do not fill the disk, while the
+  # latest keeps podman's layer cache (the build packages' layer) for the next build.
+  "${podman[@]}" image prune --force --filter label=io.smcrypt.stage=build \
+    --filter until=2h >/dev/null || true
 fi
 echo "image.sh: $tag built in $((SECONDS - start)) s ($("${podman[@]}" image inspect --format '{{.Size}}' "$tag") bytes)"
