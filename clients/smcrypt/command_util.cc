@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "clients/smcrypt/commands.h"
 #include "clients/smcrypt/io.h"
 #include "clients/smcrypt/key_files.h"
@@ -167,8 +168,12 @@ std::string DescribeRawError(const absl::Status& status) {
   if (IsInProcessError(status)) return out;
   switch (status.code()) {
     case absl::StatusCode::kUnavailable:
-      absl::StrAppend(&out, " (is smcryptd running at --target? TLS flags must match the "
-                            "server)");
+      // Only a transport failure: an UNAVAILABLE the server sent itself carries a reason
+      // (AUDIT_UNAVAILABLE, ...) and reached the server.
+      if (ErrorReason(status).empty()) {
+        absl::StrAppend(&out, " (is smcryptd running at --target? TLS flags must match the "
+                              "server)");
+      }
       break;
     case absl::StatusCode::kResourceExhausted:
       absl::StrAppend(&out, " (large inputs: use --stream where the command offers it)");

@@ -52,6 +52,24 @@ TEST(TerminalSafeTest, DescribeErrorEscapesServerMessages) {
             "--key-id \\x1b[2J");
 }
 
+TEST(DescribeErrorTest, ConnectionHintOnlyForTransportFailures) {
+  // gRPC's own UNAVAILABLE (no server reached): no ErrorInfo, the hint is added.
+  EXPECT_THAT(DescribeError(RpcStatus(grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                                                   "failed to connect to all addresses"))),
+              HasSubstr("is smcryptd running at --target?"));
+  // The server's UNAVAILABLE with a reason: it was reached, no hint.
+  rpc::ErrorInfo info;
+  info.reason = "AUDIT_UNAVAILABLE";
+  info.domain = std::string(rpc::kErrorDomain);
+  const std::string message = "the audit log cannot be written";
+  absl::Status s = RpcStatus(grpc::Status(
+      grpc::StatusCode::UNAVAILABLE, message,
+      rpc::SerializeStatusDetails(static_cast<int>(grpc::StatusCode::UNAVAILABLE), message,
+                                  info)));
+  EXPECT_EQ(ErrorReason(s), "AUDIT_UNAVAILABLE");
+  EXPECT_EQ(DescribeError(s), "UNAVAILABLE: the audit log cannot be written");
+}
+
 TEST(CodecTest, OneShotKnownValues) {
   EXPECT_EQ(EncodeAll(Encoding::kHex, std::string("\x00\xff\x10", 3)), "00ff10\n");
   EXPECT_EQ(EncodeAll(Encoding::kBase64, "abc"), "YWJj\n");
