@@ -158,6 +158,20 @@ std::string TerminalSafe(absl::string_view text) {
   return out;
 }
 
+std::string HumanBytes(uint64_t bytes) {
+  static constexpr const char* kUnits[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  if (bytes == 1) return "1 byte";
+  int unit = 0;
+  while (unit < 6 && bytes >> (10 * (unit + 1)) > 0) ++unit;
+  if (unit == 0) return absl::StrCat(bytes, " bytes");
+  const uint64_t whole = bytes >> (10 * unit);
+  if ((bytes & ((uint64_t{1} << (10 * unit)) - 1)) == 0) {
+    return absl::StrCat(whole, " ", kUnits[unit]);
+  }
+  return absl::StrFormat("%.1f %s", static_cast<double>(bytes) / (uint64_t{1} << (10 * unit)),
+                         kUnits[unit]);
+}
+
 std::string DescribeError(const absl::Status& status) {
   return TerminalSafe(DescribeRawError(status));
 }
