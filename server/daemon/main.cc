@@ -13,9 +13,11 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -30,6 +32,7 @@
 #include "google/protobuf/stubs/logging.h"
 #include "grpc/support/log.h"
 #include "server/daemon/server.h"
+#include "server/engine/command_line.h"
 #include "server/engine/logging.h"
 #include "server/engine/sizing.h"
 #include "smcrypt/cpu.h"
@@ -308,14 +311,16 @@ bool CheckListenFlags() {
   return true;
 }
 
-// FlagsGiven names the flags whose value differs from their default (given on the
-// command line; an optional flag given any value counts).
-std::set<std::string> FlagsGiven() {
-  std::set<std::string> given;
+// FlagsGiven names the flags `argv` gives, whatever their value (FlagsOnCommandLine:
+// every form Abseil parses, a --flagfile's flags and --fromenv's included). Called before
+// absl::ParseCommandLine, once every flag is registered.
+std::set<std::string> FlagsGiven(int argc, char** argv) {
+  std::map<std::string, bool> known;
   for (const auto& [name, flag] : absl::GetAllFlags()) {
-    if (flag->CurrentValue() != flag->DefaultValue()) given.insert(std::string(name));
+    known.emplace(std::string(name), flag->IsOfType<bool>());
   }
-  return given;
+  return smcrypt::server::FlagsOnCommandLine(std::vector<std::string>(argv + 1, argv + argc),
+                                             known);
 }
 
 // SizeFromFlags reads the container's limits (--cgroup_root) and sizes the worker
@@ -365,7 +370,6 @@ void PrintSizing(const smcrypt::server::Sizing& sizing) {
 bool OptionsFromFlags(smcrypt::server::ServerOptions* options) {
   options->worker_threads = options->sizing.worker_threads;
   options->cpus = options->sizing.cpus;
-  options->flags_given = FlagsGiven();
   options->listen = absl::GetFlag(FLAGS_listen);
   options->health_listen = absl::GetFlag(FLAGS_health_listen);
   options->metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
@@ -486,6 +490,8 @@ int main(int argc, char** argv) {
   // call's CPU in a perf profile of smcryptd. Lock order is not checked in production.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   SetUsage();
+  smcrypt::server::ServerOptions options;
+  options.flags_given = FlagsGiven(argc, argv);
   absl::ParseCommandLine(argc, argv);
 
   // Block the shutdown and reload signals before any thread starts, so every thread
@@ -498,7 +504,6 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   if (!ApplyLogFlags() || !ApplyCpuFlags() || !CheckListenFlags()) return 1;
-  smcrypt::server::ServerOptions options;
   options.sizing = SizeFromFlags();
   if (absl::GetFlag(FLAGS_print_sizing)) {
     PrintSizing(options.sizing);

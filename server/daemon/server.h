@@ -70,8 +70,9 @@ struct ServerOptions {
   // smcrypt_limit metric and the container gauges; the values are already in the fields
   // of these options.
   Sizing sizing;
-  // flags_given: the flags given on the command line; smcrypt_limit's source is "flag"
-  // for them, "default" for the others.
+  // flags_given: the flags given on the command line (any value, the default's too; a
+  // --flagfile's and --fromenv's count); smcrypt_limit's source is "flag" for them,
+  // "default" for the others.
   std::set<std::string> flags_given;
   // public_key_cache_size: entries of the LRU of parsed inline public keys
   // (primitive_cache.h); 0 disables it.

@@ -254,6 +254,21 @@ TEST(SmcryptdSizingTest, EmptyCgroupRootUsesTheDefaults) {
   EXPECT_EQ(MetricValue(metrics, Limit("max_inflight_bytes", "default")), 128 * kMiB);
 }
 
+// A flag given on the command line is source "flag" even at its default value; one not
+// given is "default".
+TEST(SmcryptdSizingTest, AFlagGivenAtItsDefaultValueIsSourceFlag) {
+  Smcryptd server;
+  ASSERT_TRUE(server.Start({"--cgroup_root=", "--max_inflight=65536",
+                            "--max_inflight_bytes=134217728"}))
+      << server.log();
+  const std::string metrics = HttpGet(server.metrics_port(), "/metrics");
+  EXPECT_EQ(MetricValue(metrics, Limit("max_inflight", "flag")), 65536) << metrics;
+  EXPECT_EQ(MetricValue(metrics, Limit("max_inflight_bytes", "flag")), 128 * kMiB);
+  EXPECT_EQ(MetricValue(metrics, Limit("max_message_bytes", "default")), 4 * kMiB);
+  EXPECT_EQ(MetricValue(metrics, Limit("shutdown_grace_seconds", "default")), 20);
+  EXPECT_EQ(Values(Info(server)).at("max_inflight_bytes"), absl::StrCat(128 * kMiB, " (flag)"));
+}
+
 // ---- Under a real limit -------------------------------------------------------------
 
 // RealCgroup is a new cgroup with a memory limit and a CPU quota: under cgroup v1 a child
