@@ -365,8 +365,19 @@ void PrintSizing(const smcrypt::server::Sizing& sizing) {
   std::fputs(out.c_str(), stdout);
 }
 
-// OptionsFromFlags fills `options` from the flags and `options->sizing`; false (logged)
-// for a bad value.
+// SizeOptionsFromFlags sizes `options` (SizeFromFlags), fills the byte limits the share
+// limits derive from and appends those to the sizing (AddShareLimitsToSizing).
+void SizeOptionsFromFlags(smcrypt::server::ServerOptions* options) {
+  options->sizing = SizeFromFlags();
+  options->max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  options->max_inflight_bytes = options->sizing.max_inflight_bytes;
+  options->max_stream_inflight_bytes = absl::GetFlag(FLAGS_max_stream_inflight_bytes);
+  options->max_connection_inflight_bytes = absl::GetFlag(FLAGS_max_connection_inflight_bytes);
+  smcrypt::server::AddShareLimitsToSizing(options);
+}
+
+// OptionsFromFlags fills the rest of `options` from the flags and `options->sizing`
+// (SizeOptionsFromFlags ran); false (logged) for a bad value.
 bool OptionsFromFlags(smcrypt::server::ServerOptions* options) {
   options->worker_threads = options->sizing.worker_threads;
   options->cpus = options->sizing.cpus;
@@ -383,7 +394,6 @@ bool OptionsFromFlags(smcrypt::server::ServerOptions* options) {
   options->tls_cert = absl::GetFlag(FLAGS_tls_cert);
   options->tls_key = absl::GetFlag(FLAGS_tls_key);
   options->tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
-  options->max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   options->max_inflight = absl::GetFlag(FLAGS_max_inflight);
   options->shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
   options->drain_delay = absl::GetFlag(FLAGS_drain_delay);
@@ -396,9 +406,6 @@ bool OptionsFromFlags(smcrypt::server::ServerOptions* options) {
     LogInfo("--coalesce_hash_window is deprecated: it sets --batch_max_delay");
     options->batching.max_delay = absl::GetFlag(FLAGS_coalesce_hash_window);
   }
-  options->max_inflight_bytes = options->sizing.max_inflight_bytes;
-  options->max_stream_inflight_bytes = absl::GetFlag(FLAGS_max_stream_inflight_bytes);
-  options->max_connection_inflight_bytes = absl::GetFlag(FLAGS_max_connection_inflight_bytes);
   options->stream_idle_timeout = absl::GetFlag(FLAGS_stream_idle_timeout);
   options->max_connection_age = absl::GetFlag(FLAGS_max_connection_age);
   options->grpc_memory_quota = options->sizing.grpc_memory_quota;
@@ -504,7 +511,7 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   if (!ApplyLogFlags() || !ApplyCpuFlags() || !CheckListenFlags()) return 1;
-  options.sizing = SizeFromFlags();
+  SizeOptionsFromFlags(&options);
   if (absl::GetFlag(FLAGS_print_sizing)) {
     PrintSizing(options.sizing);
     return 0;

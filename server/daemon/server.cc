@@ -200,19 +200,6 @@ std::string HostOf(const std::string& address) {
   return colon == std::string::npos ? address : address.substr(0, colon);
 }
 
-// AddShareLimitsToSizing appends the two share limits to o->sizing.values, so that
-// GetServerInfo's `sizing` and smcrypt_limit list them: source "flag" where given, else
-// the source of --max_inflight_bytes they are a share of ("default" when that was given).
-void AddShareLimitsToSizing(ServerOptions* o) {
-  std::string budget_source = "default";
-  for (const SizedValue& v : o->sizing.values) {
-    if (v.name == "max_inflight_bytes" && v.source != "flag") budget_source = v.source;
-  }
-  for (const ShareLimit& l : ResolveFairShares(*o)) {
-    o->sizing.values.push_back(SizedValue{l.name, l.value, l.from_flag ? "flag" : budget_source});
-  }
-}
-
 }  // namespace
 
 std::array<ShareLimit, 2> ResolveFairShares(const ServerOptions& o) {
@@ -223,6 +210,16 @@ std::array<ShareLimit, 2> ResolveFairShares(const ServerOptions& o) {
           ShareLimit{"max_connection_inflight_bytes",
                      o.max_connection_inflight_bytes.value_or(shares.connection),
                      o.max_connection_inflight_bytes.has_value()}};
+}
+
+void AddShareLimitsToSizing(ServerOptions* o) {
+  std::string budget_source = "default";
+  for (const SizedValue& v : o->sizing.values) {
+    if (v.name == "max_inflight_bytes" && v.source != "flag") budget_source = v.source;
+  }
+  for (const ShareLimit& l : ResolveFairShares(*o)) {
+    o->sizing.values.push_back(SizedValue{l.name, l.value, l.from_flag ? "flag" : budget_source});
+  }
 }
 
 Server::Server() = default;
@@ -256,7 +253,6 @@ void Server::SetHealth(bool serving) {
 absl::Status Server::BuildAndStart(const ServerOptions& options) {
   options_ = options;
   if (absl::Status s = CheckLimits(options_); !s.ok()) return s;
-  AddShareLimitsToSizing(&options_);
   if (absl::Status s = OpenGuards(); !s.ok()) return s;
   if (absl::Status s = CheckReloadInterval(options_); !s.ok()) return s;
   if (absl::Status s = CheckMaxConnectionAge(options_); !s.ok()) return s;

@@ -139,6 +139,13 @@ struct ShareLimit {
 // o.max_message_bytes). Call once max_inflight_bytes has its final value.
 std::array<ShareLimit, 2> ResolveFairShares(const ServerOptions& o);
 
+// AddShareLimitsToSizing appends the two share limits (ResolveFairShares) to
+// o->sizing.values, so that --print_sizing, the sizing log line, GetServerInfo's `sizing`
+// and smcrypt_limit list them: source "flag" where given, else the source of
+// --max_inflight_bytes they are a share of ("default" when that was given). smcryptd's
+// main calls it once, after sizing and before printing or starting.
+void AddShareLimitsToSizing(ServerOptions* o);
+
 class Server {
  public:
   Server();
