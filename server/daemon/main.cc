@@ -230,7 +230,7 @@ void GrpcLog(gpr_log_func_args* args) {
                            ? smcrypt::server::LogSeverity::kError
                            : smcrypt::server::LogSeverity::kInfo,
                        absl::StrCat("grpc: ", args->message),
-                       {{"file", args->file}, {"line", absl::StrCat(args->line)}});
+                       {{"file", args->file}, {"line", args->line}});
 }
 
 // ProtobufLog writes protobuf's log lines (a string field that is not UTF-8, ...) the same
@@ -243,7 +243,7 @@ void ProtobufLog(google::protobuf::LogLevel level, const char* file, int line,
                            ? smcrypt::server::LogSeverity::kWarning
                            : smcrypt::server::LogSeverity::kInfo,
                        absl::StrCat("protobuf: ", message),
-                       {{"file", file}, {"line", absl::StrCat(line)}});
+                       {{"file", file}, {"line", line}});
 }
 
 // ApplyLogFlags sets the log format and level (--log_format, --log_level); false (logged)
@@ -449,7 +449,7 @@ void WaitDrainDelay(smcrypt::server::Server* server, const sigset_t& signals,
   for (;;) {
     const absl::Duration left = end - absl::Now();
     if (left <= absl::ZeroDuration()) {
-      LogInfo(absl::StrCat("drain delay of ", absl::FormatDuration(delay), " over"));
+      LogInfo(absl::StrCat("drain delay of ", smcrypt::server::FormatLogDuration(delay), " over"));
       return;
     }
     const timespec timeout = absl::ToTimespec(left);
@@ -460,7 +460,7 @@ void WaitDrainDelay(smcrypt::server::Server* server, const sigset_t& signals,
       continue;
     }
     LogInfo(absl::StrCat("received ", SignalName(sig), " again: skipping the remaining ",
-                         absl::FormatDuration(absl::Trunc(end - absl::Now(),
+                         smcrypt::server::FormatLogDuration(absl::Trunc(end - absl::Now(),
                                                           absl::Milliseconds(1))),
                          " of the drain delay"));
     return;
@@ -481,7 +481,7 @@ void ServeUntilSignal(smcrypt::server::Server* server, const sigset_t& signals,
   LogInfo(absl::StrCat("received ", SignalName(sig)));
   server->BeginDrain();
   if (drain_delay > absl::ZeroDuration()) {
-    LogInfo(absl::StrCat("drain delay: serving on for ", absl::FormatDuration(drain_delay),
+    LogInfo(absl::StrCat("drain delay: serving on for ", smcrypt::server::FormatLogDuration(drain_delay),
                          " (--drain_delay) so that endpoints and load balancers stop sending; "
                          "a second SIGTERM or SIGINT skips it"));
     WaitDrainDelay(server, signals, drain_delay);
