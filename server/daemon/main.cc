@@ -6,7 +6,8 @@
 // one kept) and reopens the --audit_log file. SIGTERM or SIGINT: health turns
 // NOT_SERVING while every RPC is still served for --drain_delay (a second SIGTERM or SIGINT
 // ends the delay), then the server stops accepting RPCs, drains in-flight RPCs for up to
-// --shutdown_grace, the audit queue is written out, and the process exits 0. Start-up errors
+// --shutdown_grace, the audit queue is written out (lines that cannot be written are
+// dropped and their number logged), and the process exits 0. Start-up errors
 // (bad flag, bad key file, unknown CPU feature name, address in use) exit 1.
 #include <signal.h>
 #include <time.h>
