@@ -6,16 +6,19 @@
 // one kept) and reopens the --audit_log file. SIGTERM or SIGINT: health turns
 // NOT_SERVING while every RPC is still served for --drain_delay (a second SIGTERM or SIGINT
 // ends the delay), then the server stops accepting RPCs, drains in-flight RPCs for up to
-// --shutdown_grace, the audit queue is written out, and the process exits 0. Start-up errors
+// --shutdown_grace, the audit queue is written out (lines that cannot be written are
+// dropped and their number logged), and the process exits 0. Start-up errors
 // (bad flag, bad key file, unknown CPU feature name, address in use) exit 1.
 #include <signal.h>
 #include <time.h>
 
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -30,6 +33,7 @@
 #include "google/protobuf/stubs/logging.h"
 #include "grpc/support/log.h"
 #include "server/daemon/server.h"
+#include "server/engine/command_line.h"
 #include "server/engine/logging.h"
 #include "server/engine/sizing.h"
 #include "smcrypt/cpu.h"
@@ -227,7 +231,7 @@ void GrpcLog(gpr_log_func_args* args) {
                            ? smcrypt::server::LogSeverity::kError
                            : smcrypt::server::LogSeverity::kInfo,
                        absl::StrCat("grpc: ", args->message),
-                       {{"file", args->file}, {"line", absl::StrCat(args->line)}});
+                       {{"file", args->file}, {"line", args->line}});
 }
 
 // ProtobufLog writes protobuf's log lines (a string field that is not UTF-8, ...) the same
@@ -240,7 +244,7 @@ void ProtobufLog(google::protobuf::LogLevel level, const char* file, int line,
                            ? smcrypt::server::LogSeverity::kWarning
                            : smcrypt::server::LogSeverity::kInfo,
                        absl::StrCat("protobuf: ", message),
-                       {{"file", file}, {"line", absl::StrCat(line)}});
+                       {{"file", file}, {"line", line}});
 }
 
 // ApplyLogFlags sets the log format and level (--log_format, --log_level); false (logged)
@@ -308,14 +312,16 @@ bool CheckListenFlags() {
   return true;
 }
 
-// FlagsGiven names the flags whose value differs from their default (given on the
-// command line; an optional flag given any value counts).
-std::set<std::string> FlagsGiven() {
-  std::set<std::string> given;
+// FlagsGiven names the flags `argv` gives, whatever their value (FlagsOnCommandLine:
+// every form Abseil parses, a --flagfile's flags and --fromenv's included). Called before
+// absl::ParseCommandLine, once every flag is registered.
+std::set<std::string> FlagsGiven(int argc, char** argv) {
+  std::map<std::string, bool> known;
   for (const auto& [name, flag] : absl::GetAllFlags()) {
-    if (flag->CurrentValue() != flag->DefaultValue()) given.insert(std::string(name));
+    known.emplace(std::string(name), flag->IsOfType<bool>());
   }
-  return given;
+  return smcrypt::server::FlagsOnCommandLine(std::vector<std::string>(argv + 1, argv + argc),
+                                             known);
 }
 
 // SizeFromFlags reads the container's limits (--cgroup_root) and sizes the worker
@@ -360,12 +366,22 @@ void PrintSizing(const smcrypt::server::Sizing& sizing) {
   std::fputs(out.c_str(), stdout);
 }
 
-// OptionsFromFlags fills `options` from the flags and `options->sizing`; false (logged)
-// for a bad value.
+// SizeOptionsFromFlags sizes `options` (SizeFromFlags), fills the byte limits the share
+// limits derive from and appends those to the sizing (AddShareLimitsToSizing).
+void SizeOptionsFromFlags(smcrypt::server::ServerOptions* options) {
+  options->sizing = SizeFromFlags();
+  options->max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  options->max_inflight_bytes = options->sizing.max_inflight_bytes;
+  options->max_stream_inflight_bytes = absl::GetFlag(FLAGS_max_stream_inflight_bytes);
+  options->max_connection_inflight_bytes = absl::GetFlag(FLAGS_max_connection_inflight_bytes);
+  smcrypt::server::AddShareLimitsToSizing(options);
+}
+
+// OptionsFromFlags fills the rest of `options` from the flags and `options->sizing`
+// (SizeOptionsFromFlags ran); false (logged) for a bad value.
 bool OptionsFromFlags(smcrypt::server::ServerOptions* options) {
   options->worker_threads = options->sizing.worker_threads;
   options->cpus = options->sizing.cpus;
-  options->flags_given = FlagsGiven();
   options->listen = absl::GetFlag(FLAGS_listen);
   options->health_listen = absl::GetFlag(FLAGS_health_listen);
   options->metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
@@ -379,7 +395,6 @@ bool OptionsFromFlags(smcrypt::server::ServerOptions* options) {
   options->tls_cert = absl::GetFlag(FLAGS_tls_cert);
   options->tls_key = absl::GetFlag(FLAGS_tls_key);
   options->tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
-  options->max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   options->max_inflight = absl::GetFlag(FLAGS_max_inflight);
   options->shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
   options->drain_delay = absl::GetFlag(FLAGS_drain_delay);
@@ -392,9 +407,6 @@ bool OptionsFromFlags(smcrypt::server::ServerOptions* options) {
     LogInfo("--coalesce_hash_window is deprecated: it sets --batch_max_delay");
     options->batching.max_delay = absl::GetFlag(FLAGS_coalesce_hash_window);
   }
-  options->max_inflight_bytes = options->sizing.max_inflight_bytes;
-  options->max_stream_inflight_bytes = absl::GetFlag(FLAGS_max_stream_inflight_bytes);
-  options->max_connection_inflight_bytes = absl::GetFlag(FLAGS_max_connection_inflight_bytes);
   options->stream_idle_timeout = absl::GetFlag(FLAGS_stream_idle_timeout);
   options->max_connection_age = absl::GetFlag(FLAGS_max_connection_age);
   options->grpc_memory_quota = options->sizing.grpc_memory_quota;
@@ -438,7 +450,7 @@ void WaitDrainDelay(smcrypt::server::Server* server, const sigset_t& signals,
   for (;;) {
     const absl::Duration left = end - absl::Now();
     if (left <= absl::ZeroDuration()) {
-      LogInfo(absl::StrCat("drain delay of ", absl::FormatDuration(delay), " over"));
+      LogInfo(absl::StrCat("drain delay of ", smcrypt::server::FormatLogDuration(delay), " over"));
       return;
     }
     const timespec timeout = absl::ToTimespec(left);
@@ -449,7 +461,7 @@ void WaitDrainDelay(smcrypt::server::Server* server, const sigset_t& signals,
       continue;
     }
     LogInfo(absl::StrCat("received ", SignalName(sig), " again: skipping the remaining ",
-                         absl::FormatDuration(absl::Trunc(end - absl::Now(),
+                         smcrypt::server::FormatLogDuration(absl::Trunc(end - absl::Now(),
                                                           absl::Milliseconds(1))),
                          " of the drain delay"));
     return;
@@ -470,7 +482,7 @@ void ServeUntilSignal(smcrypt::server::Server* server, const sigset_t& signals,
   LogInfo(absl::StrCat("received ", SignalName(sig)));
   server->BeginDrain();
   if (drain_delay > absl::ZeroDuration()) {
-    LogInfo(absl::StrCat("drain delay: serving on for ", absl::FormatDuration(drain_delay),
+    LogInfo(absl::StrCat("drain delay: serving on for ", smcrypt::server::FormatLogDuration(drain_delay),
                          " (--drain_delay) so that endpoints and load balancers stop sending; "
                          "a second SIGTERM or SIGINT skips it"));
     WaitDrainDelay(server, signals, drain_delay);
@@ -486,6 +498,8 @@ int main(int argc, char** argv) {
   // call's CPU in a perf profile of smcryptd. Lock order is not checked in production.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   SetUsage();
+  smcrypt::server::ServerOptions options;
+  options.flags_given = FlagsGiven(argc, argv);
   absl::ParseCommandLine(argc, argv);
 
   // Block the shutdown and reload signals before any thread starts, so every thread
@@ -498,8 +512,7 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   if (!ApplyLogFlags() || !ApplyCpuFlags() || !CheckListenFlags()) return 1;
-  smcrypt::server::ServerOptions options;
-  options.sizing = SizeFromFlags();
+  SizeOptionsFromFlags(&options);
   if (absl::GetFlag(FLAGS_print_sizing)) {
     PrintSizing(options.sizing);
     return 0;

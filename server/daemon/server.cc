@@ -128,7 +128,7 @@ absl::Status CheckLimits(const ServerOptions& o) {
       o.batching.max_delay > absl::Milliseconds(10)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--batch_max_delay must be 0 to 10ms, got ",
-        absl::FormatDuration(o.batching.max_delay)));
+        FormatLogDuration(o.batching.max_delay)));
   }
   if (o.batching.max_batch < 1 || o.batching.max_batch > 4096) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -139,8 +139,8 @@ absl::Status CheckLimits(const ServerOptions& o) {
   }
   if (o.drain_delay < absl::ZeroDuration() || o.drain_delay > kMaxDrainDelay) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "--drain_delay must be 0 (none) to ", absl::FormatDuration(kMaxDrainDelay), ", got ",
-        absl::FormatDuration(o.drain_delay)));
+        "--drain_delay must be 0 (none) to ", FormatLogDuration(kMaxDrainDelay), ", got ",
+        FormatLogDuration(o.drain_delay)));
   }
   if (o.max_inflight_bytes != 0 &&
       o.max_inflight_bytes < o.max_message_bytes) {
@@ -170,7 +170,7 @@ absl::Status CheckMaxConnectionAge(const ServerOptions& o) {
   if (age != absl::ZeroDuration() && (age < absl::Seconds(1) || age > absl::Hours(24))) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--max_connection_age must be 0 (no limit) or from 1s to 24h, got ",
-        absl::FormatDuration(age)));
+        FormatLogDuration(age)));
   }
   return absl::OkStatus();
 }
@@ -181,7 +181,7 @@ absl::Status CheckReloadInterval(const ServerOptions& o) {
       (o.reload_interval < absl::Milliseconds(100) ||
        o.reload_interval > absl::Hours(24))) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "--reload_interval=", absl::FormatDuration(o.reload_interval),
+        "--reload_interval=", FormatLogDuration(o.reload_interval),
         ": must be 0 (no polling) or from 100ms to 24h"));
   }
   return absl::OkStatus();
@@ -200,19 +200,6 @@ std::string HostOf(const std::string& address) {
   return colon == std::string::npos ? address : address.substr(0, colon);
 }
 
-// AddShareLimitsToSizing appends the two share limits to o->sizing.values, so that
-// GetServerInfo's `sizing` and smcrypt_limit list them: source "flag" where given, else
-// the source of --max_inflight_bytes they are a share of ("default" when that was given).
-void AddShareLimitsToSizing(ServerOptions* o) {
-  std::string budget_source = "default";
-  for (const SizedValue& v : o->sizing.values) {
-    if (v.name == "max_inflight_bytes" && v.source != "flag") budget_source = v.source;
-  }
-  for (const ShareLimit& l : ResolveFairShares(*o)) {
-    o->sizing.values.push_back(SizedValue{l.name, l.value, l.from_flag ? "flag" : budget_source});
-  }
-}
-
 }  // namespace
 
 std::array<ShareLimit, 2> ResolveFairShares(const ServerOptions& o) {
@@ -223,6 +210,16 @@ std::array<ShareLimit, 2> ResolveFairShares(const ServerOptions& o) {
           ShareLimit{"max_connection_inflight_bytes",
                      o.max_connection_inflight_bytes.value_or(shares.connection),
                      o.max_connection_inflight_bytes.has_value()}};
+}
+
+void AddShareLimitsToSizing(ServerOptions* o) {
+  std::string budget_source = "default";
+  for (const SizedValue& v : o->sizing.values) {
+    if (v.name == "max_inflight_bytes" && v.source != "flag") budget_source = v.source;
+  }
+  for (const ShareLimit& l : ResolveFairShares(*o)) {
+    o->sizing.values.push_back(SizedValue{l.name, l.value, l.from_flag ? "flag" : budget_source});
+  }
 }
 
 Server::Server() = default;
@@ -256,7 +253,6 @@ void Server::SetHealth(bool serving) {
 absl::Status Server::BuildAndStart(const ServerOptions& options) {
   options_ = options;
   if (absl::Status s = CheckLimits(options_); !s.ok()) return s;
-  AddShareLimitsToSizing(&options_);
   if (absl::Status s = OpenGuards(); !s.ok()) return s;
   if (absl::Status s = CheckReloadInterval(options_); !s.ok()) return s;
   if (absl::Status s = CheckMaxConnectionAge(options_); !s.ok()) return s;
@@ -434,7 +430,7 @@ void Server::MakeService(std::unique_ptr<KeyStore> keys, std::string keyring_fin
   LogInfo(options_.batching.enabled
               ? absl::StrCat("dynamic batching: on, at most ", options_.batching.max_batch,
                              " calls per batch, waiting at most ",
-                             absl::FormatDuration(options_.batching.max_delay), " for more")
+                             FormatLogDuration(options_.batching.max_delay), " for more")
               : std::string("dynamic batching: off (--batching=false)"));
   service_ = std::make_unique<CryptoServiceImpl>(engine_.get(), self_tests_.get(),
                                                  &metrics_->inflight(), info, workers_.get(),
@@ -534,7 +530,7 @@ void Server::AnnounceStarted() {
   LogInfo(absl::StrCat("smcryptd ", SMCRYPT_VERSION, " listening on ", HostOf(options_.listen),
                        ":", port_, " (", transport, ")"),
           {{"version", SMCRYPT_VERSION},
-           {"port", absl::StrCat(port_)},
+           {"port", port_},
            {"transport", transport}});
   if (!options_.metrics_listen.empty()) {
     LogInfo(absl::StrCat("metrics on ", HostOf(options_.metrics_listen), ":",
@@ -561,7 +557,7 @@ void Server::StartReloadTask() {
     LogInfo(absl::StrCat("reload: ", keyring != nullptr ? "keyring" : "",
                          keyring != nullptr && tls != nullptr ? " and " : "",
                          tls != nullptr ? "TLS files" : "", " checked every ",
-                         absl::FormatDuration(options_.reload_interval),
+                         FormatLogDuration(options_.reload_interval),
                          tls != nullptr
                              ? absl::StrCat(" (gRPC re-reads TLS files every ",
                                             TlsRefreshSeconds(options_.reload_interval), "s)")
@@ -602,7 +598,7 @@ void Server::Shutdown() {
   BeginDrain();
   LogInfo(absl::StrCat("shutting down: no new RPCs (GOAWAY); in-flight RPCs and streams may "
                        "finish for up to ",
-                       absl::FormatDuration(options_.shutdown_grace), " (--shutdown_grace)"));
+                       FormatLogDuration(options_.shutdown_grace), " (--shutdown_grace)"));
   // At the grace end the watch counts the calls still in flight and then cancels them
   // (grpc_server_cancel_all_calls, what grpc::Server::Shutdown does at its deadline), so
   // the count is of the calls it cancels. gRPC's own deadline, a second later, is a
@@ -612,7 +608,7 @@ void Server::Shutdown() {
   std::thread grace_watch([this, &begun, &stopped] {
     begun.WaitForNotification();
     if (stopped.WaitForNotificationWithTimeout(options_.shutdown_grace)) return;
-    LogInfo(absl::StrCat("shutdown grace of ", absl::FormatDuration(options_.shutdown_grace),
+    LogInfo(absl::StrCat("shutdown grace of ", FormatLogDuration(options_.shutdown_grace),
                          " over: cancelling ", metrics_->inflight().load(),
                          " RPCs still in flight"));
     grpc_server_cancel_all_calls(server_->c_server());

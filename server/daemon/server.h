@@ -70,8 +70,9 @@ struct ServerOptions {
   // smcrypt_limit metric and the container gauges; the values are already in the fields
   // of these options.
   Sizing sizing;
-  // flags_given: the flags given on the command line; smcrypt_limit's source is "flag"
-  // for them, "default" for the others.
+  // flags_given: the flags given on the command line (any value, the default's too; a
+  // --flagfile's and --fromenv's count); smcrypt_limit's source is "flag" for them,
+  // "default" for the others.
   std::set<std::string> flags_given;
   // public_key_cache_size: entries of the LRU of parsed inline public keys
   // (primitive_cache.h); 0 disables it.
@@ -137,6 +138,13 @@ struct ShareLimit {
 // flags' values where given, else DefaultFairShares(o.max_inflight_bytes,
 // o.max_message_bytes). Call once max_inflight_bytes has its final value.
 std::array<ShareLimit, 2> ResolveFairShares(const ServerOptions& o);
+
+// AddShareLimitsToSizing appends the two share limits (ResolveFairShares) to
+// o->sizing.values, so that --print_sizing, the sizing log line, GetServerInfo's `sizing`
+// and smcrypt_limit list them: source "flag" where given, else the source of
+// --max_inflight_bytes they are a share of ("default" when that was given). smcryptd's
+// main calls it once, after sizing and before printing or starting.
+void AddShareLimitsToSizing(ServerOptions* o);
 
 class Server {
  public:

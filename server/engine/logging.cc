@@ -64,6 +64,10 @@ absl::StatusOr<LogFormat> ParseLogFormat(absl::string_view value) {
       absl::StrCat("--log_format must be text or json, got '", value, "'"));
 }
 
+std::string FormatLogDuration(absl::Duration d) {
+  return d == absl::ZeroDuration() ? std::string("0s") : absl::FormatDuration(d);
+}
+
 std::string FormatLogLine(LogFormat format, absl::Time now, LogSeverity severity,
                           absl::string_view message, std::initializer_list<LogField> fields) {
   const std::string ts = absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", now, absl::UTCTimeZone());
@@ -78,7 +82,11 @@ std::string FormatLogLine(LogFormat format, absl::Time now, LogSeverity severity
       line += ',';
       AppendJsonString(&line, f.key);
       line += ':';
-      AppendJsonString(&line, f.value);
+      if (f.number) {
+        line += f.value;
+      } else {
+        AppendJsonString(&line, f.value);
+      }
     }
     line += "}\n";
     return line;

@@ -14,8 +14,10 @@
 
 #include <initializer_list>
 #include <string>
+#include <type_traits>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
@@ -25,10 +27,19 @@ enum class LogSeverity { kInfo, kWarning, kError };
 enum class LogFormat { kText, kJson };
 
 // LogField is one structured field of a line: a fixed key ("port", "certificate") and its
-// value. Keys "ts", "level" and "msg" are the line's own.
+// value, text or an integer (a JSON number in the json format, `"port":50051`). Keys
+// "ts", "level" and "msg" are the line's own.
 struct LogField {
+  LogField(absl::string_view k, absl::string_view v) : key(k), value(v) {}
+  template <typename T,
+            std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool> &&
+                                 !std::is_same_v<T, char>,
+                             int> = 0>
+  LogField(absl::string_view k, T n) : key(k), value(absl::StrCat(n)), number(true) {}
+
   absl::string_view key;
-  absl::string_view value;
+  std::string value;
+  bool number = false;  // value is an integer's decimal digits
 };
 
 // Log writes one line, unless `severity` is below the minimum (SetMinLogSeverity).
@@ -49,6 +60,10 @@ absl::StatusOr<LogFormat> ParseLogFormat(absl::string_view value);
 // FormatLogLine is the line Log writes (newline included) for a call at `now`.
 std::string FormatLogLine(LogFormat format, absl::Time now, LogSeverity severity,
                           absl::string_view message, std::initializer_list<LogField> fields);
+
+// FormatLogDuration is a duration as log lines show it: absl::FormatDuration ("1.5s",
+// "200ms", "10m"), but "0s" for zero, which absl::FormatDuration writes as a bare "0".
+std::string FormatLogDuration(absl::Duration d);
 
 inline void LogInfo(absl::string_view message, std::initializer_list<LogField> fields = {}) {
   Log(LogSeverity::kInfo, message, fields);

@@ -43,6 +43,30 @@ TEST(LoggingTest, JsonLineHasTsLevelMsgAndFields) {
   }
 }
 
+// Integer fields are JSON numbers (text: the same digits).
+TEST(LoggingTest, IntegerFieldsAreJsonNumbers) {
+  const std::string line = FormatLogLine(LogFormat::kJson, kAt, LogSeverity::kInfo, "listening",
+                                         {{"port", 50051}, {"transport", "TLS"}});
+  EXPECT_EQ(line,
+            "{\"ts\":\"2026-12-05T11:34:56.789Z\",\"level\":\"info\",\"msg\":\"listening\","
+            "\"port\":50051,\"transport\":\"TLS\"}\n");
+  const nlohmann::json j = nlohmann::json::parse(line);
+  EXPECT_TRUE(j["port"].is_number_integer());
+  EXPECT_EQ(j["port"], 50051);
+  EXPECT_EQ(nlohmann::json::parse(FormatLogLine(LogFormat::kJson, kAt, LogSeverity::kInfo, "m",
+                                                {{"n", int64_t{-7}}}))["n"],
+            -7);
+  EXPECT_EQ(FormatLogLine(LogFormat::kText, kAt, LogSeverity::kInfo, "listening",
+                          {{"port", 50051}}),
+            "2026-12-05T11:34:56.789Z I listening port=50051\n");
+}
+
+TEST(LoggingTest, DurationsHaveUnitsZeroIncluded) {
+  EXPECT_EQ(FormatLogDuration(absl::ZeroDuration()), "0s");
+  EXPECT_EQ(FormatLogDuration(absl::Milliseconds(200)), "200ms");
+  EXPECT_EQ(FormatLogDuration(absl::Seconds(90)), "1m30s");
+}
+
 // Every byte value, alone and inside text, in the message, a key and a value: the line is
 // one line of valid JSON whose strings give the input back (bytes that are not UTF-8 as
 // U+FFFD).

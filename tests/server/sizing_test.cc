@@ -6,10 +6,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "server/engine/command_line.h"
 #include "server/engine/container_limits.h"
 #include "server/engine/sizing.h"
 
@@ -370,6 +374,47 @@ TEST(SizingTest, BoundIsTheDocumentedFormula) {
   EXPECT_EQ(*MemoryGrowthBound(8 * kMiB, 8 * kMiB, 1, 0, 4 * kMiB, 1),
             12 * kMiB + 2048 + 64 * kMiB + 8 * kMiB + (80 << 10) + 32 * kMiB);
   EXPECT_FALSE(MemoryGrowthBound(0, 1, 1, 0, 1, 1).has_value());
+}
+
+// Every form Abseil's parser takes counts as given, whatever the value (the default's
+// included); names that are not flags, values and arguments after "--" do not.
+TEST(FlagsOnCommandLineTest, EveryFormAbseilAcceptsCountsAsGiven) {
+  const std::map<std::string, bool> known = {
+      {"max_inflight", false}, {"listen", false},      {"batching", true},
+      {"drain_delay", false},  {"print_sizing", true}, {"shutdown_grace", false},
+      {"audit_log", false},    {"log_format", false},  {"max_message_bytes", false}};
+  EXPECT_EQ(FlagsOnCommandLine({"--max_inflight=65536", "-listen=0.0.0.0:1", "--nobatching",
+                                "--drain_delay", "0", "-print_sizing", "--unknown=1",
+                                "positional", "--", "--shutdown_grace=1s"},
+                               known),
+            (std::set<std::string>{"max_inflight", "listen", "batching", "drain_delay",
+                                   "print_sizing"}));
+  // A non-bool flag's separate value is not read as a flag; "--nolisten" is no flag.
+  EXPECT_EQ(FlagsOnCommandLine({"--audit_log", "--log_format=json", "--nolisten"}, known),
+            (std::set<std::string>{"audit_log"}));
+  EXPECT_TRUE(FlagsOnCommandLine({}, known).empty());
+  EXPECT_TRUE(FlagsOnCommandLine({"-", "--", "--max_inflight=1"}, known).empty());
+}
+
+TEST(FlagsOnCommandLineTest, FlagfileAndFromenvFlagsCountAsGiven) {
+  const fs::path dir = fs::temp_directory_path() / absl::StrCat("smcrypt_cmdline_", getpid());
+  fs::create_directories(dir);
+  const fs::path inner = dir / "inner.flags";
+  const fs::path outer = dir / "outer.flags";
+  std::ofstream(inner) << "--drain_delay=0s\n";
+  std::ofstream(outer) << "# sizing\n  --max_inflight=65536\n\n-batching\n--flagfile="
+                       << inner.string() << "\n";
+  const std::map<std::string, bool> known = {{"max_inflight", false},
+                                             {"batching", true},
+                                             {"drain_delay", false},
+                                             {"listen", false},
+                                             {"shutdown_grace", false}};
+  EXPECT_EQ(FlagsOnCommandLine({"--flagfile", outer.string(), "--fromenv=listen,nosuchflag"},
+                               known),
+            (std::set<std::string>{"max_inflight", "batching", "drain_delay", "listen"}));
+  // An unreadable file adds nothing (the parser reports it).
+  EXPECT_TRUE(FlagsOnCommandLine({"--flagfile=" + (dir / "missing").string()}, known).empty());
+  fs::remove_all(dir);
 }
 
 }  // namespace

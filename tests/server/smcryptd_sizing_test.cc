@@ -254,6 +254,48 @@ TEST(SmcryptdSizingTest, EmptyCgroupRootUsesTheDefaults) {
   EXPECT_EQ(MetricValue(metrics, Limit("max_inflight_bytes", "default")), 128 * kMiB);
 }
 
+// A flag given on the command line is source "flag" even at its default value; one not
+// given is "default".
+TEST(SmcryptdSizingTest, AFlagGivenAtItsDefaultValueIsSourceFlag) {
+  Smcryptd server;
+  ASSERT_TRUE(server.Start({"--cgroup_root=", "--max_inflight=65536",
+                            "--max_inflight_bytes=134217728"}))
+      << server.log();
+  const std::string metrics = HttpGet(server.metrics_port(), "/metrics");
+  EXPECT_EQ(MetricValue(metrics, Limit("max_inflight", "flag")), 65536) << metrics;
+  EXPECT_EQ(MetricValue(metrics, Limit("max_inflight_bytes", "flag")), 128 * kMiB);
+  EXPECT_EQ(MetricValue(metrics, Limit("max_message_bytes", "default")), 4 * kMiB);
+  EXPECT_EQ(MetricValue(metrics, Limit("shutdown_grace_seconds", "default")), 20);
+  EXPECT_EQ(Values(Info(server)).at("max_inflight_bytes"), absl::StrCat(128 * kMiB, " (flag)"));
+}
+
+// --print_sizing prints every value GetServerInfo's sizing lists, the share limits of
+// --max_inflight_bytes included, with the same value and source.
+TEST(SmcryptdSizingTest, PrintSizingListsWhatGetServerInfoLists) {
+  const std::vector<std::string> flags = {"--cgroup_root=", "--max_inflight_bytes=67108864",
+                                          "--max_connection_inflight_bytes=33554432"};
+  Smcryptd server;
+  ASSERT_TRUE(server.Start(flags)) << server.log();
+  const std::map<std::string, std::string> values = Values(Info(server));
+  ASSERT_EQ(values.count("max_stream_inflight_bytes"), 1u);
+  EXPECT_EQ(values.at("max_stream_inflight_bytes"), absl::StrCat(20 * kMiB, " (default)"));
+  EXPECT_EQ(values.at("max_connection_inflight_bytes"), absl::StrCat(32 * kMiB, " (flag)"));
+
+  std::string command = SMCRYPTD_PATH;
+  for (const std::string& f : flags) absl::StrAppend(&command, " '", f, "'");
+  absl::StrAppend(&command, " --print_sizing");
+  FILE* pipe = popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string printed;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) printed.append(buf, n);
+  ASSERT_EQ(pclose(pipe), 0) << printed;
+  for (const auto& [name, value] : values) {
+    EXPECT_NE(printed.find(absl::StrCat("\n", name, "=", value, "\n")), std::string::npos)
+        << name << "=" << value << " not in\n" << printed;
+  }
+}
+
 // ---- Under a real limit -------------------------------------------------------------
 
 // RealCgroup is a new cgroup with a memory limit and a CPU quota: under cgroup v1 a child
