@@ -138,7 +138,7 @@ ABSL_FLAG(absl::Duration, reload_interval, absl::Seconds(10),
           "least 1). 0: the keyring reloads only on SIGHUP, TLS files are read once");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(20),
           "on SIGTERM/SIGINT, after --drain_delay, how long in-flight RPCs may run before they "
-          "are cancelled");
+          "are cancelled; 0 to 1h");
 ABSL_FLAG(absl::Duration, drain_delay, absl::Seconds(5),
           "on SIGTERM/SIGINT, how long health is NOT_SERVING while every RPC is still served, "
           "so Kubernetes endpoints and load balancers stop sending before the listener "

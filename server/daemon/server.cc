@@ -109,6 +109,11 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
 // longer delay only holds the pod past its terminationGracePeriodSeconds.
 constexpr absl::Duration kMaxDrainDelay = absl::Minutes(10);
 
+// kMaxShutdownGrace bounds --shutdown_grace: the shutdown deadline is the clock plus the
+// grace, which an infinite or huge grace would overflow (to a deadline in the past that
+// cancels every call at once), and no pod waits an hour to be stopped.
+constexpr absl::Duration kMaxShutdownGrace = absl::Hours(1);
+
 // CheckLimits checks the numeric flags, --max_message_bytes to --stream_idle_timeout.
 absl::Status CheckLimits(const ServerOptions& o) {
   if (o.max_message_bytes == 0 || o.max_message_bytes > INT_MAX) {
@@ -134,8 +139,10 @@ absl::Status CheckLimits(const ServerOptions& o) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--batch_max_size must be 1 to 4096, got ", o.batching.max_batch));
   }
-  if (o.shutdown_grace < absl::ZeroDuration()) {
-    return absl::InvalidArgumentError("--shutdown_grace must not be negative");
+  if (o.shutdown_grace < absl::ZeroDuration() || o.shutdown_grace > kMaxShutdownGrace) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--shutdown_grace must be 0 (cancel at once) to ", absl::FormatDuration(kMaxShutdownGrace),
+        ", got ", absl::FormatDuration(o.shutdown_grace)));
   }
   if (o.drain_delay < absl::ZeroDuration() || o.drain_delay > kMaxDrainDelay) {
     return absl::InvalidArgumentError(absl::StrCat(
