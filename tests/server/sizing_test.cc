@@ -1,12 +1,17 @@
 // sizing_test.cc — server/engine/container_limits.h on fake cgroup trees (v1, v2,
 // hybrid, nested, unlimited, missing, unreadable and malformed files) and
 // server/engine/sizing.h's derived values, sources and bound (label unit).
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
@@ -216,6 +221,38 @@ TEST(ContainerLimitsTest, UnreadableAndMalformedFilesAreNotedAndSkipped) {
   ASSERT_EQ(l.notes.size(), 2u);
   EXPECT_NE(l.notes[0].find("cannot parse"), std::string::npos) << l.notes[0];
   EXPECT_NE(l.notes[1].find("cannot read"), std::string::npos) << l.notes[1];
+}
+
+// A FIFO (or device) where a limit file should be is noted and skipped: start-up must
+// not wait for a writer. Were the parse to block, the test writes to the FIFO to free it
+// and fails.
+TEST(ContainerLimitsTest, AFifoOrDeviceInTheTreeIsSkippedWithoutBlocking) {
+  FakeTree t;
+  t.Write("cgroup.controllers", "cpu memory\n");
+  t.Write("memory.max", "536870912\n");
+  t.Write("a/placeholder", "");
+  const std::string fifo = absl::StrCat(t.root(), "/a/memory.max");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  fs::create_symlink("/dev/zero", fs::path(t.root()) / "a" / "cpu.max");
+  auto result = std::make_shared<std::promise<ContainerLimits>>();
+  std::future<ContainerLimits> done = result->get_future();
+  std::thread([&t, result] { result->set_value(t.Parse("0::/a\n", kV2Mount)); }).detach();
+  if (done.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+    const int fd = open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+    if (fd >= 0) {
+      (void)!write(fd, "1\n", 2);
+      close(fd);
+    }
+    done.wait();
+    FAIL() << "parsing blocked on the FIFO";
+  }
+  const ContainerLimits l = done.get();
+  EXPECT_EQ(l.memory_limit_bytes, 512 * kMiB);
+  EXPECT_EQ(l.cpu_limit, 0);
+  ASSERT_EQ(l.notes.size(), 2u);
+  for (const std::string& note : l.notes) {
+    EXPECT_NE(note.find("not a regular file"), std::string::npos) << note;
+  }
 }
 
 TEST(ContainerLimitsTest, EscapedMountPoints) {
