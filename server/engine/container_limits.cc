@@ -257,9 +257,9 @@ std::optional<double> CpuLimit(int version, const std::vector<std::string>& dirs
 }
 
 // MemoryLimit reads the memory limit of `dirs` (the smallest; nullopt: none).
-std::optional<double> MemoryLimit(int version, const std::vector<std::string>& dirs,
-                                  Reader& r) {
-  std::optional<double> limit;
+std::optional<uint64_t> MemoryLimit(int version, const std::vector<std::string>& dirs,
+                                    Reader& r) {
+  std::optional<uint64_t> limit;
   for (const std::string& dir : dirs) {
     const std::string path =
         absl::StrCat(dir, version == 2 ? "/memory.max" : "/memory.limit_in_bytes");
@@ -272,7 +272,7 @@ std::optional<double> MemoryLimit(int version, const std::vector<std::string>& d
       continue;
     }
     if (version == 1 && bytes >= kUnlimitedV1Bytes) continue;
-    MinInto(&limit, static_cast<double>(bytes));
+    if (!limit.has_value() || bytes < *limit) limit = bytes;
   }
   return limit;
 }
@@ -329,14 +329,13 @@ ContainerLimits ParseContainerLimits(const ContainerLimitsInputs& in) {
     if (controller == absl::string_view("cpu")) {
       out.cpu_limit = CpuLimit(m->version, dirs, r).value_or(0);
     } else {
-      const double bytes = MemoryLimit(m->version, dirs, r).value_or(0);
-      if (bytes > 0 && in.host_memory_bytes > 0 &&
-          bytes >= static_cast<double>(in.host_memory_bytes)) {
-        out.notes.push_back(absl::StrCat("the memory limit (", static_cast<uint64_t>(bytes),
+      const uint64_t bytes = MemoryLimit(m->version, dirs, r).value_or(0);
+      if (bytes > 0 && in.host_memory_bytes > 0 && bytes >= in.host_memory_bytes) {
+        out.notes.push_back(absl::StrCat("the memory limit (", bytes,
                                          " bytes) is not below the host's memory (",
                                          in.host_memory_bytes, " bytes): no limit"));
       } else {
-        out.memory_limit_bytes = static_cast<uint64_t>(bytes);
+        out.memory_limit_bytes = bytes;
       }
     }
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -11,13 +12,27 @@ namespace {
 
 constexpr uint64_t kMiB = uint64_t{1} << 20;
 
+constexpr uint64_t kSaturated = std::numeric_limits<uint64_t>::max();
+
+// Add and Mul saturate at kSaturated: flags near 2^64 make a bound that is over any
+// limit, never one that wraps to a small number.
+uint64_t Add(uint64_t a, uint64_t b) { return a > kSaturated - b ? kSaturated : a + b; }
+uint64_t Mul(uint64_t a, uint64_t b) {
+  return b != 0 && a > kSaturated / b ? kSaturated : a * b;
+}
+
 uint64_t LargestCall(uint64_t max_message_bytes) {
-  return 3 * max_message_bytes + 2048 + kMaxBatchItemsCharge;
+  return Add(Add(Mul(3, max_message_bytes), 2048), kMaxBatchItemsCharge);
 }
 
 uint64_t FloorMiB(uint64_t bytes) { return bytes / kMiB * kMiB; }
 
-std::string MiB(uint64_t bytes) { return absl::StrCat(bytes / kMiB, " MiB"); }
+// MiB formats a size in whole MiB, in bytes below 1 MiB, and a saturated one as such.
+std::string MiB(uint64_t bytes) {
+  if (bytes == kSaturated) return "over 2^64 bytes";
+  if (bytes < kMiB) return absl::StrCat(bytes, " bytes");
+  return absl::StrCat(bytes / kMiB, " MiB");
+}
 
 // WorkerThreads fills the worker count and the CPUs to plan threads for.
 void SizeThreads(const ContainerLimits& limits, const SizingFlags& flags, Sizing* s) {
@@ -72,9 +87,9 @@ void SizeMemory(const ContainerLimits& limits, const SizingFlags& flags, Sizing*
   };
   take(flags.grpc_memory_quota.has_value(), flags.grpc_memory_quota.value_or(0), 2);
   take(flags.max_concurrent_streams.has_value(),
-       connections * flags.max_concurrent_streams.value_or(0) * kBytesPerOpenCall, 3);
+       Mul(Mul(connections, flags.max_concurrent_streams.value_or(0)), kBytesPerOpenCall), 3);
   take(flags.public_key_cache_size.has_value(),
-       3 * flags.public_key_cache_size.value_or(0) * kBytesPerCachedKey, 1);
+       Mul(Mul(3, flags.public_key_cache_size.value_or(0)), kBytesPerCachedKey), 1);
   const uint64_t unit = weights > 0 ? rest / weights : 0;
 
   if (flags.grpc_memory_quota.has_value()) {
@@ -116,9 +131,11 @@ std::optional<uint64_t> MemoryGrowthBound(uint64_t max_inflight_bytes, uint64_t 
   if (max_inflight_bytes == 0 || grpc_memory_quota == 0 || max_concurrent_streams == 0) {
     return std::nullopt;
   }
-  return std::max(max_inflight_bytes, LargestCall(max_message_bytes)) + grpc_memory_quota +
-         uint64_t{connections} * max_concurrent_streams * kBytesPerOpenCall +
-         3 * public_key_cache_size * kBytesPerCachedKey + kBurstBytes;
+  uint64_t bound = Add(std::max(max_inflight_bytes, LargestCall(max_message_bytes)),
+                       grpc_memory_quota);
+  bound = Add(bound, Mul(Mul(connections, max_concurrent_streams), kBytesPerOpenCall));
+  bound = Add(bound, Mul(Mul(3, public_key_cache_size), kBytesPerCachedKey));
+  return Add(bound, kBurstBytes);
 }
 
 Sizing DeriveSizing(const ContainerLimits& limits, const SizingFlags& flags) {
@@ -129,7 +146,7 @@ Sizing DeriveSizing(const ContainerLimits& limits, const SizingFlags& flags) {
   const std::optional<uint64_t> growth =
       MemoryGrowthBound(s.max_inflight_bytes, s.grpc_memory_quota, s.max_concurrent_streams,
                         s.public_key_cache_size, flags.max_message_bytes, s.sizing_connections);
-  if (growth.has_value()) s.memory_bound_bytes = kIdleBytes + *growth;
+  if (growth.has_value()) s.memory_bound_bytes = Add(kIdleBytes, *growth);
   const uint64_t limit = limits.memory_limit_bytes;
   if (limit > 0 && !s.memory_bound_bytes.has_value()) {
     s.warning = absl::StrCat(

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <limits>
 #include <memory>
 #include <string>
 #include <thread>
@@ -150,6 +151,19 @@ TEST(ContainerLimitsTest, AV1LimitAboveTheHostsMemoryIsNoLimit) {
   EXPECT_EQ(l.memory_limit_bytes, 0u);
   ASSERT_EQ(l.notes.size(), 1u);
   EXPECT_NE(l.notes[0].find("not below the host's memory"), std::string::npos) << l.notes[0];
+}
+
+// A memory limit at 2^64 - 1 is exact, not a double cast back into 0.
+TEST(ContainerLimitsTest, AV2LimitOf2To64Minus1IsNoLimitWithItsBytes) {
+  FakeTree t;
+  t.Write("cgroup.controllers", "cpu memory\n");
+  t.Write("memory.max", "18446744073709551615\n");
+  const ContainerLimits l = t.Parse("0::/\n", kV2Mount);
+  EXPECT_EQ(l.memory_limit_bytes, 0u);
+  ASSERT_EQ(l.notes.size(), 1u);
+  EXPECT_NE(l.notes[0].find("the memory limit (18446744073709551615 bytes) is not below"),
+            std::string::npos)
+      << l.notes[0];
 }
 
 // Hybrid: v1 controllers beside an empty v2 hierarchy (this is what systemd's hybrid
@@ -394,6 +408,34 @@ TEST(SizingTest, FlagsOverTheLimitWarnWithTheNumbers) {
   EXPECT_NE(DeriveSizing(Limits(2, kGiB), flags).warning.find("unbounded"), std::string::npos);
   // Without a limit there is nothing to pass.
   EXPECT_TRUE(DeriveSizing(Limits(2, 0), flags).warning.empty());
+}
+
+// Flags near 2^64 saturate the bound (over the limit, with a warning), never wrap it.
+TEST(SizingTest, HugeFlagsSaturateTheBoundAndWarn) {
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+  constexpr uint32_t kMax32 = std::numeric_limits<uint32_t>::max();
+  SizingFlags cache;
+  cache.public_key_cache_size = kMax;
+  SizingFlags streams;
+  streams.sizing_connections = kMax32;
+  streams.max_concurrent_streams = kMax32;
+  SizingFlags message;
+  message.max_message_bytes = kMax;
+  for (const SizingFlags& flags : {cache, streams, message}) {
+    const Sizing s = DeriveSizing(Limits(2, kGiB), flags);
+    ASSERT_TRUE(s.memory_bound_bytes.has_value());
+    EXPECT_EQ(*s.memory_bound_bytes, kMax);
+    EXPECT_NE(s.warning.find("over 2^64 bytes"), std::string::npos) << s.warning;
+    EXPECT_NE(FormatSizing(s).find("worst case over 2^64 bytes"), std::string::npos);
+  }
+  EXPECT_EQ(*MemoryGrowthBound(1, 1, kMax32, 0, 1, kMax32), kMax);
+}
+
+// Sizes under 1 MiB are printed in bytes.
+TEST(SizingTest, ALimitUnderOneMiBIsPrintedInBytes) {
+  const Sizing s = DeriveSizing(Limits(2, 1), SizingFlags{});
+  EXPECT_NE(FormatSizing(s).find("memory limit 1 bytes"), std::string::npos) << FormatSizing(s);
+  EXPECT_NE(s.warning.find("memory limit of 1 bytes"), std::string::npos) << s.warning;
 }
 
 TEST(SizingTest, BoundIsTheDocumentedFormula) {
