@@ -272,6 +272,12 @@ std::optional<uint64_t> MemoryLimit(int version, const std::vector<std::string>&
       continue;
     }
     if (version == 1 && bytes >= kUnlimitedV1Bytes) continue;
+    if (bytes == 0) {
+      // No kernel writes 0 for "no limit"; a 0 (a fake or broken file) is not taken as
+      // one, and the other levels' limits stay.
+      r.out->notes.push_back(absl::StrCat(path, " is 0: ignored"));
+      continue;
+    }
     if (!limit.has_value() || bytes < *limit) limit = bytes;
   }
   return limit;

@@ -166,6 +166,18 @@ TEST(ContainerLimitsTest, AV2LimitOf2To64Minus1IsNoLimitWithItsBytes) {
       << l.notes[0];
 }
 
+// A 0 limit is noted and ignored; the child's limit stays.
+TEST(ContainerLimitsTest, AZeroParentLimitIsIgnoredAndTheChildsStays) {
+  FakeTree t;
+  t.Write("memory/memory.limit_in_bytes", "0\n");
+  t.Write("memory/docker/memory.limit_in_bytes", absl::StrCat(512 * kMiB));
+  const ContainerLimits l = t.Parse("12:memory:/docker\n4:cpu,cpuacct:/docker\n", kV1Mounts);
+  EXPECT_EQ(l.memory_limit_bytes, 512 * kMiB);
+  ASSERT_EQ(l.notes.size(), 1u);
+  EXPECT_NE(l.notes[0].find("memory.limit_in_bytes is 0: ignored"), std::string::npos)
+      << l.notes[0];
+}
+
 // Hybrid: v1 controllers beside an empty v2 hierarchy (this is what systemd's hybrid
 // mode mounts); the v1 limits are read.
 TEST(ContainerLimitsTest, HybridReadsV1WhenV2HasNoControllers) {
