@@ -165,6 +165,11 @@ absl::Status CheckLimits(const ServerOptions& o) {
           o.max_message_bytes, "), got ", *value));
     }
   }
+  if (o.sizing.sizing_connections < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--sizing_connections must be at least 1 (the client connections the memory sizing "
+        "plans for), got ", o.sizing.sizing_connections));
+  }
   if (o.stream_idle_timeout < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--stream_idle_timeout must not be negative");
   }

@@ -254,6 +254,15 @@ TEST(SmcryptdSizingTest, EmptyCgroupRootUsesTheDefaults) {
   EXPECT_EQ(MetricValue(metrics, Limit("max_inflight_bytes", "default")), 128 * kMiB);
 }
 
+// --sizing_connections=0 plans for no connection at all: start-up fails.
+TEST(SmcryptdSizingTest, ZeroSizingConnectionsFailsStartUp) {
+  Smcryptd server;
+  EXPECT_FALSE(server.Start({"--cgroup_root=", "--sizing_connections=0"}));
+  EXPECT_EQ(server.WaitExit(), 1) << server.log();
+  EXPECT_TRUE(absl::StrContains(server.log(), "--sizing_connections must be at least 1"))
+      << server.log();
+}
+
 // ---- Under a real limit -------------------------------------------------------------
 
 // RealCgroup is a new cgroup with a memory limit and a CPU quota: under cgroup v1 a child
