@@ -339,6 +339,7 @@ void LogSizing(const smcrypt::server::Sizing& sizing) {
   for (const std::string& note : sizing.limits.notes) LogWarning(absl::StrCat("sizing: ", note));
   LogInfo(absl::StrCat("sizing: ", smcrypt::server::FormatSizing(sizing)));
   if (!sizing.warning.empty()) LogWarning(absl::StrCat("memory: ", sizing.warning));
+  for (const std::string& line : sizing.minimums) LogWarning(absl::StrCat("sizing: ", line));
 }
 
 // PrintSizing writes --print_sizing's lines to stdout.
@@ -357,6 +358,7 @@ void PrintSizing(const smcrypt::server::Sizing& sizing) {
                   "\n");
   for (const std::string& note : l.notes) absl::StrAppend(&out, "note=", note, "\n");
   if (!sizing.warning.empty()) absl::StrAppend(&out, "warning=", sizing.warning, "\n");
+  for (const std::string& line : sizing.minimums) absl::StrAppend(&out, "warning=", line, "\n");
   std::fputs(out.c_str(), stdout);
 }
 

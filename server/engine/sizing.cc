@@ -78,17 +78,24 @@ void SizeMemory(const ContainerLimits& limits, const SizingFlags& flags, Sizing*
   const uint64_t inflight_term = std::max(s->max_inflight_bytes, largest);
   uint64_t rest = a > inflight_term ? a - inflight_term : 0;
   uint64_t weights = 0;
-  auto take = [&](bool given, uint64_t term, uint64_t weight) {
+  // taken: the flags given and the bytes their terms take out of A.
+  std::vector<std::string> taken;
+  if (flags.max_inflight_bytes.has_value()) {
+    taken.push_back(absl::StrCat("--max_inflight_bytes (", MiB(inflight_term), ")"));
+  }
+  auto take = [&](bool given, const char* name, uint64_t term, uint64_t weight) {
     if (given) {
+      taken.push_back(absl::StrCat("--", name, " (", MiB(term), ")"));
       rest = rest > term ? rest - term : 0;
     } else {
       weights += weight;
     }
   };
-  take(flags.grpc_memory_quota.has_value(), flags.grpc_memory_quota.value_or(0), 2);
-  take(flags.max_concurrent_streams.has_value(),
+  take(flags.grpc_memory_quota.has_value(), "grpc_memory_quota",
+       flags.grpc_memory_quota.value_or(0), 2);
+  take(flags.max_concurrent_streams.has_value(), "max_concurrent_streams",
        Mul(Mul(connections, flags.max_concurrent_streams.value_or(0)), kBytesPerOpenCall), 3);
-  take(flags.public_key_cache_size.has_value(),
+  take(flags.public_key_cache_size.has_value(), "public_key_cache_size",
        Mul(Mul(3, flags.public_key_cache_size.value_or(0)), kBytesPerCachedKey), 1);
   const uint64_t unit = weights > 0 ? rest / weights : 0;
 
@@ -108,6 +115,26 @@ void SizeMemory(const ContainerLimits& limits, const SizingFlags& flags, Sizing*
   } else if (limit > 0) {
     s->public_key_cache_size =
         std::min<uint64_t>(unit / (3 * kBytesPerCachedKey), kDefaultPublicKeyCacheSize);
+  }
+  // A value cut to its minimum gets a line naming what took its share.
+  auto minimum = [&](const char* name, const std::string& value) {
+    s->minimums.push_back(absl::StrCat(
+        "--", name, " is sized to its minimum, ", value, ": of the memory limit of ", MiB(limit),
+        taken.empty() ? std::string(" nothing is left for it; raise the memory limit")
+                      : absl::StrCat(" the terms of ", absl::StrJoin(taken, ", "),
+                                     " took its share; lower those flags, give --", name,
+                                     " or raise the memory limit"),
+        " (docs/deployment.md, \"Sizing\")"));
+  };
+  if (limit > 0 && !flags.grpc_memory_quota.has_value() && 2 * unit < kMiB) {
+    minimum("grpc_memory_quota", MiB(kMiB));
+  }
+  if (limit > 0 && !flags.max_concurrent_streams.has_value() &&
+      3 * unit < connections * kBytesPerOpenCall) {
+    minimum("max_concurrent_streams", "1");
+  }
+  if (limit > 0 && !flags.public_key_cache_size.has_value() && unit < 3 * kBytesPerCachedKey) {
+    minimum("public_key_cache_size", "0 (no cache)");
   }
   auto source = [&](bool given) { return given ? "flag" : derived; };
   s->values.push_back({"max_inflight_bytes", s->max_inflight_bytes,

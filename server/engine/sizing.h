@@ -80,6 +80,10 @@ struct Sizing {
   // warning: non-empty when the bound is not below the memory limit (or unbounded under
   // one), naming the numbers.
   std::string warning;
+  // minimums: one line for each value sized under a memory limit that got only its
+  // minimum (grpc_memory_quota 1 MiB, max_concurrent_streams 1, public_key_cache_size 0),
+  // naming the flags whose terms took the memory and what to do.
+  std::vector<std::string> minimums;
 };
 
 // DeriveSizing chooses the values from `limits` and the flags given.

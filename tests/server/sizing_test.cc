@@ -443,6 +443,30 @@ TEST(SizingTest, HugeFlagsSaturateTheBoundAndWarn) {
   EXPECT_EQ(*MemoryGrowthBound(1, 1, kMax32, 0, 1, kMax32), kMax);
 }
 
+// A derived value cut to its minimum because a flag took the share names that flag.
+TEST(SizingTest, AValueAtItsMinimumNamesTheFlagThatTookItsShare) {
+  SizingFlags flags;
+  flags.public_key_cache_size = 2000;
+  const Sizing s = DeriveSizing(Limits(2, kGiB), flags);
+  EXPECT_EQ(s.max_concurrent_streams, 1u);
+  EXPECT_EQ(s.grpc_memory_quota, kMiB);
+  ASSERT_EQ(s.minimums.size(), 2u);
+  EXPECT_NE(s.minimums[0].find("--grpc_memory_quota is sized to its minimum, 1 MiB"),
+            std::string::npos)
+      << s.minimums[0];
+  EXPECT_NE(s.minimums[1].find("--max_concurrent_streams is sized to its minimum, 1"),
+            std::string::npos)
+      << s.minimums[1];
+  for (const std::string& line : s.minimums) {
+    EXPECT_NE(line.find("the terms of --public_key_cache_size (686 MiB) took its share"),
+              std::string::npos)
+        << line;
+  }
+  // Derived values above their minimums have no line.
+  EXPECT_TRUE(DeriveSizing(Limits(2, kGiB), {}).minimums.empty());
+  EXPECT_TRUE(DeriveSizing(Limits(2, 0), flags).minimums.empty());
+}
+
 // Sizes under 1 MiB are printed in bytes.
 TEST(SizingTest, ALimitUnderOneMiBIsPrintedInBytes) {
   const Sizing s = DeriveSizing(Limits(2, 1), SizingFlags{});
