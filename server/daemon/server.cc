@@ -225,6 +225,37 @@ void AddShareLimitsToSizing(ServerOptions* o) {
   }
 }
 
+// ShareWarnings: a line for each share limit that, as given, refuses calls the other
+// limits let in: a stream limit under 5 x --max_message_bytes (what a stream of maximal
+// messages holds), or above --max_inflight_bytes or the connection limit (which then
+// refuse first). Not errors: an operator may want a tighter share.
+std::vector<std::string> ShareWarnings(const ServerOptions& o) {
+  const std::array<ShareLimit, 2> shares = ResolveFairShares(o);
+  const ShareLimit& stream = shares[0];
+  const ShareLimit& connection = shares[1];
+  std::vector<std::string> warnings;
+  if (stream.value == 0) return warnings;
+  const uint64_t full_stream = 5 * o.max_message_bytes;
+  if (stream.from_flag && stream.value < full_stream) {
+    warnings.push_back(absl::StrCat(
+        "--max_stream_inflight_bytes=", stream.value, " is below 5 x --max_message_bytes (",
+        full_stream, "), what a stream of maximal messages holds while it reads its "
+        "responses: such streams are refused (OVERLOADED) once they carry a second message"));
+  }
+  if (stream.from_flag && o.max_inflight_bytes != 0 && stream.value > o.max_inflight_bytes) {
+    warnings.push_back(absl::StrCat("--max_stream_inflight_bytes=", stream.value,
+                                    " is above --max_inflight_bytes (", o.max_inflight_bytes,
+                                    "): the process-wide budget refuses first"));
+  }
+  if ((stream.from_flag || connection.from_flag) && connection.value != 0 &&
+      stream.value > connection.value) {
+    warnings.push_back(absl::StrCat("--max_stream_inflight_bytes (", stream.value,
+                                    ") is above --max_connection_inflight_bytes (",
+                                    connection.value, "): the connection limit refuses first"));
+  }
+  return warnings;
+}
+
 }  // namespace
 
 std::array<ShareLimit, 2> ResolveFairShares(const ServerOptions& o) {
@@ -268,6 +299,7 @@ void Server::SetHealth(bool serving) {
 absl::Status Server::BuildAndStart(const ServerOptions& options) {
   options_ = options;
   if (absl::Status s = CheckLimits(options_); !s.ok()) return s;
+  for (const std::string& warning : ShareWarnings(options_)) LogWarning(warning);
   AddShareLimitsToSizing(&options_);
   if (absl::Status s = OpenGuards(); !s.ok()) return s;
   if (absl::Status s = CheckReloadInterval(options_); !s.ok()) return s;

@@ -263,6 +263,34 @@ TEST(SmcryptdSizingTest, ZeroSizingConnectionsFailsStartUp) {
       << server.log();
 }
 
+// Share limits that refuse what the other limits let in start with a warning each.
+TEST(SmcryptdSizingTest, ShareLimitsThatRefuseFirstAreWarnedAbout) {
+  Smcryptd server;
+  ASSERT_TRUE(server.Start({"--cgroup_root=", "--max_message_bytes=1048576",
+                            "--max_inflight_bytes=4194304",
+                            "--max_stream_inflight_bytes=2097152"}))
+      << server.log();
+  EXPECT_TRUE(absl::StrContains(server.log(),
+                                "--max_stream_inflight_bytes=2097152 is below 5 x "
+                                "--max_message_bytes (5242880)"))
+      << server.log();
+  Smcryptd above;
+  ASSERT_TRUE(above.Start({"--cgroup_root=", "--max_inflight_bytes=8388608",
+                           "--max_connection_inflight_bytes=16777216",
+                           "--max_stream_inflight_bytes=33554432"}))
+      << above.log();
+  EXPECT_TRUE(absl::StrContains(above.log(), "--max_stream_inflight_bytes=33554432 is above "
+                                             "--max_inflight_bytes (8388608)"))
+      << above.log();
+  EXPECT_TRUE(absl::StrContains(above.log(), "--max_stream_inflight_bytes (33554432) is above "
+                                             "--max_connection_inflight_bytes (16777216)"))
+      << above.log();
+  Smcryptd defaults;
+  ASSERT_TRUE(defaults.Start({"--cgroup_root="})) << defaults.log();
+  EXPECT_FALSE(absl::StrContains(defaults.log(), "is below 5 x")) << defaults.log();
+  EXPECT_FALSE(absl::StrContains(defaults.log(), "refuses first")) << defaults.log();
+}
+
 // ---- Under a real limit -------------------------------------------------------------
 
 // RealCgroup is a new cgroup with a memory limit and a CPU quota: under cgroup v1 a child
