@@ -96,7 +96,8 @@ ABSL_FLAG(std::string, cgroup_root, "/sys/fs/cgroup",
           "is read (the host's CPUs, no memory limit)");
 ABSL_FLAG(bool, print_sizing, false,
           "print the container limits found and the values sized from them (one "
-          "name=value line each, the source in parentheses) and exit");
+          "name=value line each, the source in parentheses) and exit; flags a start "
+          "refuses fail it the same way");
 ABSL_FLAG(uint64_t, malloc_trim_after_bytes, 16u << 20,
           "once the --max_inflight_bytes charge has fallen this many bytes from its peak "
           "(a burst has drained), freed heap is returned to the OS with malloc_trim "
@@ -503,6 +504,12 @@ int main(int argc, char** argv) {
   smcrypt::server::ServerOptions options;
   options.sizing = SizeFromFlags();
   if (absl::GetFlag(FLAGS_print_sizing)) {
+    // The flags a real start refuses fail here too, with the same error.
+    if (!OptionsFromFlags(&options)) return 1;
+    if (absl::Status s = smcrypt::server::CheckOptions(options); !s.ok()) {
+      LogError(absl::StrCat("start-up failed: ", s.ToString()));
+      return 1;
+    }
     PrintSizing(options.sizing);
     return 0;
   }

@@ -258,6 +258,12 @@ std::vector<std::string> ShareWarnings(const ServerOptions& o) {
 
 }  // namespace
 
+absl::Status CheckOptions(const ServerOptions& o) {
+  if (absl::Status s = CheckLimits(o); !s.ok()) return s;
+  if (absl::Status s = CheckReloadInterval(o); !s.ok()) return s;
+  return CheckMaxConnectionAge(o);
+}
+
 std::array<ShareLimit, 2> ResolveFairShares(const ServerOptions& o) {
   const FairShares shares = DefaultFairShares(o.max_inflight_bytes, o.max_message_bytes);
   return {ShareLimit{"max_stream_inflight_bytes",

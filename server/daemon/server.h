@@ -138,6 +138,10 @@ struct ShareLimit {
 // o.max_message_bytes). Call once max_inflight_bytes has its final value.
 std::array<ShareLimit, 2> ResolveFairShares(const ServerOptions& o);
 
+// CheckOptions runs the checks of the numeric flags that BuildAndStart runs (bounds of the
+// limits, --reload_interval, --max_connection_age), with the same errors, and nothing else.
+absl::Status CheckOptions(const ServerOptions& o);
+
 class Server {
  public:
   Server();

@@ -291,6 +291,25 @@ TEST(SmcryptdSizingTest, ShareLimitsThatRefuseFirstAreWarnedAbout) {
   EXPECT_FALSE(absl::StrContains(defaults.log(), "refuses first")) << defaults.log();
 }
 
+// --print_sizing refuses the flags a start refuses, with the same error.
+TEST(SmcryptdSizingTest, PrintSizingChecksTheFlagsFirst) {
+  for (const auto& [flag, error] : std::vector<std::pair<std::string, std::string>>{
+           {"--max_inflight_bytes=1", "--max_inflight_bytes must be 0 (no limit) or at least"},
+           {"--worker_threads=5000", "--worker_threads must be -1 (one per CPU)"},
+           {"--sizing_connections=0", "--sizing_connections must be at least 1"},
+           {"--shutdown_grace=inf", "--shutdown_grace must be 0 (cancel at once) to 1h"}}) {
+    Smcryptd server;
+    EXPECT_FALSE(server.Start({"--cgroup_root=", "--print_sizing", flag}));
+    EXPECT_EQ(server.WaitExit(), 1) << flag << ": " << server.log();
+    EXPECT_TRUE(absl::StrContains(server.log(), error)) << server.log();
+    EXPECT_FALSE(absl::StrContains(server.log(), "memory_bound_bytes=")) << server.log();
+  }
+  Smcryptd good;
+  EXPECT_FALSE(good.Start({"--cgroup_root=", "--print_sizing"}));
+  EXPECT_EQ(good.WaitExit(), 0) << good.log();
+  EXPECT_TRUE(absl::StrContains(good.log(), "memory_bound_bytes=")) << good.log();
+}
+
 // ---- Under a real limit -------------------------------------------------------------
 
 // RealCgroup is a new cgroup with a memory limit and a CPU quota: under cgroup v1 a child
