@@ -50,7 +50,8 @@ struct ServerOptions {
   uint64_t max_message_bytes = 4 << 20;
   // max_inflight: concurrent RPCs above this are RESOURCE_EXHAUSTED.
   int64_t max_inflight = 65536;
-  // shutdown_grace: how long Shutdown waits for in-flight RPCs before cancelling them.
+  // shutdown_grace: how long Shutdown waits for in-flight RPCs before cancelling them;
+  // 0 to 1h.
   absl::Duration shutdown_grace = absl::Seconds(20);
   // drain_delay: on SIGTERM/SIGINT, how long smcryptd serves on with health NOT_SERVING
   // (BeginDrain) before Shutdown; 0 to 10 min. The daemon waits it out (main.cc); the
