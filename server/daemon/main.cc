@@ -100,7 +100,8 @@ ABSL_FLAG(std::string, cgroup_root, "/sys/fs/cgroup",
           "is read (the host's CPUs, no memory limit)");
 ABSL_FLAG(bool, print_sizing, false,
           "print the container limits found and the values sized from them (one "
-          "name=value line each, the source in parentheses) and exit");
+          "name=value line each, the source in parentheses) and exit; flags a start "
+          "refuses fail it the same way");
 ABSL_FLAG(uint64_t, malloc_trim_after_bytes, 16u << 20,
           "once the --max_inflight_bytes charge has fallen this many bytes from its peak "
           "(a burst has drained), freed heap is returned to the OS with malloc_trim "
@@ -142,7 +143,7 @@ ABSL_FLAG(absl::Duration, reload_interval, absl::Seconds(10),
           "least 1). 0: the keyring reloads only on SIGHUP, TLS files are read once");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(20),
           "on SIGTERM/SIGINT, after --drain_delay, how long in-flight RPCs may run before they "
-          "are cancelled");
+          "are cancelled; 0 to 1h");
 ABSL_FLAG(absl::Duration, drain_delay, absl::Seconds(5),
           "on SIGTERM/SIGINT, how long health is NOT_SERVING while every RPC is still served, "
           "so Kubernetes endpoints and load balancers stop sending before the listener "
@@ -345,6 +346,7 @@ void LogSizing(const smcrypt::server::Sizing& sizing) {
   for (const std::string& note : sizing.limits.notes) LogWarning(absl::StrCat("sizing: ", note));
   LogInfo(absl::StrCat("sizing: ", smcrypt::server::FormatSizing(sizing)));
   if (!sizing.warning.empty()) LogWarning(absl::StrCat("memory: ", sizing.warning));
+  for (const std::string& line : sizing.minimums) LogWarning(absl::StrCat("sizing: ", line));
 }
 
 // PrintSizing writes --print_sizing's lines to stdout.
@@ -363,6 +365,7 @@ void PrintSizing(const smcrypt::server::Sizing& sizing) {
                   "\n");
   for (const std::string& note : l.notes) absl::StrAppend(&out, "note=", note, "\n");
   if (!sizing.warning.empty()) absl::StrAppend(&out, "warning=", sizing.warning, "\n");
+  for (const std::string& line : sizing.minimums) absl::StrAppend(&out, "warning=", line, "\n");
   std::fputs(out.c_str(), stdout);
 }
 
@@ -514,6 +517,12 @@ int main(int argc, char** argv) {
   if (!ApplyLogFlags() || !ApplyCpuFlags() || !CheckListenFlags()) return 1;
   SizeOptionsFromFlags(&options);
   if (absl::GetFlag(FLAGS_print_sizing)) {
+    // The flags a real start refuses fail here too, with the same error.
+    if (!OptionsFromFlags(&options)) return 1;
+    if (absl::Status s = smcrypt::server::CheckOptions(options); !s.ok()) {
+      LogError(absl::StrCat("start-up failed: ", s.ToString()));
+      return 1;
+    }
     PrintSizing(options.sizing);
     return 0;
   }

@@ -109,6 +109,11 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
 // longer delay only holds the pod past its terminationGracePeriodSeconds.
 constexpr absl::Duration kMaxDrainDelay = absl::Minutes(10);
 
+// kMaxShutdownGrace bounds --shutdown_grace: the shutdown deadline is the clock plus the
+// grace, which an infinite or huge grace would overflow (to a deadline in the past that
+// cancels every call at once), and no pod waits an hour to be stopped.
+constexpr absl::Duration kMaxShutdownGrace = absl::Hours(1);
+
 // CheckLimits checks the numeric flags, --max_message_bytes to --stream_idle_timeout.
 absl::Status CheckLimits(const ServerOptions& o) {
   if (o.max_message_bytes == 0 || o.max_message_bytes > INT_MAX) {
@@ -134,8 +139,10 @@ absl::Status CheckLimits(const ServerOptions& o) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--batch_max_size must be 1 to 4096, got ", o.batching.max_batch));
   }
-  if (o.shutdown_grace < absl::ZeroDuration()) {
-    return absl::InvalidArgumentError("--shutdown_grace must not be negative");
+  if (o.shutdown_grace < absl::ZeroDuration() || o.shutdown_grace > kMaxShutdownGrace) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--shutdown_grace must be 0 (cancel at once) to ", absl::FormatDuration(kMaxShutdownGrace),
+        ", got ", absl::FormatDuration(o.shutdown_grace)));
   }
   if (o.drain_delay < absl::ZeroDuration() || o.drain_delay > kMaxDrainDelay) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -157,6 +164,11 @@ absl::Status CheckLimits(const ServerOptions& o) {
           "--", name, " must be 0 (no limit) or at least --max_message_bytes (",
           o.max_message_bytes, "), got ", *value));
     }
+  }
+  if (o.sizing.sizing_connections < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--sizing_connections must be at least 1 (the client connections the memory sizing "
+        "plans for), got ", o.sizing.sizing_connections));
   }
   if (o.stream_idle_timeout < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--stream_idle_timeout must not be negative");
@@ -200,7 +212,44 @@ std::string HostOf(const std::string& address) {
   return colon == std::string::npos ? address : address.substr(0, colon);
 }
 
+// ShareWarnings: a line for each share limit that, as given, refuses calls the other
+// limits let in: a stream limit under 5 x --max_message_bytes (what a stream of maximal
+// messages holds), or above --max_inflight_bytes or the connection limit (which then
+// refuse first). Not errors: an operator may want a tighter share.
+std::vector<std::string> ShareWarnings(const ServerOptions& o) {
+  const std::array<ShareLimit, 2> shares = ResolveFairShares(o);
+  const ShareLimit& stream = shares[0];
+  const ShareLimit& connection = shares[1];
+  std::vector<std::string> warnings;
+  if (stream.value == 0) return warnings;
+  const uint64_t full_stream = 5 * o.max_message_bytes;
+  if (stream.from_flag && stream.value < full_stream) {
+    warnings.push_back(absl::StrCat(
+        "--max_stream_inflight_bytes=", stream.value, " is below 5 x --max_message_bytes (",
+        full_stream, "), what a stream of maximal messages holds while it reads its "
+        "responses: such streams are refused (OVERLOADED) once they carry a second message"));
+  }
+  if (stream.from_flag && o.max_inflight_bytes != 0 && stream.value > o.max_inflight_bytes) {
+    warnings.push_back(absl::StrCat("--max_stream_inflight_bytes=", stream.value,
+                                    " is above --max_inflight_bytes (", o.max_inflight_bytes,
+                                    "): the process-wide budget refuses first"));
+  }
+  if ((stream.from_flag || connection.from_flag) && connection.value != 0 &&
+      stream.value > connection.value) {
+    warnings.push_back(absl::StrCat("--max_stream_inflight_bytes (", stream.value,
+                                    ") is above --max_connection_inflight_bytes (",
+                                    connection.value, "): the connection limit refuses first"));
+  }
+  return warnings;
+}
+
 }  // namespace
+
+absl::Status CheckOptions(const ServerOptions& o) {
+  if (absl::Status s = CheckLimits(o); !s.ok()) return s;
+  if (absl::Status s = CheckReloadInterval(o); !s.ok()) return s;
+  return CheckMaxConnectionAge(o);
+}
 
 std::array<ShareLimit, 2> ResolveFairShares(const ServerOptions& o) {
   const FairShares shares = DefaultFairShares(o.max_inflight_bytes, o.max_message_bytes);
@@ -253,6 +302,7 @@ void Server::SetHealth(bool serving) {
 absl::Status Server::BuildAndStart(const ServerOptions& options) {
   options_ = options;
   if (absl::Status s = CheckLimits(options_); !s.ok()) return s;
+  for (const std::string& warning : ShareWarnings(options_)) LogWarning(warning);
   if (absl::Status s = OpenGuards(); !s.ok()) return s;
   if (absl::Status s = CheckReloadInterval(options_); !s.ok()) return s;
   if (absl::Status s = CheckMaxConnectionAge(options_); !s.ok()) return s;

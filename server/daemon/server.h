@@ -50,7 +50,8 @@ struct ServerOptions {
   uint64_t max_message_bytes = 4 << 20;
   // max_inflight: concurrent RPCs above this are RESOURCE_EXHAUSTED.
   int64_t max_inflight = 65536;
-  // shutdown_grace: how long Shutdown waits for in-flight RPCs before cancelling them.
+  // shutdown_grace: how long Shutdown waits for in-flight RPCs before cancelling them;
+  // 0 to 1h.
   absl::Duration shutdown_grace = absl::Seconds(20);
   // drain_delay: on SIGTERM/SIGINT, how long smcryptd serves on with health NOT_SERVING
   // (BeginDrain) before Shutdown; 0 to 10 min. The daemon waits it out (main.cc); the
@@ -145,6 +146,9 @@ std::array<ShareLimit, 2> ResolveFairShares(const ServerOptions& o);
 // --max_inflight_bytes they are a share of ("default" when that was given). smcryptd's
 // main calls it once, after sizing and before printing or starting.
 void AddShareLimitsToSizing(ServerOptions* o);
+// CheckOptions runs the checks of the numeric flags that BuildAndStart runs (bounds of the
+// limits, --reload_interval, --max_connection_age), with the same errors, and nothing else.
+absl::Status CheckOptions(const ServerOptions& o);
 
 class Server {
  public:

@@ -34,17 +34,34 @@ struct Mount {
 
 enum class ReadResult { kOk, kMissing, kError };
 
-// ReadSmallFile reads `path` (up to 1 MiB) into `out`; on kError `*error` is the errno.
-ReadResult ReadSmallFile(const std::string& path, std::string* out, int* error) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+// kMaxFileBytes bounds what ReadSmallFile reads: a limit file is one short line.
+constexpr size_t kMaxFileBytes = 4096;
+
+// ReadSmallFile reads `path` (up to kMaxFileBytes, the rest ignored) into `out`; on
+// kError `*error` is the errno, or 0 when `path` is not a regular file (a FIFO or device
+// in the tree is skipped: opened non-blocking, it never stalls start-up).
+ReadResult ReadSmallFile(const std::string& path, std::string* out, int* error,
+                         size_t max_bytes = kMaxFileBytes) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
     *error = errno;
     return *error == ENOENT || *error == ENOTDIR ? ReadResult::kMissing : ReadResult::kError;
   }
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    *error = errno;
+    close(fd);
+    return ReadResult::kError;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    *error = 0;
+    close(fd);
+    return ReadResult::kError;
+  }
   out->clear();
   char buf[4096];
-  for (;;) {
-    const ssize_t n = read(fd, buf, sizeof(buf));
+  while (out->size() < max_bytes) {
+    const ssize_t n = read(fd, buf, std::min(sizeof(buf), max_bytes - out->size()));
     if (n < 0) {
       if (errno == EINTR) continue;
       *error = errno;
@@ -53,7 +70,6 @@ ReadResult ReadSmallFile(const std::string& path, std::string* out, int* error) 
     }
     if (n == 0) break;
     out->append(buf, static_cast<size_t>(n));
-    if (out->size() > (1 << 20)) break;
   }
   close(fd);
   return ReadResult::kOk;
@@ -177,7 +193,8 @@ struct Reader {
       case ReadResult::kMissing:
         return std::nullopt;
       case ReadResult::kError:
-        out->notes.push_back(absl::StrCat("cannot read ", path, ": ", std::strerror(error)));
+        out->notes.push_back(absl::StrCat(
+            "cannot read ", path, ": ", error == 0 ? "not a regular file" : std::strerror(error)));
         return std::nullopt;
       case ReadResult::kOk:
         break;
@@ -240,9 +257,9 @@ std::optional<double> CpuLimit(int version, const std::vector<std::string>& dirs
 }
 
 // MemoryLimit reads the memory limit of `dirs` (the smallest; nullopt: none).
-std::optional<double> MemoryLimit(int version, const std::vector<std::string>& dirs,
-                                  Reader& r) {
-  std::optional<double> limit;
+std::optional<uint64_t> MemoryLimit(int version, const std::vector<std::string>& dirs,
+                                    Reader& r) {
+  std::optional<uint64_t> limit;
   for (const std::string& dir : dirs) {
     const std::string path =
         absl::StrCat(dir, version == 2 ? "/memory.max" : "/memory.limit_in_bytes");
@@ -255,7 +272,13 @@ std::optional<double> MemoryLimit(int version, const std::vector<std::string>& d
       continue;
     }
     if (version == 1 && bytes >= kUnlimitedV1Bytes) continue;
-    MinInto(&limit, static_cast<double>(bytes));
+    if (bytes == 0) {
+      // No kernel writes 0 for "no limit"; a 0 (a fake or broken file) is not taken as
+      // one, and the other levels' limits stay.
+      r.out->notes.push_back(absl::StrCat(path, " is 0: ignored"));
+      continue;
+    }
+    if (!limit.has_value() || bytes < *limit) limit = bytes;
   }
   return limit;
 }
@@ -312,14 +335,13 @@ ContainerLimits ParseContainerLimits(const ContainerLimitsInputs& in) {
     if (controller == absl::string_view("cpu")) {
       out.cpu_limit = CpuLimit(m->version, dirs, r).value_or(0);
     } else {
-      const double bytes = MemoryLimit(m->version, dirs, r).value_or(0);
-      if (bytes > 0 && in.host_memory_bytes > 0 &&
-          bytes >= static_cast<double>(in.host_memory_bytes)) {
-        out.notes.push_back(absl::StrCat("the memory limit (", static_cast<uint64_t>(bytes),
+      const uint64_t bytes = MemoryLimit(m->version, dirs, r).value_or(0);
+      if (bytes > 0 && in.host_memory_bytes > 0 && bytes >= in.host_memory_bytes) {
+        out.notes.push_back(absl::StrCat("the memory limit (", bytes,
                                          " bytes) is not below the host's memory (",
                                          in.host_memory_bytes, " bytes): no limit"));
       } else {
-        out.memory_limit_bytes = static_cast<uint64_t>(bytes);
+        out.memory_limit_bytes = bytes;
       }
     }
   }
@@ -331,8 +353,8 @@ ContainerLimits ReadContainerLimits(absl::string_view cgroup_root) {
   ContainerLimitsInputs in;
   in.cgroup_root = std::string(cgroup_root);
   int error = 0;
-  ReadSmallFile("/proc/self/cgroup", &in.proc_self_cgroup, &error);
-  ReadSmallFile("/proc/self/mountinfo", &in.proc_self_mountinfo, &error);
+  ReadSmallFile("/proc/self/cgroup", &in.proc_self_cgroup, &error, 1 << 20);
+  ReadSmallFile("/proc/self/mountinfo", &in.proc_self_mountinfo, &error, 1 << 20);
   cpu_set_t set;
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof(set), &set) == 0) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -11,13 +12,27 @@ namespace {
 
 constexpr uint64_t kMiB = uint64_t{1} << 20;
 
+constexpr uint64_t kSaturated = std::numeric_limits<uint64_t>::max();
+
+// Add and Mul saturate at kSaturated: flags near 2^64 make a bound that is over any
+// limit, never one that wraps to a small number.
+uint64_t Add(uint64_t a, uint64_t b) { return a > kSaturated - b ? kSaturated : a + b; }
+uint64_t Mul(uint64_t a, uint64_t b) {
+  return b != 0 && a > kSaturated / b ? kSaturated : a * b;
+}
+
 uint64_t LargestCall(uint64_t max_message_bytes) {
-  return 3 * max_message_bytes + 2048 + kMaxBatchItemsCharge;
+  return Add(Add(Mul(3, max_message_bytes), 2048), kMaxBatchItemsCharge);
 }
 
 uint64_t FloorMiB(uint64_t bytes) { return bytes / kMiB * kMiB; }
 
-std::string MiB(uint64_t bytes) { return absl::StrCat(bytes / kMiB, " MiB"); }
+// MiB formats a size in whole MiB, in bytes below 1 MiB, and a saturated one as such.
+std::string MiB(uint64_t bytes) {
+  if (bytes == kSaturated) return "over 2^64 bytes";
+  if (bytes < kMiB) return absl::StrCat(bytes, " bytes");
+  return absl::StrCat(bytes / kMiB, " MiB");
+}
 
 // WorkerThreads fills the worker count and the CPUs to plan threads for.
 void SizeThreads(const ContainerLimits& limits, const SizingFlags& flags, Sizing* s) {
@@ -63,18 +78,25 @@ void SizeMemory(const ContainerLimits& limits, const SizingFlags& flags, Sizing*
   const uint64_t inflight_term = std::max(s->max_inflight_bytes, largest);
   uint64_t rest = a > inflight_term ? a - inflight_term : 0;
   uint64_t weights = 0;
-  auto take = [&](bool given, uint64_t term, uint64_t weight) {
+  // taken: the flags given and the bytes their terms take out of A.
+  std::vector<std::string> taken;
+  if (flags.max_inflight_bytes.has_value()) {
+    taken.push_back(absl::StrCat("--max_inflight_bytes (", MiB(inflight_term), ")"));
+  }
+  auto take = [&](bool given, const char* name, uint64_t term, uint64_t weight) {
     if (given) {
+      taken.push_back(absl::StrCat("--", name, " (", MiB(term), ")"));
       rest = rest > term ? rest - term : 0;
     } else {
       weights += weight;
     }
   };
-  take(flags.grpc_memory_quota.has_value(), flags.grpc_memory_quota.value_or(0), 2);
-  take(flags.max_concurrent_streams.has_value(),
-       connections * flags.max_concurrent_streams.value_or(0) * kBytesPerOpenCall, 3);
-  take(flags.public_key_cache_size.has_value(),
-       3 * flags.public_key_cache_size.value_or(0) * kBytesPerCachedKey, 1);
+  take(flags.grpc_memory_quota.has_value(), "grpc_memory_quota",
+       flags.grpc_memory_quota.value_or(0), 2);
+  take(flags.max_concurrent_streams.has_value(), "max_concurrent_streams",
+       Mul(Mul(connections, flags.max_concurrent_streams.value_or(0)), kBytesPerOpenCall), 3);
+  take(flags.public_key_cache_size.has_value(), "public_key_cache_size",
+       Mul(Mul(3, flags.public_key_cache_size.value_or(0)), kBytesPerCachedKey), 1);
   const uint64_t unit = weights > 0 ? rest / weights : 0;
 
   if (flags.grpc_memory_quota.has_value()) {
@@ -93,6 +115,26 @@ void SizeMemory(const ContainerLimits& limits, const SizingFlags& flags, Sizing*
   } else if (limit > 0) {
     s->public_key_cache_size =
         std::min<uint64_t>(unit / (3 * kBytesPerCachedKey), kDefaultPublicKeyCacheSize);
+  }
+  // A value cut to its minimum gets a line naming what took its share.
+  auto minimum = [&](const char* name, const std::string& value) {
+    s->minimums.push_back(absl::StrCat(
+        "--", name, " is sized to its minimum, ", value, ": of the memory limit of ", MiB(limit),
+        taken.empty() ? std::string(" nothing is left for it; raise the memory limit")
+                      : absl::StrCat(" the terms of ", absl::StrJoin(taken, ", "),
+                                     " took its share; lower those flags, give --", name,
+                                     " or raise the memory limit"),
+        " (docs/deployment.md, \"Sizing\")"));
+  };
+  if (limit > 0 && !flags.grpc_memory_quota.has_value() && 2 * unit < kMiB) {
+    minimum("grpc_memory_quota", MiB(kMiB));
+  }
+  if (limit > 0 && !flags.max_concurrent_streams.has_value() &&
+      3 * unit < connections * kBytesPerOpenCall) {
+    minimum("max_concurrent_streams", "1");
+  }
+  if (limit > 0 && !flags.public_key_cache_size.has_value() && unit < 3 * kBytesPerCachedKey) {
+    minimum("public_key_cache_size", "0 (no cache)");
   }
   auto source = [&](bool given) { return given ? "flag" : derived; };
   s->values.push_back({"max_inflight_bytes", s->max_inflight_bytes,
@@ -116,9 +158,11 @@ std::optional<uint64_t> MemoryGrowthBound(uint64_t max_inflight_bytes, uint64_t 
   if (max_inflight_bytes == 0 || grpc_memory_quota == 0 || max_concurrent_streams == 0) {
     return std::nullopt;
   }
-  return std::max(max_inflight_bytes, LargestCall(max_message_bytes)) + grpc_memory_quota +
-         uint64_t{connections} * max_concurrent_streams * kBytesPerOpenCall +
-         3 * public_key_cache_size * kBytesPerCachedKey + kBurstBytes;
+  uint64_t bound = Add(std::max(max_inflight_bytes, LargestCall(max_message_bytes)),
+                       grpc_memory_quota);
+  bound = Add(bound, Mul(Mul(connections, max_concurrent_streams), kBytesPerOpenCall));
+  bound = Add(bound, Mul(Mul(3, public_key_cache_size), kBytesPerCachedKey));
+  return Add(bound, kBurstBytes);
 }
 
 Sizing DeriveSizing(const ContainerLimits& limits, const SizingFlags& flags) {
@@ -129,7 +173,7 @@ Sizing DeriveSizing(const ContainerLimits& limits, const SizingFlags& flags) {
   const std::optional<uint64_t> growth =
       MemoryGrowthBound(s.max_inflight_bytes, s.grpc_memory_quota, s.max_concurrent_streams,
                         s.public_key_cache_size, flags.max_message_bytes, s.sizing_connections);
-  if (growth.has_value()) s.memory_bound_bytes = kIdleBytes + *growth;
+  if (growth.has_value()) s.memory_bound_bytes = Add(kIdleBytes, *growth);
   const uint64_t limit = limits.memory_limit_bytes;
   if (limit > 0 && !s.memory_bound_bytes.has_value()) {
     s.warning = absl::StrCat(

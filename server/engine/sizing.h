@@ -74,12 +74,16 @@ struct Sizing {
   // sizing_connections; a limit of another flag may be appended after them (GetServerInfo
   // reports and smcrypt_limit publishes every entry).
   std::vector<SizedValue> values;
-  // memory_bound_bytes: kIdleBytes + MemoryGrowthBound; nullopt: unbounded (a memory
-  // flag is 0).
+  // memory_bound_bytes: kIdleBytes + MemoryGrowthBound (saturating at 2^64 - 1); nullopt:
+  // unbounded (a memory flag is 0).
   std::optional<uint64_t> memory_bound_bytes;
   // warning: non-empty when the bound is not below the memory limit (or unbounded under
   // one), naming the numbers.
   std::string warning;
+  // minimums: one line for each value sized under a memory limit that got only its
+  // minimum (grpc_memory_quota 1 MiB, max_concurrent_streams 1, public_key_cache_size 0),
+  // naming the flags whose terms took the memory and what to do.
+  std::vector<std::string> minimums;
 };
 
 // DeriveSizing chooses the values from `limits` and the flags given.
@@ -90,6 +94,7 @@ Sizing DeriveSizing(const ContainerLimits& limits, const SizingFlags& flags);
 //     + connections x max_concurrent_streams x 80 KiB + 3 x cache x 120 KB + 32 MiB
 // with the largest call 3 x max_message_bytes + 2 KiB + 64 MiB (a full batch); nullopt
 // when max_inflight_bytes, grpc_memory_quota or max_concurrent_streams is 0 (unlimited).
+// The arithmetic saturates: a bound past 2^64 - 1 is 2^64 - 1, over any limit.
 std::optional<uint64_t> MemoryGrowthBound(uint64_t max_inflight_bytes, uint64_t grpc_memory_quota,
                                           uint32_t max_concurrent_streams,
                                           uint64_t public_key_cache_size,

@@ -1,14 +1,20 @@
 // sizing_test.cc — server/engine/container_limits.h on fake cgroup trees (v1, v2,
 // hybrid, nested, unlimited, missing, unreadable and malformed files) and
 // server/engine/sizing.h's derived values, sources and bound (label unit).
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <limits>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -151,6 +157,31 @@ TEST(ContainerLimitsTest, AV1LimitAboveTheHostsMemoryIsNoLimit) {
   EXPECT_NE(l.notes[0].find("not below the host's memory"), std::string::npos) << l.notes[0];
 }
 
+// A memory limit at 2^64 - 1 is exact, not a double cast back into 0.
+TEST(ContainerLimitsTest, AV2LimitOf2To64Minus1IsNoLimitWithItsBytes) {
+  FakeTree t;
+  t.Write("cgroup.controllers", "cpu memory\n");
+  t.Write("memory.max", "18446744073709551615\n");
+  const ContainerLimits l = t.Parse("0::/\n", kV2Mount);
+  EXPECT_EQ(l.memory_limit_bytes, 0u);
+  ASSERT_EQ(l.notes.size(), 1u);
+  EXPECT_NE(l.notes[0].find("the memory limit (18446744073709551615 bytes) is not below"),
+            std::string::npos)
+      << l.notes[0];
+}
+
+// A 0 limit is noted and ignored; the child's limit stays.
+TEST(ContainerLimitsTest, AZeroParentLimitIsIgnoredAndTheChildsStays) {
+  FakeTree t;
+  t.Write("memory/memory.limit_in_bytes", "0\n");
+  t.Write("memory/docker/memory.limit_in_bytes", absl::StrCat(512 * kMiB));
+  const ContainerLimits l = t.Parse("12:memory:/docker\n4:cpu,cpuacct:/docker\n", kV1Mounts);
+  EXPECT_EQ(l.memory_limit_bytes, 512 * kMiB);
+  ASSERT_EQ(l.notes.size(), 1u);
+  EXPECT_NE(l.notes[0].find("memory.limit_in_bytes is 0: ignored"), std::string::npos)
+      << l.notes[0];
+}
+
 // Hybrid: v1 controllers beside an empty v2 hierarchy (this is what systemd's hybrid
 // mode mounts); the v1 limits are read.
 TEST(ContainerLimitsTest, HybridReadsV1WhenV2HasNoControllers) {
@@ -220,6 +251,38 @@ TEST(ContainerLimitsTest, UnreadableAndMalformedFilesAreNotedAndSkipped) {
   ASSERT_EQ(l.notes.size(), 2u);
   EXPECT_NE(l.notes[0].find("cannot parse"), std::string::npos) << l.notes[0];
   EXPECT_NE(l.notes[1].find("cannot read"), std::string::npos) << l.notes[1];
+}
+
+// A FIFO (or device) where a limit file should be is noted and skipped: start-up must
+// not wait for a writer. Were the parse to block, the test writes to the FIFO to free it
+// and fails.
+TEST(ContainerLimitsTest, AFifoOrDeviceInTheTreeIsSkippedWithoutBlocking) {
+  FakeTree t;
+  t.Write("cgroup.controllers", "cpu memory\n");
+  t.Write("memory.max", "536870912\n");
+  t.Write("a/placeholder", "");
+  const std::string fifo = absl::StrCat(t.root(), "/a/memory.max");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  fs::create_symlink("/dev/zero", fs::path(t.root()) / "a" / "cpu.max");
+  auto result = std::make_shared<std::promise<ContainerLimits>>();
+  std::future<ContainerLimits> done = result->get_future();
+  std::thread([&t, result] { result->set_value(t.Parse("0::/a\n", kV2Mount)); }).detach();
+  if (done.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+    const int fd = open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+    if (fd >= 0) {
+      (void)!write(fd, "1\n", 2);
+      close(fd);
+    }
+    done.wait();
+    FAIL() << "parsing blocked on the FIFO";
+  }
+  const ContainerLimits l = done.get();
+  EXPECT_EQ(l.memory_limit_bytes, 512 * kMiB);
+  EXPECT_EQ(l.cpu_limit, 0);
+  ASSERT_EQ(l.notes.size(), 2u);
+  for (const std::string& note : l.notes) {
+    EXPECT_NE(note.find("not a regular file"), std::string::npos) << note;
+  }
 }
 
 TEST(ContainerLimitsTest, EscapedMountPoints) {
@@ -361,6 +424,58 @@ TEST(SizingTest, FlagsOverTheLimitWarnWithTheNumbers) {
   EXPECT_NE(DeriveSizing(Limits(2, kGiB), flags).warning.find("unbounded"), std::string::npos);
   // Without a limit there is nothing to pass.
   EXPECT_TRUE(DeriveSizing(Limits(2, 0), flags).warning.empty());
+}
+
+// Flags near 2^64 saturate the bound (over the limit, with a warning), never wrap it.
+TEST(SizingTest, HugeFlagsSaturateTheBoundAndWarn) {
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+  constexpr uint32_t kMax32 = std::numeric_limits<uint32_t>::max();
+  SizingFlags cache;
+  cache.public_key_cache_size = kMax;
+  SizingFlags streams;
+  streams.sizing_connections = kMax32;
+  streams.max_concurrent_streams = kMax32;
+  SizingFlags message;
+  message.max_message_bytes = kMax;
+  for (const SizingFlags& flags : {cache, streams, message}) {
+    const Sizing s = DeriveSizing(Limits(2, kGiB), flags);
+    ASSERT_TRUE(s.memory_bound_bytes.has_value());
+    EXPECT_EQ(*s.memory_bound_bytes, kMax);
+    EXPECT_NE(s.warning.find("over 2^64 bytes"), std::string::npos) << s.warning;
+    EXPECT_NE(FormatSizing(s).find("worst case over 2^64 bytes"), std::string::npos);
+  }
+  EXPECT_EQ(*MemoryGrowthBound(1, 1, kMax32, 0, 1, kMax32), kMax);
+}
+
+// A derived value cut to its minimum because a flag took the share names that flag.
+TEST(SizingTest, AValueAtItsMinimumNamesTheFlagThatTookItsShare) {
+  SizingFlags flags;
+  flags.public_key_cache_size = 2000;
+  const Sizing s = DeriveSizing(Limits(2, kGiB), flags);
+  EXPECT_EQ(s.max_concurrent_streams, 1u);
+  EXPECT_EQ(s.grpc_memory_quota, kMiB);
+  ASSERT_EQ(s.minimums.size(), 2u);
+  EXPECT_NE(s.minimums[0].find("--grpc_memory_quota is sized to its minimum, 1 MiB"),
+            std::string::npos)
+      << s.minimums[0];
+  EXPECT_NE(s.minimums[1].find("--max_concurrent_streams is sized to its minimum, 1"),
+            std::string::npos)
+      << s.minimums[1];
+  for (const std::string& line : s.minimums) {
+    EXPECT_NE(line.find("the terms of --public_key_cache_size (686 MiB) took its share"),
+              std::string::npos)
+        << line;
+  }
+  // Derived values above their minimums have no line.
+  EXPECT_TRUE(DeriveSizing(Limits(2, kGiB), {}).minimums.empty());
+  EXPECT_TRUE(DeriveSizing(Limits(2, 0), flags).minimums.empty());
+}
+
+// Sizes under 1 MiB are printed in bytes.
+TEST(SizingTest, ALimitUnderOneMiBIsPrintedInBytes) {
+  const Sizing s = DeriveSizing(Limits(2, 1), SizingFlags{});
+  EXPECT_NE(FormatSizing(s).find("memory limit 1 bytes"), std::string::npos) << FormatSizing(s);
+  EXPECT_NE(s.warning.find("memory limit of 1 bytes"), std::string::npos) << s.warning;
 }
 
 TEST(SizingTest, BoundIsTheDocumentedFormula) {

@@ -296,6 +296,62 @@ TEST(SmcryptdSizingTest, PrintSizingListsWhatGetServerInfoLists) {
   }
 }
 
+// --sizing_connections=0 plans for no connection at all: start-up fails.
+TEST(SmcryptdSizingTest, ZeroSizingConnectionsFailsStartUp) {
+  Smcryptd server;
+  EXPECT_FALSE(server.Start({"--cgroup_root=", "--sizing_connections=0"}));
+  EXPECT_EQ(server.WaitExit(), 1) << server.log();
+  EXPECT_TRUE(absl::StrContains(server.log(), "--sizing_connections must be at least 1"))
+      << server.log();
+}
+
+// Share limits that refuse what the other limits let in start with a warning each.
+TEST(SmcryptdSizingTest, ShareLimitsThatRefuseFirstAreWarnedAbout) {
+  Smcryptd server;
+  ASSERT_TRUE(server.Start({"--cgroup_root=", "--max_message_bytes=1048576",
+                            "--max_inflight_bytes=4194304",
+                            "--max_stream_inflight_bytes=2097152"}))
+      << server.log();
+  EXPECT_TRUE(absl::StrContains(server.log(),
+                                "--max_stream_inflight_bytes=2097152 is below 5 x "
+                                "--max_message_bytes (5242880)"))
+      << server.log();
+  Smcryptd above;
+  ASSERT_TRUE(above.Start({"--cgroup_root=", "--max_inflight_bytes=8388608",
+                           "--max_connection_inflight_bytes=16777216",
+                           "--max_stream_inflight_bytes=33554432"}))
+      << above.log();
+  EXPECT_TRUE(absl::StrContains(above.log(), "--max_stream_inflight_bytes=33554432 is above "
+                                             "--max_inflight_bytes (8388608)"))
+      << above.log();
+  EXPECT_TRUE(absl::StrContains(above.log(), "--max_stream_inflight_bytes (33554432) is above "
+                                             "--max_connection_inflight_bytes (16777216)"))
+      << above.log();
+  Smcryptd defaults;
+  ASSERT_TRUE(defaults.Start({"--cgroup_root="})) << defaults.log();
+  EXPECT_FALSE(absl::StrContains(defaults.log(), "is below 5 x")) << defaults.log();
+  EXPECT_FALSE(absl::StrContains(defaults.log(), "refuses first")) << defaults.log();
+}
+
+// --print_sizing refuses the flags a start refuses, with the same error.
+TEST(SmcryptdSizingTest, PrintSizingChecksTheFlagsFirst) {
+  for (const auto& [flag, error] : std::vector<std::pair<std::string, std::string>>{
+           {"--max_inflight_bytes=1", "--max_inflight_bytes must be 0 (no limit) or at least"},
+           {"--worker_threads=5000", "--worker_threads must be -1 (one per CPU)"},
+           {"--sizing_connections=0", "--sizing_connections must be at least 1"},
+           {"--shutdown_grace=inf", "--shutdown_grace must be 0 (cancel at once) to 1h"}}) {
+    Smcryptd server;
+    EXPECT_FALSE(server.Start({"--cgroup_root=", "--print_sizing", flag}));
+    EXPECT_EQ(server.WaitExit(), 1) << flag << ": " << server.log();
+    EXPECT_TRUE(absl::StrContains(server.log(), error)) << server.log();
+    EXPECT_FALSE(absl::StrContains(server.log(), "memory_bound_bytes=")) << server.log();
+  }
+  Smcryptd good;
+  EXPECT_FALSE(good.Start({"--cgroup_root=", "--print_sizing"}));
+  EXPECT_EQ(good.WaitExit(), 0) << good.log();
+  EXPECT_TRUE(absl::StrContains(good.log(), "memory_bound_bytes=")) << good.log();
+}
+
 // ---- Under a real limit -------------------------------------------------------------
 
 // RealCgroup is a new cgroup with a memory limit and a CPU quota: under cgroup v1 a child
