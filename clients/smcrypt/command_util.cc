@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "clients/smcrypt/commands.h"
 #include "clients/smcrypt/io.h"
 #include "clients/smcrypt/key_files.h"
@@ -157,6 +158,20 @@ std::string TerminalSafe(absl::string_view text) {
   return out;
 }
 
+std::string HumanBytes(uint64_t bytes) {
+  static constexpr const char* kUnits[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  if (bytes == 1) return "1 byte";
+  int unit = 0;
+  while (unit < 6 && bytes >> (10 * (unit + 1)) > 0) ++unit;
+  if (unit == 0) return absl::StrCat(bytes, " bytes");
+  const uint64_t whole = bytes >> (10 * unit);
+  if ((bytes & ((uint64_t{1} << (10 * unit)) - 1)) == 0) {
+    return absl::StrCat(whole, " ", kUnits[unit]);
+  }
+  return absl::StrFormat("%.1f %s", static_cast<double>(bytes) / (uint64_t{1} << (10 * unit)),
+                         kUnits[unit]);
+}
+
 std::string DescribeError(const absl::Status& status) {
   return TerminalSafe(DescribeRawError(status));
 }
@@ -167,8 +182,12 @@ std::string DescribeRawError(const absl::Status& status) {
   if (IsInProcessError(status)) return out;
   switch (status.code()) {
     case absl::StatusCode::kUnavailable:
-      absl::StrAppend(&out, " (is smcryptd running at --target? TLS flags must match the "
-                            "server)");
+      // Only a transport failure: an UNAVAILABLE the server sent itself carries a reason
+      // (AUDIT_UNAVAILABLE, ...) and reached the server.
+      if (ErrorReason(status).empty()) {
+        absl::StrAppend(&out, " (is smcryptd running at --target? TLS flags must match the "
+                              "server)");
+      }
       break;
     case absl::StatusCode::kResourceExhausted:
       absl::StrAppend(&out, " (large inputs: use --stream where the command offers it)");

@@ -124,6 +124,12 @@ std::string DescribeRawError(const absl::Status& status);
 // controls and bidirectional and other invisible format controls (their UTF-8 bytes in
 // \x hex). Printable ASCII and other valid UTF-8 text are kept as they are.
 std::string TerminalSafe(absl::string_view text);
+// HumanBytes: a byte count in the largest binary unit it reaches, exact where it is a
+// whole number of that unit ("1 GiB", "512 bytes"), else to one decimal ("1.5 MiB").
+std::string HumanBytes(uint64_t bytes);
+// InfoText is `smcrypt info`'s text: version, CPU, kernels, limits, sizing (byte values
+// also in human form, HumanBytes), keyring, algorithms and self-tests.
+std::string InfoText(const smcrypt::v1::GetServerInfoResponse& info);
 
 }  // namespace smcrypt::cli
 

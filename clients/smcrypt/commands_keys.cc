@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "clients/smcrypt/commands.h"
@@ -236,6 +237,8 @@ absl::StatusOr<int> RunRandom(const Args& args) {
   return kExitOk;
 }
 
+}  // namespace
+
 std::string InfoText(const v1::GetServerInfoResponse& info) {
   std::string out = absl::StrCat("smcryptd ", info.version(), "\n");
   absl::StrAppend(&out, "CPU:                   ", info.cpu(), "\n");
@@ -251,6 +254,23 @@ std::string InfoText(const v1::GetServerInfoResponse& info) {
   absl::StrAppend(&out, "Limits: max_message_bytes=", info.max_message_bytes(),
                   " max_inflight=", info.max_inflight(),
                   " inline_private_keys=", info.inline_private_keys(), "\n");
+  if (!info.sizing().cgroup().empty()) {
+    const v1::ResourceSizing& z = info.sizing();
+    absl::StrAppend(&out, "Sizing: ", z.cgroup(), ", CPU limit ",
+                    z.cpu_limit() > 0 ? absl::StrCat(z.cpu_limit()) : "none", ", memory limit ",
+                    z.memory_limit_bytes() > 0
+                        ? absl::StrCat(z.memory_limit_bytes(), " (",
+                                       HumanBytes(z.memory_limit_bytes()), ")")
+                        : "none",
+                    ", ", z.cpus_available(), " CPUs available\n");
+    for (const v1::SizedValue& v : z.values()) {
+      // Byte sizes (the *_bytes flags and grpc_memory_quota) also in KiB, MiB or GiB.
+      const bool bytes = absl::EndsWith(v.name(), "_bytes") || v.name() == "grpc_memory_quota";
+      absl::StrAppend(&out, "  ", v.name(), "=", v.value(),
+                      bytes && v.value() > 0 ? absl::StrCat(" = ", HumanBytes(v.value())) : "",
+                      " (", v.source(), ")\n");
+    }
+  }
   absl::StrAppend(&out, "Keyring: ", info.keyring_size(), " key(s)\n");
   absl::StrAppend(&out, "Algorithms: ", absl::StrJoin(info.algorithms(), ", "), "\n");
   int passed = 0;
@@ -263,6 +283,8 @@ std::string InfoText(const v1::GetServerInfoResponse& info) {
   }
   return out;
 }
+
+namespace {
 
 absl::StatusOr<int> RunInfo(const Args& args) {
   if (!args.positional().empty()) return UsageError("info takes no arguments");

@@ -5,20 +5,10 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build pkg-config git ca-certificates openssl
-  # Compiler cache of every build stage of deploy/local/test.sh (its own folder,
-  # ~/.cache/ccache, kept between runs; SMCRYPT_CCACHE=0 builds without it).
-  ccache
+  git openssl
   # The documentation site (deploy/local/docs.sh, test.sh stage docs): mkdocs build --strict.
   mkdocs mkdocs-material
-  libssl-dev libabsl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  # The smcrypt CLI's flag parser (clients/smcrypt/flags.cc).
-  libcli11-dev
-  libgrpc++-dev libgrpc-dev protobuf-compiler protobuf-compiler-grpc libprotobuf-dev
-  prometheus-cpp-dev
-  # JSON writing (the audit log's lines, smcrypt-load's JSON report): header-only.
-  nlohmann-json3-dev
   libbotan-2-dev libgcrypt20-dev
   # Sanitizer and fuzz builds (deploy/local/test.sh stages asan and tsan, tests/fuzz):
   # clang with compiler-rt (ASan, UBSan, TSan, libFuzzer) and llvm-symbolizer for reports.
@@ -27,8 +17,6 @@ packages=(
   # for the secret/declassify marks (crypto/common/ct_annotations.h).
   valgrind
   curl
-  # smcrypt-load: libcurl fetches smcryptd's /metrics.
-  libcurl4-openssl-dev
   # deploy/local/load-overhead.sh: GNU time for each client's CPU time.
   time
   # smcrypt-load's HTML report test (tests/clients/check_html_report.py): Debian's
@@ -59,7 +47,20 @@ packages=(
   # podman with runc (catatonit: the pause process of `podman kube play` pods), debootstrap
   # for the Debian 12 base image, python3-yaml to read the rendered manifests.
   podman runc catatonit debootstrap python3-yaml
+  # promtool (tests/deploy/monitoring_test.py, label deploy): check rules, test rules and
+  # check metrics. The package also holds the Prometheus server, which is not started
+  # (about 19 MB to download, 96 MB installed).
+  prometheus
 )
+
+# What configures and compiles the programs, and what smcryptd loads at run time: the
+# lists the container image's stages install too (deploy/docker/Dockerfile), one package
+# a line; ccache there is the compiler cache of every build stage of deploy/local/test.sh
+# (~/.cache/ccache, kept between runs; SMCRYPT_CCACHE=0 builds without it).
+for list in build runtime; do
+  mapfile -t -O "${#packages[@]}" packages \
+    < <(sed 's/#.*//; s/[[:space:]]//g; /^$/d' "$(dirname "$0")/../packages/$list.txt")
+done
 
 missing=()
 for p in "${packages[@]}"; do
@@ -130,20 +131,4 @@ else
   $SUDO apt-get update -qq
   updated=1
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
-
-# Debian 12's own kubectl (kubernetes-client 1.20, kustomize v2.0.3), unpacked into
-# $KUBECTL_DEBIAN_DIR beside, not over, the kubectl on PATH: the deploy tests render
-# every overlay with both and compare (docs/deployment.md, "Kubernetes"). Not registered with dpkg.
-KUBECTL_DEBIAN_DIR=${KUBECTL_DEBIAN_DIR:-/opt/smcrypt/kubernetes-client}
-if [ ! -x "$KUBECTL_DEBIAN_DIR/usr/bin/kubectl" ]; then
-  echo "install-deps: unpacking Debian's kubernetes-client into $KUBECTL_DEBIAN_DIR"
-  if [ "$updated" -eq 0 ] && ! apt-cache show kubernetes-client >/dev/null 2>&1; then
-    $SUDO apt-get update -qq
-  fi
-  deb_dir=$(mktemp -d)
-  (cd "$deb_dir" && $SUDO apt-get download -qq -o APT::Sandbox::User=root kubernetes-client)
-  $SUDO mkdir -p "$KUBECTL_DEBIAN_DIR"
-  $SUDO dpkg -x "$deb_dir"/kubernetes-client_*.deb "$KUBECTL_DEBIAN_DIR"
-  rm -rf "$deb_dir"
 fi

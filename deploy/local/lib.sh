@@ -32,9 +32,11 @@ require_free_ports() {
 }
 
 # build_release DIR JOBS TARGET...: configures DIR (Release, Ninja, quietly; through ccache
-# when it is installed, unless SMCRYPT_CCACHE=0) and builds TARGETs.
+# when it is installed, unless SMCRYPT_CCACHE=0) and builds TARGETs. Without ccache the
+# launchers are set empty, so a DIR configured earlier with ccache stops using it.
 build_release() {
-  local dir=$1 jobs=$2 launcher=()
+  local dir=$1 jobs=$2
+  local launcher=(-DCMAKE_C_COMPILER_LAUNCHER= -DCMAKE_CXX_COMPILER_LAUNCHER=)
   shift 2
   if [[ "${SMCRYPT_CCACHE:-1}" != "0" ]] && command -v ccache >/dev/null; then
     launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)

@@ -10,8 +10,11 @@
 #   container     the runtime image built with podman from the Release build's
 #                 `cmake --install` tree (deploy/local/image.sh --from-install; the Debian 12
 #                 base is made with debootstrap when missing), then `ctest -L container -LE
-#                 slow`: the image run as the prod overlay runs it, and `podman kube play` of
-#                 the dev and prod overlays. SMCRYPT_CI_CONTAINER=0 skips it.
+#                 slow`: the image run as the prod overlay runs it, `podman kube play` of
+#                 the dev and prod overlays and of three dev replicas under one round_robin
+#                 load, and the image built from source (container_from_source_test: the
+#                 Dockerfile's build stage, through ccache in SMCRYPT_IMAGE_CCACHE).
+#                 SMCRYPT_CI_CONTAINER=0 skips it.
 #   arm64         (label arm64; docs/backends.md, "arm64") the crypto core, its suites, the CLI and
 #                 smcryptd cross-built for aarch64 (cmake/toolchains/aarch64-linux-gnu.cmake,
 #                 ARM64_BUILD_DIR, default build-arm64), and `ctest -L arm64 -LE slow` there:

@@ -11,8 +11,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "grpcpp/server_context.h"
 #include "prometheus/collectable.h"
 #include "prometheus/metric_family.h"
+#include "server/daemon/process_metrics.h"
 
 #ifndef SMCRYPT_VERSION
 #error "SMCRYPT_VERSION is defined by server/CMakeLists.txt"
@@ -101,31 +103,6 @@ size_t AlgorithmIndex(Algorithm alg) {
   return all.size();
 }
 
-// ProcessCollector reads /proc/self at scrape time (prometheus-cpp 1.0.1 has no
-// process collector).
-class ProcessCollector final : public prometheus::Collectable {
- public:
-  std::vector<prometheus::MetricFamily> Collect() const override {
-    double cpu = 0, rss = 0;
-    if (!ReadProcessStats(&cpu, &rss)) return {};
-    prometheus::MetricFamily cpu_family;
-    cpu_family.name = "process_cpu_seconds_total";
-    cpu_family.help = "Total user and system CPU time spent in seconds.";
-    cpu_family.type = prometheus::MetricType::Counter;
-    prometheus::ClientMetric cpu_metric;
-    cpu_metric.counter.value = cpu;
-    cpu_family.metric.push_back(cpu_metric);
-    prometheus::MetricFamily rss_family;
-    rss_family.name = "process_resident_memory_bytes";
-    rss_family.help = "Resident memory size in bytes.";
-    rss_family.type = prometheus::MetricType::Gauge;
-    prometheus::ClientMetric rss_metric;
-    rss_metric.gauge.value = rss;
-    rss_family.metric.push_back(rss_metric);
-    return {std::move(cpu_family), std::move(rss_family)};
-  }
-};
-
 // AuditCollector reads the audit log's AuditStats at scrape time (audit_log.h).
 class AuditCollector final : public prometheus::Collectable {
  public:
@@ -174,19 +151,36 @@ class AuditCollector final : public prometheus::Collectable {
   const AuditLog* audit_;
 };
 
+// MetricsInterceptor records one call: grpc_server_started_total when it is created,
+// grpc_server_handled_total and grpc_server_handling_seconds when its status is sent (so
+// a client that has its answer finds it counted), or when gRPC reports the call closed
+// without one. The outcome is the code the client receives: the status the handler sent,
+// unless the call was already over (gRPC cancelled it: the client cancelled, or its
+// deadline passed; ServerContextBase::IsCancelled is valid at any time for callback
+// calls, the CryptoService's). Such a call is DEADLINE_EXCEEDED when its deadline had
+// passed or was less than kDeadlineSlack away, else CANCELLED, whatever status the handler
+// sent. For every call, a status sent after its deadline is DEADLINE_EXCEEDED. A
+// cancellation that arrives after the status was sent is not seen.
 class MetricsInterceptor final : public grpc::experimental::Interceptor {
  public:
-  MetricsInterceptor(Metrics* metrics, const Metrics::MethodMetrics* method)
-      : metrics_(metrics), method_(method), start_(std::chrono::steady_clock::now()) {
+  MetricsInterceptor(Metrics* metrics, const Metrics::MethodMetrics* method,
+                     grpc::ServerContextBase* ctx)
+      : metrics_(metrics),
+        method_(method),
+        callback_ctx_(dynamic_cast<grpc::CallbackServerContext*>(ctx)),
+        ctx_(ctx),
+        start_(std::chrono::steady_clock::now()) {
     metrics_->inflight().fetch_add(1, std::memory_order_relaxed);
     metrics_->inflight_gauge().Increment();
     if (method_ != nullptr) method_->started->Increment();
   }
 
   ~MetricsInterceptor() override {
-    // A call that ended without sending a status (client cancelled, deadline passed
-    // before the handler answered) is counted as Canceled.
-    if (!recorded_) Record(grpc::StatusCode::CANCELLED);
+    // A call that ended without a status or a reported close is counted as CANCELLED.
+    {
+      absl::MutexLock lock(&mu_);
+      Record(grpc::StatusCode::CANCELLED, std::chrono::steady_clock::now());
+    }
     Leave();
   }
 
@@ -204,38 +198,77 @@ class MetricsInterceptor final : public grpc::experimental::Interceptor {
       method_->msg_sent->Increment();
     }
     if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
-      Record(methods->GetSendStatus().error_code());
+      OnStatusSent(methods->GetSendStatus().error_code());
       // The call stops counting against --max_inflight before its status is sent, so a
       // client that waits for each answer never finds its previous call still counted.
       Leave();
+    }
+    if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_CLOSE)) {
+      OnClosed();
     }
     methods->Proceed();
   }
 
  private:
+  bool DeadlinePassed() const { return ctx_->deadline() <= std::chrono::system_clock::now(); }
+
+  // The client's deadline reaches the server as a cancellation (RST_STREAM), shortly
+  // before the server's own copy of the deadline, which started later by the request's
+  // transit: a cancellation less than kDeadlineSlack before it is the deadline.
+  static constexpr std::chrono::milliseconds kDeadlineSlack{100};
+  bool DeadlineNear() const {
+    return ctx_->deadline() <= std::chrono::system_clock::now() + kDeadlineSlack;
+  }
+
+  // CancelledCode: the code of a call gRPC cancelled, as its client sees it.
+  grpc::StatusCode CancelledCode() const {
+    return DeadlineNear() ? grpc::StatusCode::DEADLINE_EXCEEDED : grpc::StatusCode::CANCELLED;
+  }
+  bool Cancelled() const { return callback_ctx_ != nullptr && callback_ctx_->IsCancelled(); }
+
+  void OnStatusSent(grpc::StatusCode code) {
+    const bool cancelled = Cancelled();
+    absl::MutexLock lock(&mu_);
+    Record(cancelled         ? CancelledCode()
+           : DeadlinePassed() ? grpc::StatusCode::DEADLINE_EXCEEDED
+                              : code,
+           std::chrono::steady_clock::now());
+  }
+
+  // OnClosed counts a call that ended without sending a status.
+  void OnClosed() {
+    const bool cancelled = Cancelled();
+    absl::MutexLock lock(&mu_);
+    if (cancelled) Record(CancelledCode(), std::chrono::steady_clock::now());
+  }
+
   void Leave() {
-    if (left_) return;
-    left_ = true;
+    if (left_.exchange(true)) return;
     metrics_->inflight_gauge().Decrement();
     metrics_->inflight().fetch_sub(1, std::memory_order_relaxed);
   }
 
-  void Record(grpc::StatusCode code) {
+  void Record(grpc::StatusCode code, std::chrono::steady_clock::time_point end)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (recorded_) return;
     recorded_ = true;
     if (method_ == nullptr) return;
     int c = static_cast<int>(code);
     if (c < 0 || c >= kNumGrpcCodes) c = static_cast<int>(grpc::StatusCode::UNKNOWN);
     method_->handled[c]->Increment();
-    method_->seconds->Observe(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
+    method_->seconds->Observe(std::chrono::duration<double>(end - start_).count());
   }
 
-  Metrics* metrics_;
-  const Metrics::MethodMetrics* method_;
-  std::chrono::steady_clock::time_point start_;
-  bool recorded_ = false;
-  bool left_ = false;
+  Metrics* const metrics_;
+  const Metrics::MethodMetrics* const method_;
+  grpc::CallbackServerContext* const callback_ctx_;  // null for sync calls
+  grpc::ServerContextBase* const ctx_;
+  const std::chrono::steady_clock::time_point start_;
+  // PRE_SEND_STATUS and POST_RECV_CLOSE may run on two threads at once: the first to
+  // record wins.
+  absl::Mutex mu_;
+  bool recorded_ ABSL_GUARDED_BY(mu_) = false;
+  std::atomic<bool> left_{false};
 };
 
 class MetricsInterceptorFactory final
@@ -244,7 +277,8 @@ class MetricsInterceptorFactory final
   explicit MetricsInterceptorFactory(Metrics* metrics) : metrics_(metrics) {}
   grpc::experimental::Interceptor* CreateServerInterceptor(
       grpc::experimental::ServerRpcInfo* info) override {
-    return new MetricsInterceptor(metrics_, metrics_->ForMethod(info->method()));
+    return new MetricsInterceptor(metrics_, metrics_->ForMethod(info->method()),
+                                  info->server_context());
   }
 
  private:
@@ -260,25 +294,6 @@ void Metrics::OnBatch(BatchedOperation op, size_t size, absl::Span<const double>
   for (double s : queued_seconds) batch_queue_seconds_[i]->Observe(s);
 }
 
-bool ReadProcessStats(double* cpu_seconds, double* resident_bytes) {
-  std::ifstream in("/proc/self/stat");
-  std::string line;
-  if (!std::getline(in, line)) return false;
-  // Fields after the command name "(...)": field 3 (state) is the first.
-  const size_t close = line.rfind(')');
-  if (close == std::string::npos) return false;
-  std::vector<std::string> fields = absl::StrSplit(line.substr(close + 2), ' ');
-  // utime = field 14, stime = 15, rss = 24 (proc(5)); index = field - 3.
-  if (fields.size() < 22) return false;
-  const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
-  const double utime = std::strtod(fields[11].c_str(), nullptr);
-  const double stime = std::strtod(fields[12].c_str(), nullptr);
-  const double rss_pages = std::strtod(fields[21].c_str(), nullptr);
-  *cpu_seconds = (utime + stime) / ticks;
-  *resident_bytes = rss_pages * static_cast<double>(sysconf(_SC_PAGESIZE));
-  return true;
-}
-
 std::unique_ptr<Metrics> Metrics::New() {
   std::unique_ptr<Metrics> m(new Metrics());
   m->registry_ = std::make_shared<prometheus::Registry>();
@@ -289,7 +304,7 @@ std::unique_ptr<Metrics> Metrics::New() {
   m->AddReloadFamilies(r);
   m->AddBatchFamilies(r);
   m->AddGauges(r);
-  m->process_collector_ = std::make_shared<ProcessCollector>();
+  m->process_collector_ = NewProcessCollector();
   m->audit_collector_ = std::make_shared<AuditCollector>(nullptr);
   return m;
 }
@@ -406,6 +421,14 @@ void Metrics::AddReloadFamilies(prometheus::Registry& r) {
                           .Register(r);
   tls_reloads_ok_ = &tls_reloads.Add({{"result", "success"}});
   tls_reloads_failed_ = &tls_reloads.Add({{"result", "failure"}});
+  tls_expiry_family_ =
+      &prometheus::BuildGauge()
+           .Name("smcrypt_tls_certificate_expiry_timestamp_seconds")
+           .Help("notAfter of the TLS certificates in use (Unix time): certificate=\"server\" "
+                 "the first certificate of --tls_cert, \"client_ca\" the earliest of "
+                 "--tls_client_ca. Set when the files are loaded or reloaded; absent without "
+                 "TLS.")
+           .Register(r);
   keyring_load_timestamp_ = &prometheus::BuildGauge()
                                  .Name("smcrypt_keyring_load_timestamp_seconds")
                                  .Help("When the keyring in use was loaded (Unix time; 0 "
@@ -425,6 +448,16 @@ void Metrics::AddReloadFamilies(prometheus::Registry& r) {
             {"compiler", CompilerName()},
             {"cpu", FormatCpuIdentity(GetCpuIdentity())}})
       .Set(1);
+}
+
+void Metrics::OnTlsCertificatesInstalled(const TlsCertificateExpiry& expiry) {
+  // Family::Add returns the existing child for labels it already has.
+  for (const auto& [name, t] : {std::pair<const char*, absl::Time>{"server", expiry.server},
+                                {"client_ca", expiry.client_ca}}) {
+    if (t == absl::InfinitePast()) continue;
+    tls_expiry_family_->Add({{"certificate", name}})
+        .Set(static_cast<double>(absl::ToUnixMicros(t)) / 1e6);
+  }
 }
 
 void Metrics::OnKeyringLoaded(const KeyStore& keys) {
@@ -473,7 +506,8 @@ void Metrics::AddBatchFamilies(prometheus::Registry& r) {
   }
 }
 
-// AddGauges: kernels, self-tests, in-flight requests and bytes, malloc trims.
+// AddGauges: kernels, self-tests, in-flight requests, bytes and connections, malloc trims,
+// overload refusals, the drain, limits.
 void Metrics::AddGauges(prometheus::Registry& r) {
   kernel_family_ = &prometheus::BuildGauge()
                         .Name("smcrypt_kernel_info")
@@ -514,18 +548,48 @@ void Metrics::AddGauges(prometheus::Registry& r) {
                          "--shutdown_grace.")
                    .Register(r)
                    .Add({});
+  auto& refusals = prometheus::BuildCounter()
+                       .Name("smcrypt_overload_refusals_total")
+                       .Help("Calls and stream messages refused as OVERLOADED "
+                             "(RESOURCE_EXHAUSTED), by the limit that refused them (the flag's "
+                             "name).")
+                       .Register(r);
+  for (int i = 0; i < kNumOverloadLimits; ++i) {
+    overload_refusals_[i] = &refusals.Add(
+        {{"limit", std::string(OverloadLimitName(static_cast<OverloadLimit>(i)))}});
+  }
+  inflight_connections_ = &prometheus::BuildGauge()
+                               .Name("smcrypt_inflight_connections")
+                               .Help("Client connections with calls in flight, as "
+                                     "--max_connection_inflight_bytes accounts them (0 when "
+                                     "it is 0).")
+                               .Register(r)
+                               .Add({});
+  limit_family_ = &prometheus::BuildGauge()
+                       .Name("smcrypt_limit")
+                       .Help("Each limit and sized value in force, by flag name and source "
+                             "(flag, cgroup cpu, cgroup memory, host, default).")
+                       .Register(r);
+  container_cpu_limit_ = &prometheus::BuildGauge()
+                              .Name("smcrypt_container_cpu_limit")
+                              .Help("The cgroup CPU quota found at start, in CPUs (0: none).")
+                              .Register(r)
+                              .Add({});
+  container_memory_limit_ = &prometheus::BuildGauge()
+                                 .Name("smcrypt_container_memory_limit_bytes")
+                                 .Help("The cgroup memory limit found at start (0: none).")
+                                 .Register(r)
+                                 .Add({});
 }
 
-void Metrics::AddLimitValues(const std::vector<LimitValue>& values) {
-  // The family is registered under prometheus-cpp's default InsertBehavior::Merge, so
-  // every part of the server that reports limits adds its children to the one family.
-  auto& family = prometheus::BuildGauge()
-                     .Name("smcrypt_limit")
-                     .Help("Every sized or limit value in force, by flag name and source.")
-                     .Register(*registry_);
-  for (const LimitValue& v : values) {
-    family.Add({{"name", v.name}, {"source", v.source}}).Set(v.value);
-  }
+void Metrics::SetLimit(absl::string_view name, double value, absl::string_view source) {
+  absl::MutexLock lock(&limits_mu_);
+  auto it = limits_.find(name);
+  if (it != limits_.end()) limit_family_->Remove(it->second);
+  prometheus::Gauge& g =
+      limit_family_->Add({{"name", std::string(name)}, {"source", std::string(source)}});
+  g.Set(value);
+  limits_[name] = &g;
 }
 
 void Metrics::SetAuditLog(const AuditLog* audit) {

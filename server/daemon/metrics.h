@@ -25,18 +25,27 @@
 //   smcrypt_selftest_ok                                               1 or 0
 //   smcrypt_inflight_requests
 //   smcrypt_inflight_bytes, smcrypt_inflight_bytes_peak                --max_inflight_bytes charge
+//   smcrypt_overload_refusals_total{limit}                            OVERLOADED, by limit
+//   smcrypt_inflight_connections                                      connections with calls
 //   smcrypt_malloc_trims_total                                        memory_trimmer.h
 //   smcrypt_draining                                                  1 from SIGTERM on
 //   smcrypt_limit{name,source}                                        values in force
 //   smcrypt_batch_size{grpc_method,algorithm}                         calls per batch, 1 … 4096
 //   smcrypt_batch_queue_seconds{grpc_method,algorithm}                time a call waited, 1 µs … 1 s
-//   process_cpu_seconds_total, process_resident_memory_bytes           from /proc/self
+//   process_cpu_seconds_total, process_resident_memory_bytes,
+//   process_virtual_memory_bytes, process_start_time_seconds,
+//   process_open_fds, process_max_fds                                  process_metrics.h, at scrape
+//   smcrypt_tls_certificate_expiry_timestamp_seconds{certificate}     notAfter: server, client_ca
 //   smcrypt_audit_lines_written_total, smcrypt_audit_lines_dropped_total,
 //   smcrypt_audit_write_errors_total, smcrypt_audit_queue_lines,
 //   smcrypt_audit_queue_bytes, smcrypt_audit_healthy (1 or 0)          audit_log.h, at scrape
+//   smcrypt_limit{name,source}                                        each limit in force (SetLimit)
+//   smcrypt_container_cpu_limit, smcrypt_container_memory_limit_bytes  cgroup limits, 0: none
 //
 // The grpc_server_* metrics are recorded in one place, the server interceptor made by
-// NewMetricsInterceptorFactory; smcrypt_bytes_processed_total and the decrypt/verify
+// NewMetricsInterceptorFactory (grpc_code: the code the client received; a call gRPC
+// ended for its deadline or a cancellation is DeadlineExceeded or Canceled, whatever its
+// handler answered afterwards); smcrypt_bytes_processed_total and the decrypt/verify
 // failures by the engine observer.
 // Thread-safe.
 #ifndef SMCRYPT_SERVER_METRICS_H_
@@ -63,21 +72,16 @@
 #include "server/engine/crypto_engine.h"
 #include "server/engine/dynamic_batcher.h"
 #include "server/engine/reload.h"
+#include "server/service/admission.h"
 #include "server/service/status_util.h"
 #include "smcrypt/cpu.h"
 
 namespace smcrypt::server {
 
-// LimitValue is one child of smcrypt_limit: a value in force (`name` the flag's name,
-// with a unit suffix such as _seconds where the flag has one) and where it came from
-// ("flag", "default", ...).
-struct LimitValue {
-  std::string name;
-  double value = 0;
-  std::string source;
-};
-
-class Metrics final : public EngineObserver, public BatchObserver, public ReloadObserver {
+class Metrics final : public EngineObserver,
+                      public BatchObserver,
+                      public ReloadObserver,
+                      public AdmissionObserver {
  public:
   // MethodMetrics are the label children of one RPC method.
   struct MethodMetrics {
@@ -112,6 +116,9 @@ class Metrics final : public EngineObserver, public BatchObserver, public Reload
   void OnTlsCertificateReload(bool ok) override {
     (ok ? tls_reloads_ok_ : tls_reloads_failed_)->Increment();
   }
+  // OnTlsCertificatesInstalled sets smcrypt_tls_certificate_expiry_timestamp_seconds:
+  // the child certificate="server", and certificate="client_ca" when `expiry` has one.
+  void OnTlsCertificatesInstalled(const TlsCertificateExpiry& expiry) override;
   // OnKeyringLoaded replaces the children of smcrypt_key_version_info with the versions
   // of `keys` and sets smcrypt_keyring_load_timestamp_seconds.
   void OnKeyringLoaded(const KeyStore& keys) override;
@@ -127,8 +134,25 @@ class Metrics final : public EngineObserver, public BatchObserver, public Reload
   void CountMallocTrim() { malloc_trims_->Increment(); }
   // SetDraining sets smcrypt_draining: 1 from the drain's start (SIGTERM) to exit.
   void SetDraining(bool draining) { draining_->Set(draining ? 1 : 0); }
-  // AddLimitValues adds children to smcrypt_limit{name,source}. Call once, at start.
-  void AddLimitValues(const std::vector<LimitValue>& values);
+  // SetLimit publishes one limit or sized value in force as smcrypt_limit{name,source}:
+  // `name` is its flag's name without dashes ("max_inflight", "drain_delay_seconds"),
+  // `source` where the value came from: "flag", "cgroup cpu", "cgroup memory", "host" or
+  // "default". Called at start (house style 12); a later call for the same name replaces
+  // its child, so each name has one series.
+  void SetLimit(absl::string_view name, double value, absl::string_view source);
+  // SetContainerLimits publishes the cgroup limits found at start:
+  // smcrypt_container_cpu_limit (CPUs, e.g. 2.5) and smcrypt_container_memory_limit_bytes;
+  // 0 for no limit.
+  void SetContainerLimits(double cpus, uint64_t memory_bytes) {
+    container_cpu_limit_->Set(cpus);
+    container_memory_limit_->Set(static_cast<double>(memory_bytes));
+  }
+  // OnOverload counts a refusal by `limit`; OnConnections moves the gauge of connections
+  // with calls in flight (admission.h).
+  void OnOverload(OverloadLimit limit) override {
+    overload_refusals_[static_cast<int>(limit)]->Increment();
+  }
+  void OnConnections(int delta) override { inflight_connections_->Increment(delta); }
   // SetAuditLog: the audit log whose AuditStats the smcrypt_audit_* metrics report at
   // each scrape (null: none, reported as zeros and healthy). Call before StartExposer;
   // `audit` must outlive the metrics.
@@ -165,6 +189,7 @@ class Metrics final : public EngineObserver, public BatchObserver, public Reload
   prometheus::Counter* tls_reloads_ok_ = nullptr;
   prometheus::Counter* tls_reloads_failed_ = nullptr;
   prometheus::Gauge* keyring_load_timestamp_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* tls_expiry_family_ = nullptr;
   prometheus::Family<prometheus::Gauge>* key_version_family_ = nullptr;
   absl::Mutex key_versions_mu_;
   std::vector<prometheus::Gauge*> key_version_gauges_ ABSL_GUARDED_BY(key_versions_mu_);
@@ -175,6 +200,14 @@ class Metrics final : public EngineObserver, public BatchObserver, public Reload
   prometheus::Gauge* inflight_bytes_peak_ = nullptr;
   prometheus::Counter* malloc_trims_ = nullptr;
   prometheus::Gauge* draining_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* limit_family_ = nullptr;
+  absl::Mutex limits_mu_;
+  // limits_: the smcrypt_limit child of each name.
+  absl::flat_hash_map<std::string, prometheus::Gauge*> limits_ ABSL_GUARDED_BY(limits_mu_);
+  prometheus::Gauge* container_cpu_limit_ = nullptr;
+  prometheus::Gauge* container_memory_limit_ = nullptr;
+  std::array<prometheus::Counter*, kNumOverloadLimits> overload_refusals_{};
+  prometheus::Gauge* inflight_connections_ = nullptr;
   std::array<prometheus::Histogram*, kNumBatchedOperations> batch_size_{};
   std::array<prometheus::Histogram*, kNumBatchedOperations> batch_queue_seconds_{};
   std::atomic<int64_t> inflight_count_{0};
@@ -186,9 +219,6 @@ class Metrics final : public EngineObserver, public BatchObserver, public Reload
 // RPC. `metrics` must outlive the server.
 std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
 NewMetricsInterceptorFactory(Metrics* metrics);
-
-// ReadProcessStats reads utime+stime (seconds) and RSS (bytes) from /proc/self/stat.
-bool ReadProcessStats(double* cpu_seconds, double* resident_bytes);
 
 }  // namespace smcrypt::server
 

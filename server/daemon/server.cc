@@ -5,6 +5,7 @@
 #include <climits>
 #include <fstream>
 #include <thread>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -108,11 +109,10 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
 // longer delay only holds the pod past its terminationGracePeriodSeconds.
 constexpr absl::Duration kMaxDrainDelay = absl::Minutes(10);
 
-// SourceOf is where flag `name` came from, for smcrypt_limit (ServerOptions::limit_sources).
-std::string SourceOf(const ServerOptions& o, const std::string& name) {
-  auto it = o.limit_sources.find(name);
-  return it == o.limit_sources.end() ? "default" : it->second;
-}
+// kMaxShutdownGrace bounds --shutdown_grace: the shutdown deadline is the clock plus the
+// grace, which an infinite or huge grace would overflow (to a deadline in the past that
+// cancels every call at once), and no pod waits an hour to be stopped.
+constexpr absl::Duration kMaxShutdownGrace = absl::Hours(1);
 
 // CheckLimits checks the numeric flags, --max_message_bytes to --stream_idle_timeout.
 absl::Status CheckLimits(const ServerOptions& o) {
@@ -133,19 +133,21 @@ absl::Status CheckLimits(const ServerOptions& o) {
       o.batching.max_delay > absl::Milliseconds(10)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--batch_max_delay must be 0 to 10ms, got ",
-        absl::FormatDuration(o.batching.max_delay)));
+        FormatLogDuration(o.batching.max_delay)));
   }
   if (o.batching.max_batch < 1 || o.batching.max_batch > 4096) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--batch_max_size must be 1 to 4096, got ", o.batching.max_batch));
   }
-  if (o.shutdown_grace < absl::ZeroDuration()) {
-    return absl::InvalidArgumentError("--shutdown_grace must not be negative");
+  if (o.shutdown_grace < absl::ZeroDuration() || o.shutdown_grace > kMaxShutdownGrace) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--shutdown_grace must be 0 (cancel at once) to ", absl::FormatDuration(kMaxShutdownGrace),
+        ", got ", absl::FormatDuration(o.shutdown_grace)));
   }
   if (o.drain_delay < absl::ZeroDuration() || o.drain_delay > kMaxDrainDelay) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "--drain_delay must be 0 (none) to ", absl::FormatDuration(kMaxDrainDelay), ", got ",
-        absl::FormatDuration(o.drain_delay)));
+        "--drain_delay must be 0 (none) to ", FormatLogDuration(kMaxDrainDelay), ", got ",
+        FormatLogDuration(o.drain_delay)));
   }
   if (o.max_inflight_bytes != 0 &&
       o.max_inflight_bytes < o.max_message_bytes) {
@@ -153,8 +155,34 @@ absl::Status CheckLimits(const ServerOptions& o) {
         "--max_inflight_bytes must be 0 (no limit) or at least --max_message_bytes (",
         o.max_message_bytes, "), got ", o.max_inflight_bytes));
   }
+  for (const auto& [name, value] :
+       {std::pair<const char*, std::optional<uint64_t>>{"max_stream_inflight_bytes",
+                                                        o.max_stream_inflight_bytes},
+        {"max_connection_inflight_bytes", o.max_connection_inflight_bytes}}) {
+    if (value.has_value() && *value != 0 && *value < o.max_message_bytes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--", name, " must be 0 (no limit) or at least --max_message_bytes (",
+          o.max_message_bytes, "), got ", *value));
+    }
+  }
+  if (o.sizing.sizing_connections < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--sizing_connections must be at least 1 (the client connections the memory sizing "
+        "plans for), got ", o.sizing.sizing_connections));
+  }
   if (o.stream_idle_timeout < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--stream_idle_timeout must not be negative");
+  }
+  return absl::OkStatus();
+}
+
+// CheckMaxConnectionAge: --max_connection_age is 0 (no limit) or from 1s to 24h.
+absl::Status CheckMaxConnectionAge(const ServerOptions& o) {
+  const absl::Duration age = o.max_connection_age;
+  if (age != absl::ZeroDuration() && (age < absl::Seconds(1) || age > absl::Hours(24))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max_connection_age must be 0 (no limit) or from 1s to 24h, got ",
+        FormatLogDuration(age)));
   }
   return absl::OkStatus();
 }
@@ -165,7 +193,7 @@ absl::Status CheckReloadInterval(const ServerOptions& o) {
       (o.reload_interval < absl::Milliseconds(100) ||
        o.reload_interval > absl::Hours(24))) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "--reload_interval=", absl::FormatDuration(o.reload_interval),
+        "--reload_interval=", FormatLogDuration(o.reload_interval),
         ": must be 0 (no polling) or from 100ms to 24h"));
   }
   return absl::OkStatus();
@@ -184,7 +212,64 @@ std::string HostOf(const std::string& address) {
   return colon == std::string::npos ? address : address.substr(0, colon);
 }
 
+// ShareWarnings: a line for each share limit that, as given, refuses calls the other
+// limits let in: a stream limit under 5 x --max_message_bytes (what a stream of maximal
+// messages holds), or above --max_inflight_bytes or the connection limit (which then
+// refuse first). Not errors: an operator may want a tighter share.
+std::vector<std::string> ShareWarnings(const ServerOptions& o) {
+  const std::array<ShareLimit, 2> shares = ResolveFairShares(o);
+  const ShareLimit& stream = shares[0];
+  const ShareLimit& connection = shares[1];
+  std::vector<std::string> warnings;
+  if (stream.value == 0) return warnings;
+  const uint64_t full_stream = 5 * o.max_message_bytes;
+  if (stream.from_flag && stream.value < full_stream) {
+    warnings.push_back(absl::StrCat(
+        "--max_stream_inflight_bytes=", stream.value, " is below 5 x --max_message_bytes (",
+        full_stream, "), what a stream of maximal messages holds while it reads its "
+        "responses: such streams are refused (OVERLOADED) once they carry a second message"));
+  }
+  if (stream.from_flag && o.max_inflight_bytes != 0 && stream.value > o.max_inflight_bytes) {
+    warnings.push_back(absl::StrCat("--max_stream_inflight_bytes=", stream.value,
+                                    " is above --max_inflight_bytes (", o.max_inflight_bytes,
+                                    "): the process-wide budget refuses first"));
+  }
+  if ((stream.from_flag || connection.from_flag) && connection.value != 0 &&
+      stream.value > connection.value) {
+    warnings.push_back(absl::StrCat("--max_stream_inflight_bytes (", stream.value,
+                                    ") is above --max_connection_inflight_bytes (",
+                                    connection.value, "): the connection limit refuses first"));
+  }
+  return warnings;
+}
+
 }  // namespace
+
+absl::Status CheckOptions(const ServerOptions& o) {
+  if (absl::Status s = CheckLimits(o); !s.ok()) return s;
+  if (absl::Status s = CheckReloadInterval(o); !s.ok()) return s;
+  return CheckMaxConnectionAge(o);
+}
+
+std::array<ShareLimit, 2> ResolveFairShares(const ServerOptions& o) {
+  const FairShares shares = DefaultFairShares(o.max_inflight_bytes, o.max_message_bytes);
+  return {ShareLimit{"max_stream_inflight_bytes",
+                     o.max_stream_inflight_bytes.value_or(shares.stream),
+                     o.max_stream_inflight_bytes.has_value()},
+          ShareLimit{"max_connection_inflight_bytes",
+                     o.max_connection_inflight_bytes.value_or(shares.connection),
+                     o.max_connection_inflight_bytes.has_value()}};
+}
+
+void AddShareLimitsToSizing(ServerOptions* o) {
+  std::string budget_source = "default";
+  for (const SizedValue& v : o->sizing.values) {
+    if (v.name == "max_inflight_bytes" && v.source != "flag") budget_source = v.source;
+  }
+  for (const ShareLimit& l : ResolveFairShares(*o)) {
+    o->sizing.values.push_back(SizedValue{l.name, l.value, l.from_flag ? "flag" : budget_source});
+  }
+}
 
 Server::Server() = default;
 
@@ -217,8 +302,10 @@ void Server::SetHealth(bool serving) {
 absl::Status Server::BuildAndStart(const ServerOptions& options) {
   options_ = options;
   if (absl::Status s = CheckLimits(options_); !s.ok()) return s;
+  for (const std::string& warning : ShareWarnings(options_)) LogWarning(warning);
   if (absl::Status s = OpenGuards(); !s.ok()) return s;
   if (absl::Status s = CheckReloadInterval(options_); !s.ok()) return s;
+  if (absl::Status s = CheckMaxConnectionAge(options_); !s.ok()) return s;
   // Taken before the load, so that a change while it runs is reloaded at the first check.
   std::string keyring_fingerprint;
   absl::StatusOr<std::unique_ptr<KeyStore>> keys = LoadKeyring(&keyring_fingerprint);
@@ -276,12 +363,7 @@ absl::Status Server::StartMetricsAndSelfTests() {
   // Metrics, kernels, self-tests (fail closed: health stays NOT_SERVING on failure).
   metrics_ = Metrics::New();
   metrics_->SetAuditLog(audit_.get());
-  metrics_->AddLimitValues({
-      {"drain_delay_seconds", absl::ToDoubleSeconds(options_.drain_delay),
-       SourceOf(options_, "drain_delay")},
-      {"shutdown_grace_seconds", absl::ToDoubleSeconds(options_.shutdown_grace),
-       SourceOf(options_, "shutdown_grace")},
-  });
+  PublishLimits();
   const std::vector<KernelChoice> kernels = ActiveKernels();
   metrics_->SetKernels(kernels);
   for (const KernelChoice& k : kernels) {
@@ -302,6 +384,25 @@ absl::Status Server::StartMetricsAndSelfTests() {
   return absl::OkStatus();
 }
 
+void Server::PublishLimits() {
+  const ContainerLimits& l = options_.sizing.limits;
+  metrics_->SetContainerLimits(l.cpu_limit, l.memory_limit_bytes);
+  for (const SizedValue& v : options_.sizing.values) {
+    metrics_->SetLimit(v.name, static_cast<double>(v.value), v.source);
+  }
+  auto source = [this](const char* flag) {
+    return options_.flags_given.count(flag) > 0 ? "flag" : "default";
+  };
+  metrics_->SetLimit("max_inflight", static_cast<double>(options_.max_inflight),
+                     source("max_inflight"));
+  metrics_->SetLimit("max_message_bytes", static_cast<double>(options_.max_message_bytes),
+                     source("max_message_bytes"));
+  metrics_->SetLimit("shutdown_grace_seconds", absl::ToDoubleSeconds(options_.shutdown_grace),
+                     source("shutdown_grace"));
+  metrics_->SetLimit("drain_delay_seconds", absl::ToDoubleSeconds(options_.drain_delay),
+                     source("drain_delay"));
+}
+
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Server::Credentials() {
   // Reload results are counted by smcrypt_keyring_reloads_total and
   // smcrypt_tls_certificate_reloads_total.
@@ -313,7 +414,17 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Server::Credentials() {
     if (!check.ok()) return check.status();
     tls_check_ = *std::move(check);
   }
-  return MakeCredentials(options_, tls_check_.get());
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> creds =
+      MakeCredentials(options_, tls_check_.get());
+  // Static credentials (--reload_interval=0): the notAfter of the files read once.
+  if (creds.ok() && tls_check_ == nullptr && !options_.tls_cert.empty()) {
+    absl::StatusOr<TlsCertificateExpiry> expiry =
+        CheckTlsFiles(options_.tls_cert, options_.tls_key, options_.tls_client_ca);
+    if (!expiry.ok()) return expiry.status();
+    LogTlsCertificateExpiry(*expiry);
+    metrics_->OnTlsCertificatesInstalled(*expiry);
+  }
+  return creds;
 }
 
 void Server::MakeService(std::unique_ptr<KeyStore> keys, std::string keyring_fingerprint) {
@@ -333,7 +444,15 @@ void Server::MakeService(std::unique_ptr<KeyStore> keys, std::string keyring_fin
   info.max_message_bytes = options_.max_message_bytes;
   info.max_inflight = options_.max_inflight;
   info.max_inflight_bytes = options_.max_inflight_bytes;
+  share_limits_ = ResolveFairShares(options_);
+  info.max_stream_inflight_bytes = share_limits_[0].value;
+  info.max_connection_inflight_bytes = share_limits_[1].value;
+  for (const ShareLimit& l : share_limits_) {
+    LogInfo(absl::StrCat("--", l.name, "=", l.value, l.value == 0 ? " (no limit)" : "",
+                         l.from_flag ? "" : " (default: a share of --max_inflight_bytes)"));
+  }
   info.batching = options_.batching;
+  info.sizing = options_.sizing;
   if (options_.worker_threads != 0) {
     const size_t n = options_.worker_threads < 0 ? DefaultWorkerThreads()
                                                  : static_cast<size_t>(options_.worker_threads);
@@ -354,13 +473,14 @@ void Server::MakeService(std::unique_ptr<KeyStore> keys, std::string keyring_fin
   guards.audit = audit_->enabled() ? audit_.get() : nullptr;
   guards.reaper = options_.stream_idle_timeout > absl::ZeroDuration() ? reaper_.get() : nullptr;
   guards.batches = metrics_.get();
+  guards.admission = metrics_.get();
   LogInfo(workers_ == nullptr
               ? std::string("unary work runs on gRPC's callback threads (--worker_threads=0)")
               : absl::StrCat("unary work runs on ", workers_->num_threads(), " worker threads"));
   LogInfo(options_.batching.enabled
               ? absl::StrCat("dynamic batching: on, at most ", options_.batching.max_batch,
                              " calls per batch, waiting at most ",
-                             absl::FormatDuration(options_.batching.max_delay), " for more")
+                             FormatLogDuration(options_.batching.max_delay), " for more")
               : std::string("dynamic batching: off (--batching=false)"));
   service_ = std::make_unique<CryptoServiceImpl>(engine_.get(), self_tests_.get(),
                                                  &metrics_->inflight(), info, workers_.get(),
@@ -390,11 +510,32 @@ absl::Status Server::StartGrpcServers(const std::shared_ptr<grpc::ServerCredenti
   // their calls end and release their --max_inflight slots.
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 60 * 1000);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20 * 1000);
+  // Clients reconnect (and resolve again) when a connection ages out (server.h).
+  if (options_.max_connection_age > absl::ZeroDuration()) {
+    const int64_t age_ms = absl::ToInt64Milliseconds(options_.max_connection_age);
+    const int64_t grace_ms = absl::ToInt64Milliseconds(options_.shutdown_grace);
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS, static_cast<int>(age_ms));
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
+                               static_cast<int>(std::min<int64_t>(grace_ms, INT_MAX)));
+  }
   if (options_.max_concurrent_streams > 0) {
     builder.AddChannelArgument(
         GRPC_ARG_MAX_CONCURRENT_STREAMS,
         static_cast<int>(std::min<uint32_t>(options_.max_concurrent_streams, INT_MAX)));
   }
+  if (options_.cpus > 0) {
+    // gRPC's sync-server threads (the reflection service) follow the CPUs sized for;
+    // the threads gRPC 1.51 sizes from the host's CPU count alone are listed in
+    // docs/deployment.md, "Sizing".
+    const int cpus = static_cast<int>(std::min<uint32_t>(options_.cpus, 1024));
+    builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::NUM_CQS, 1);
+    builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 1);
+    builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS,
+                                std::min(2, cpus));
+  }
+  // No ResourceQuota::SetMaxThreads: it caps only those sync-server threads, and each
+  // reflection stream holds one for its whole life, so a cap would refuse reflection
+  // clients (RESOURCE_EXHAUSTED) without saving CPU.
   if (options_.grpc_memory_quota > 0) {
     grpc::ResourceQuota quota("smcryptd");
     quota.Resize(options_.grpc_memory_quota);
@@ -433,10 +574,14 @@ void Server::AnnounceStarted() {
     started_ = true;
   }
   SetHealth(self_tests_->all_passed());
+  const char* transport = options_.tls_cert.empty()        ? "plaintext"
+                          : options_.tls_client_ca.empty() ? "TLS"
+                                                           : "mTLS";
   LogInfo(absl::StrCat("smcryptd ", SMCRYPT_VERSION, " listening on ", HostOf(options_.listen),
-                       ":", port_, options_.tls_cert.empty() ? " (plaintext)"
-                       : options_.tls_client_ca.empty()     ? " (TLS)"
-                                                            : " (mTLS)"));
+                       ":", port_, " (", transport, ")"),
+          {{"version", SMCRYPT_VERSION},
+           {"port", port_},
+           {"transport", transport}});
   if (!options_.metrics_listen.empty()) {
     LogInfo(absl::StrCat("metrics on ", HostOf(options_.metrics_listen), ":",
                          metrics_->metrics_port(), "/metrics"));
@@ -462,7 +607,7 @@ void Server::StartReloadTask() {
     LogInfo(absl::StrCat("reload: ", keyring != nullptr ? "keyring" : "",
                          keyring != nullptr && tls != nullptr ? " and " : "",
                          tls != nullptr ? "TLS files" : "", " checked every ",
-                         absl::FormatDuration(options_.reload_interval),
+                         FormatLogDuration(options_.reload_interval),
                          tls != nullptr
                              ? absl::StrCat(" (gRPC re-reads TLS files every ",
                                             TlsRefreshSeconds(options_.reload_interval), "s)")
@@ -503,7 +648,7 @@ void Server::Shutdown() {
   BeginDrain();
   LogInfo(absl::StrCat("shutting down: no new RPCs (GOAWAY); in-flight RPCs and streams may "
                        "finish for up to ",
-                       absl::FormatDuration(options_.shutdown_grace), " (--shutdown_grace)"));
+                       FormatLogDuration(options_.shutdown_grace), " (--shutdown_grace)"));
   // At the grace end the watch counts the calls still in flight and then cancels them
   // (grpc_server_cancel_all_calls, what grpc::Server::Shutdown does at its deadline), so
   // the count is of the calls it cancels. gRPC's own deadline, a second later, is a
@@ -513,7 +658,7 @@ void Server::Shutdown() {
   std::thread grace_watch([this, &begun, &stopped] {
     begun.WaitForNotification();
     if (stopped.WaitForNotificationWithTimeout(options_.shutdown_grace)) return;
-    LogInfo(absl::StrCat("shutdown grace of ", absl::FormatDuration(options_.shutdown_grace),
+    LogInfo(absl::StrCat("shutdown grace of ", FormatLogDuration(options_.shutdown_grace),
                          " over: cancelling ", metrics_->inflight().load(),
                          " RPCs still in flight"));
     grpc_server_cancel_all_calls(server_->c_server());

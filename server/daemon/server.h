@@ -4,9 +4,12 @@
 #ifndef SMCRYPT_SERVER_SERVER_H_
 #define SMCRYPT_SERVER_SERVER_H_
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
+#include <optional>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
@@ -22,6 +25,7 @@
 #include "server/engine/key_store.h"
 #include "server/engine/reload.h"
 #include "server/engine/self_test.h"
+#include "server/engine/sizing.h"
 #include "server/engine/worker_pool.h"
 #include "server/service/crypto_service_impl.h"
 #include "server/service/stream_reaper.h"
@@ -46,15 +50,13 @@ struct ServerOptions {
   uint64_t max_message_bytes = 4 << 20;
   // max_inflight: concurrent RPCs above this are RESOURCE_EXHAUSTED.
   int64_t max_inflight = 65536;
-  // shutdown_grace: how long Shutdown waits for in-flight RPCs before cancelling them.
+  // shutdown_grace: how long Shutdown waits for in-flight RPCs before cancelling them;
+  // 0 to 1h.
   absl::Duration shutdown_grace = absl::Seconds(20);
   // drain_delay: on SIGTERM/SIGINT, how long smcryptd serves on with health NOT_SERVING
   // (BeginDrain) before Shutdown; 0 to 10 min. The daemon waits it out (main.cc); the
   // Server checks its bound and reports it.
   absl::Duration drain_delay = absl::Seconds(5);
-  // limit_sources: where each flag reported in smcrypt_limit came from ("flag" when set
-  // to a value other than its default), by flag name; a flag absent here is "default".
-  std::map<std::string, std::string> limit_sources;
   // health_listen: if set, a second, plaintext gRPC server on this address serves only
   // grpc.health.v1.Health (mirroring the main server's status), for Kubernetes gRPC
   // probes, which cannot speak TLS. Port 0 picks a free port (see health_port()).
@@ -62,6 +64,17 @@ struct ServerOptions {
   // worker_threads: threads that run unary crypto work (worker_pool.h); -1 means one per
   // online CPU, 0 runs the work inline on gRPC's callback threads.
   int worker_threads = -1;
+  // cpus: the CPUs gRPC's sync-server threads are planned for (Sizing::cpus); 0: gRPC's
+  // own defaults.
+  uint32_t cpus = 0;
+  // sizing: the container limits and sized values (sizing.h), for GetServerInfo, the
+  // smcrypt_limit metric and the container gauges; the values are already in the fields
+  // of these options.
+  Sizing sizing;
+  // flags_given: the flags given on the command line (any value, the default's too; a
+  // --flagfile's and --fromenv's count); smcrypt_limit's source is "flag" for them,
+  // "default" for the others.
+  std::set<std::string> flags_given;
   // public_key_cache_size: entries of the LRU of parsed inline public keys
   // (primitive_cache.h); 0 disables it.
   size_t public_key_cache_size = 1024;
@@ -72,6 +85,11 @@ struct ServerOptions {
   // "Memory"); beyond it new calls and stream messages are RESOURCE_EXHAUSTED. 0: no
   // byte limit; else at least max_message_bytes.
   uint64_t max_inflight_bytes = 128 << 20;
+  // max_stream_inflight_bytes / max_connection_inflight_bytes: bytes one stream / the
+  // calls of one client connection may hold (admission.h). nullopt: DefaultFairShares of
+  // the final max_inflight_bytes; 0: no such limit; else at least max_message_bytes.
+  std::optional<uint64_t> max_stream_inflight_bytes;
+  std::optional<uint64_t> max_connection_inflight_bytes;
   // grpc_memory_quota: gRPC resource quota (bytes) for the transports' buffers, where
   // requests wait while they arrive; under pressure gRPC shrinks HTTP/2 flow-control
   // windows so senders wait. 0: unlimited.
@@ -85,6 +103,9 @@ struct ServerOptions {
   // stream_idle_timeout: a streaming RPC with no completed read or write for this long
   // is cancelled (stream_reaper.h); 0 disables it.
   absl::Duration stream_idle_timeout = absl::Seconds(60);
+  // max_connection_age: a connection open this long is sent GOAWAY, and its calls get
+  // shutdown_grace to finish (gRPC's max connection age); 0: no limit. 0 or 1s to 24h.
+  absl::Duration max_connection_age = absl::ZeroDuration();
   // allow_insecure_key_permissions: load keyring files any user may read or write
   // (key_store.h, "Permissions"), with a warning.
   bool allow_insecure_key_permissions = false;
@@ -105,6 +126,30 @@ struct ServerOptions {
 
 inline constexpr char kCryptoServiceName[] = "smcrypt.v1.CryptoService";
 
+// ShareLimit is the value in force of --max_stream_inflight_bytes or
+// --max_connection_inflight_bytes: `from_flag` when given on the command line, else
+// derived from --max_inflight_bytes (DefaultFairShares).
+struct ShareLimit {
+  const char* name;  // the flag's name without dashes
+  uint64_t value;    // 0: no such limit
+  bool from_flag;
+};
+
+// ResolveFairShares returns the two share limits of `o` (stream, then connection): the
+// flags' values where given, else DefaultFairShares(o.max_inflight_bytes,
+// o.max_message_bytes). Call once max_inflight_bytes has its final value.
+std::array<ShareLimit, 2> ResolveFairShares(const ServerOptions& o);
+
+// AddShareLimitsToSizing appends the two share limits (ResolveFairShares) to
+// o->sizing.values, so that --print_sizing, the sizing log line, GetServerInfo's `sizing`
+// and smcrypt_limit list them: source "flag" where given, else the source of
+// --max_inflight_bytes they are a share of ("default" when that was given). smcryptd's
+// main calls it once, after sizing and before printing or starting.
+void AddShareLimitsToSizing(ServerOptions* o);
+// CheckOptions runs the checks of the numeric flags that BuildAndStart runs (bounds of the
+// limits, --reload_interval, --max_connection_age), with the same errors, and nothing else.
+absl::Status CheckOptions(const ServerOptions& o);
+
 class Server {
  public:
   Server();
@@ -121,6 +166,9 @@ class Server {
   int port() const { return port_; }
   int metrics_port() const { return metrics_ ? metrics_->metrics_port() : 0; }
   int health_port() const { return health_port_; }
+  // share_limits: --max_stream_inflight_bytes and --max_connection_inflight_bytes as in
+  // force (after BuildAndStart), for listing with the other sized values.
+  const std::array<ShareLimit, 2>& share_limits() const { return share_limits_; }
 
   // ReloadKeyring reloads --keys_dir now (SIGHUP), as KeyringReloader::Reload: on error
   // the previous keyring stays. FailedPrecondition without --keys_dir.
@@ -149,6 +197,7 @@ class Server {
   // directory's, taken before the load.
   absl::StatusOr<std::unique_ptr<KeyStore>> LoadKeyring(std::string* fingerprint);
   absl::Status StartMetricsAndSelfTests();  // metrics, kernels, self-tests, /metrics
+  void PublishLimits();  // smcrypt_limit and the container gauges
   // Credentials: the gRPC port's credentials, with the TLS file check when reloading.
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials();
   // MakeService makes the engine, keyring reloader, worker pool, reaper, service and
@@ -187,6 +236,7 @@ class Server {
   std::unique_ptr<PeriodicTask> reload_task_;
   int port_ = 0;
   int health_port_ = 0;
+  std::array<ShareLimit, 2> share_limits_{};
   absl::Mutex mu_;
   bool started_ ABSL_GUARDED_BY(mu_) = false;
   bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;

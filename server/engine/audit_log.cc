@@ -249,7 +249,7 @@ class AuditLog::Writer {
         reopen_ = false;
         OpenAgain();
       } else if (fd_ < 0) {
-        if (!closed_ || stop_) DropQueued();
+        if (!closed_ || stop_) DropQueued(absl::StrCat("cannot open ", path_));
         if (stop_) return;
         cv_.WaitWithTimeout(&mu_, kRetryInterval);
         if (!stop_ && !reopen_) OpenAgain();
@@ -320,9 +320,12 @@ class AuditLog::Writer {
           " until a write succeeds");
       Unlocked([&msg] { LogError(msg); });
     }
-    if (!closed_ || stop_) {
+    if (stop_) {
+      DropQueued(absl::StrCat("write failed: ", std::strerror(err)));
+      return;
+    }
+    if (!closed_) {
       DropOut();
-      if (stop_) DropQueued();
       return;
     }
     cv_.WaitWithTimeout(&mu_, kRetryInterval);  // a failed write is retried
@@ -342,13 +345,17 @@ class AuditLog::Writer {
     out_bytes_ = 0;
   }
 
-  void DropQueued() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  // DropQueued drops every queued line (counted in dropped_); at stop, one error line
+  // names how many and `why` they could not be written.
+  void DropQueued(absl::string_view why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     const size_t n = QueuedLines();
     DropOut();
     TakePending();
     DropOut();
     if (n > 0 && stop_) {
-      Unlocked([n] { LogError(absl::StrCat("audit log: ", n, " lines dropped at shutdown")); });
+      const std::string msg = absl::StrCat("audit log: ", n, n == 1 ? " line" : " lines",
+                                           " dropped at shutdown (", why, ")");
+      Unlocked([&msg] { LogError(msg); });
     }
   }
 

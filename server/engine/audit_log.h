@@ -37,7 +37,9 @@
 // other log lines) to the file, opened with O_APPEND and created 0600, or to stderr.
 // Reopen (SIGHUP) makes the writer open the path again before its next write, so that a
 // file renamed by logrotate (without copytruncate) is followed by a new one. The
-// destructor writes what is queued, then stops the writer.
+// destructor writes what is queued, then stops the writer; lines it cannot write (a
+// failed write or open) are dropped, counted in lines_dropped, and one error line names
+// their number ("audit log: 1 line dropped at shutdown (write failed: ...)").
 //
 // Failure (--audit_failure): the log is unhealthy from a failed write, a failed reopen or
 // a line refused by a full queue until the next successful write (or open). A failed write is

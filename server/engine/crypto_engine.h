@@ -225,6 +225,9 @@ class HybridStreamDecryptor {
   virtual ~HybridStreamDecryptor() = default;
   virtual absl::StatusOr<std::string> Update(absl::string_view data) = 0;
   virtual absl::Status Finish() = 0;
+  // buffered_size: the bytes given to Update that have not completed a chunk yet (each
+  // version's decryptor keeps a copy while the stream still tries versions).
+  virtual uint64_t buffered_size() const = 0;
 };
 
 // ---- SM2 key exchange (GB/T 32918.3-2016 §6; smcrypt/sm2_key_exchange.h) -------------

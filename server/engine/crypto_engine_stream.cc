@@ -252,6 +252,9 @@ class CountingHybridStreamDecryptor final : public HybridStreamDecryptor {
     RecordDecryptResult(observer_, alg_, s);
     return s;
   }
+  uint64_t buffered_size() const override {
+    return candidates_.empty() ? 0 : candidates_.front().dec->buffered_size();
+  }
 
  private:
   std::vector<Candidate> candidates_;

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <system_error>
+#include <ctime>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -85,17 +86,28 @@ std::string AsnTimeText(const ASN1_TIME* t) {
   return std::string(data, n > 0 ? static_cast<size_t>(n) : 0);
 }
 
-// ReadCertificates parses every CERTIFICATE block of `text`; the first is returned.
-absl::StatusOr<std::unique_ptr<X509, X509Free>> ReadCertificates(absl::string_view flag,
-                                                                 const std::string& path,
-                                                                 const SecretData& text) {
+// AsnTime is a certificate time as absl::Time (InfinitePast if it cannot be read).
+absl::Time AsnTime(const ASN1_TIME* t) {
+  struct tm tm {};
+  if (t == nullptr || ASN1_TIME_to_tm(t, &tm) != 1) return absl::InfinitePast();
+  return absl::FromTimeT(timegm(&tm));
+}
+
+// ReadCertificates parses every CERTIFICATE block of `text`; the first is returned, and
+// `earliest_not_after` (if not null) is set to the earliest notAfter of them all.
+absl::StatusOr<std::unique_ptr<X509, X509Free>> ReadCertificates(
+    absl::string_view flag, const std::string& path, const SecretData& text,
+    absl::Time* earliest_not_after = nullptr) {
   std::unique_ptr<BIO, BioFree> bio = MemBio(text);
   std::unique_ptr<X509, X509Free> first;
   int count = 0;
+  absl::Time earliest = absl::InfiniteFuture();
   while (X509* cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
     std::unique_ptr<X509, X509Free> owned(cert);
+    earliest = std::min(earliest, AsnTime(X509_get0_notAfter(cert)));
     if (count++ == 0) first = std::move(owned);
   }
+  if (earliest_not_after != nullptr) *earliest_not_after = earliest;
   ERR_clear_error();  // the read that ends the loop leaves "no start line"
   if (first == nullptr) {
     return absl::InvalidArgumentError(
@@ -257,6 +269,7 @@ namespace {
 struct TlsText {
   SecretData identity;
   std::string client_ca;
+  TlsCertificateExpiry expiry;
 };
 
 absl::StatusOr<TlsText> ReadTlsFiles(const std::string& cert, const std::string& key,
@@ -295,11 +308,12 @@ absl::StatusOr<TlsText> ReadTlsFiles(const std::string& cert, const std::string&
         "--tls_key: ", key, " does not match the certificate in ", cert));
   }
   TlsText out;
+  out.expiry.server = AsnTime(X509_get0_notAfter(leaf->get()));
   if (!client_ca.empty()) {
     absl::StatusOr<SecretData> ca_text = ReadTlsFile("--tls_client_ca", client_ca);
     if (!ca_text.ok()) return ca_text.status();
     absl::StatusOr<std::unique_ptr<X509, X509Free>> ca =
-        ReadCertificates("--tls_client_ca", client_ca, *ca_text);
+        ReadCertificates("--tls_client_ca", client_ca, *ca_text, &out.expiry.client_ca);
     if (!ca.ok()) return ca.status();
     out.client_ca = std::string(SecretDataAsStringView(*ca_text));
   }
@@ -350,6 +364,30 @@ absl::Status ValidateTlsFiles(const std::string& cert, const std::string& key,
   return ReadTlsFiles(cert, key, client_ca).status();
 }
 
+absl::StatusOr<TlsCertificateExpiry> CheckTlsFiles(const std::string& cert,
+                                                   const std::string& key,
+                                                   const std::string& client_ca) {
+  absl::StatusOr<TlsText> text = ReadTlsFiles(cert, key, client_ca);
+  if (!text.ok()) return text.status();
+  return text->expiry;
+}
+
+void LogTlsCertificateExpiry(const TlsCertificateExpiry& expiry) {
+  const absl::Time now = absl::Now();
+  for (const auto& [name, t] : {std::pair<const char*, absl::Time>{"server", expiry.server},
+                                {"client_ca", expiry.client_ca}}) {
+    if (t == absl::InfinitePast()) continue;
+    const std::string when = absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone());
+    if (t - now < absl::Hours(14 * 24)) {
+      LogWarning(absl::StrCat("TLS certificate expires in less than 14 days, at ", when),
+                 {{"certificate", name}, {"not_after", when}});
+    } else {
+      LogInfo(absl::StrCat("TLS certificate valid until ", when),
+              {{"certificate", name}, {"not_after", when}});
+    }
+  }
+}
+
 absl::StatusOr<std::unique_ptr<TlsFileCheck>> TlsFileCheck::Create(std::string cert,
                                                                     std::string key,
                                                                     std::string client_ca,
@@ -392,6 +430,8 @@ absl::Status TlsFileCheck::Install() {
     return absl::InternalError(
         absl::StrCat("cannot make a memory file for the TLS certificates: ", strerror(errno)));
   }
+  LogTlsCertificateExpiry(text->expiry);
+  if (observer_ != nullptr) observer_->OnTlsCertificatesInstalled(text->expiry);
   return absl::OkStatus();
 }
 

@@ -40,6 +40,13 @@
 
 namespace smcrypt::server {
 
+// TlsCertificateExpiry: when the certificates smcryptd serves TLS with stop being valid
+// (their notAfter). InfinitePast where there is none.
+struct TlsCertificateExpiry {
+  absl::Time server = absl::InfinitePast();     // the first (leaf) certificate of --tls_cert
+  absl::Time client_ca = absl::InfinitePast();  // the earliest of --tls_client_ca's bundle
+};
+
 // ReloadObserver receives the result of every keyring reload and of every check of
 // changed TLS files (the metrics layer implements it). Must be thread-safe.
 class ReloadObserver {
@@ -51,6 +58,10 @@ class ReloadObserver {
   // one, or the previous one when nothing changed), before OnKeyringReload(true); the
   // owner of the engine reports the keyring loaded at start-up itself.
   virtual void OnKeyringLoaded(const KeyStore& keys) {}
+  // OnTlsCertificatesInstalled receives the notAfter of each set of TLS files TlsFileCheck
+  // installs (at Create and at each valid change); the owner of static credentials
+  // reports its own.
+  virtual void OnTlsCertificatesInstalled(const TlsCertificateExpiry& expiry) {}
 };
 
 // FileFingerprint describes `paths` (files or directories, symlinks followed) by
@@ -115,6 +126,16 @@ class KeyringReloader {
 absl::Status ValidateTlsFiles(const std::string& cert, const std::string& key,
                               const std::string& client_ca);
 
+// CheckTlsFiles is ValidateTlsFiles returning the certificates' notAfter.
+absl::StatusOr<TlsCertificateExpiry> CheckTlsFiles(const std::string& cert,
+                                                   const std::string& key,
+                                                   const std::string& client_ca);
+
+// LogTlsCertificateExpiry logs one line per certificate of `expiry`:
+//   TLS certificate valid until <RFC 3339>  certificate=server|client_ca not_after=<RFC 3339>
+// a warning instead when it is less than 14 days away.
+void LogTlsCertificateExpiry(const TlsCertificateExpiry& expiry);
+
 // ReadTlsFile reads the PEM file `path` given by `flag` (at most 1 MiB, a regular file:
 // ReadSecretFile) into wiped storage. Errors: NotFound "<flag>: cannot read <path> (...)",
 // InvalidArgument "<flag>: <path>: <defect>".
@@ -139,7 +160,8 @@ class TlsFileCheck {
   const std::string& client_ca_path() const { return client_ca_path_; }
 
   // CheckIfChanged, when the fingerprint changed since the last check, validates the
-  // files; a valid set replaces the memory files and logs "TLS certificate files
+  // files; a valid set replaces the memory files (its notAfter reported and logged:
+  // LogTlsCertificateExpiry) and logs "TLS certificate files
   // changed: valid, installed for new handshakes", an invalid one logs "TLS certificate
   // files changed and are invalid: <reason>; new handshakes keep the previous
   // certificate". The result is reported; true when it checked.

@@ -49,37 +49,29 @@ void FreePayload(const Req* request) {
   mutable_request->Swap(&empty);
 }
 
-// CallReactor finishes a unary call and holds its --max_inflight_bytes charge until gRPC
-// is done with the call (OnDone: the response was handed to the transport, or the call
-// ended without it), then runs `on_done` (before gRPC frees the response).
+// CallReactor finishes a unary call and holds its charge (CallCharge: --max_inflight_bytes
+// and its connection's share) until gRPC is done with the call (OnDone: the response was
+// handed to the transport, or the call ended without it), then runs `on_done` (before
+// gRPC frees the response).
 class CallReactor final : public grpc::ServerUnaryReactor {
  public:
-  CallReactor(const CryptoServiceImpl* svc, std::function<void()> on_done)
-      : svc_(svc), on_done_(std::move(on_done)) {}
+  explicit CallReactor(std::function<void()> on_done) : on_done_(std::move(on_done)) {}
 
-  // Charged records `bytes` already charged by Admit.
-  void Charged(uint64_t bytes) { charge_ = bytes; }
+  // charge: what Admit charged the call.
+  CallCharge* charge() { return &charge_; }
   // Hold changes the charge to `bytes`: the difference is charged (whatever the budget:
   // the response exists) or released.
-  void Hold(uint64_t bytes) {
-    if (bytes > charge_) {
-      svc_->Charge(bytes - charge_);
-    } else {
-      svc_->Release(charge_ - bytes);
-    }
-    charge_ = bytes;
-  }
+  void Hold(uint64_t bytes) { charge_.Set(bytes); }
 
   void OnDone() override {
     if (on_done_) on_done_();
-    svc_->Release(charge_);
+    charge_.Close();
     delete this;
   }
 
  private:
-  const CryptoServiceImpl* svc_;
   std::function<void()> on_done_;
-  uint64_t charge_ = 0;
+  CallCharge charge_;
 };
 
 // AdmitCall makes a unary call's CallReactor (`on_done`: CallReactor's) and admits the
@@ -89,17 +81,15 @@ template <typename Req>
 CallReactor* AdmitCall(const CryptoServiceImpl* svc, const MethodSpec& spec,
                        grpc::CallbackServerContext* ctx, const Req* request,
                        std::function<void()> on_done, bool* admitted) {
-  auto* reactor = new CallReactor(svc, std::move(on_done));
+  auto* reactor = new CallReactor(std::move(on_done));
   const uint64_t bytes = AdmissionBytes(spec, *request);
-  absl::Status s = svc->Admit(ctx, bytes);
+  absl::Status s = svc->Admit(ctx, /*stream=*/false, bytes, reactor->charge());
   *admitted = s.ok();
   if (!s.ok()) {
     WipeInlineKeys(*request);
     FreePayload(request);
     reactor->Finish(ToGrpcStatus(s));
-    return reactor;
   }
-  reactor->Charged(bytes);
   return reactor;
 }
 

@@ -18,7 +18,11 @@ CryptoServiceImpl::CryptoServiceImpl(const CryptoEngine* engine, SelfTests* self
     : engine_(engine),
       self_tests_(self_tests),
       info_(std::move(info)),
-      admission_(inflight, info_.max_inflight, info_.max_inflight_bytes),
+      admission_(inflight,
+                 AdmissionLimits{info_.max_inflight, info_.max_inflight_bytes,
+                                 info_.max_stream_inflight_bytes,
+                                 info_.max_connection_inflight_bytes},
+                 guards.admission),
       workers_(workers),
       guards_(guards) {
   if (info_.batching.enabled) {

@@ -5,7 +5,8 @@
 // are recorded by the server interceptor (daemon/metrics.h), not here. What each RPC is
 // checked, audited and charged for is its row of the MethodSpec table (method_spec.h).
 // The service is split by concern:
-//   admission.h        --max_inflight and --max_inflight_bytes accounting (Admit);
+//   admission.h        --max_inflight and --max_inflight_bytes accounting (Admit), with
+//                      its shares per stream and per connection;
 //   call_guard.h       the unary call guard: admits the call, checks the policy and
 //                      parses in the row's order, audits, and converts the status;
 //   batch_runner.h     batch RPCs and the dynamic-batching queues;
@@ -30,6 +31,9 @@
 // version a decrypting stream still tries) until that is answered; a message that does
 // not fit ends the stream with RESOURCE_EXHAUSTED. A call
 // alone is admitted whatever its charge (a batch of 65,536 items is charged 64 MiB). Excess work is thus refused at once instead of queueing.
+// One stream may hold at most --max_stream_inflight_bytes and the calls of one client
+// connection (its peer address) at most --max_connection_inflight_bytes (admission.h,
+// CallCharge); a stream or connection holding nothing always takes one message or call.
 // Streams register with a StreamReaper (--stream_idle_timeout); every keyed request is
 // checked against the AccessPolicy (--access_policy) and private- and secret-key uses are
 // written to the AuditLog (--audit_log); inline keys in a request are wiped once the
@@ -52,6 +56,7 @@
 #include "server/engine/crypto_engine.h"
 #include "server/engine/dynamic_batcher.h"
 #include "server/engine/self_test.h"
+#include "server/engine/sizing.h"
 #include "server/engine/worker_pool.h"
 #include "server/service/admission.h"
 #include "server/service/stream_reaper.h"
@@ -70,9 +75,15 @@ struct ServiceInfo {
   // max_inflight_bytes: bytes charged to calls in flight (see "Memory" above) beyond
   // which new calls and stream messages are RESOURCE_EXHAUSTED; 0: no byte limit.
   uint64_t max_inflight_bytes = 0;
+  // max_stream_inflight_bytes / max_connection_inflight_bytes: bytes one stream / the
+  // calls of one client connection may hold (admission.h, FairShares); 0: no such limit.
+  uint64_t max_stream_inflight_bytes = 0;
+  uint64_t max_connection_inflight_bytes = 0;
   // batching: dynamic batching of unary Sign, Verify, PublicKeyEncrypt, HybridEncrypt and
   // Hash (dynamic_batcher.h).
   BatchSettings batching;
+  // sizing: the container limits and the values sized from them (GetServerInfo.sizing).
+  Sizing sizing;
 };
 
 // ServiceGuards are the optional hardening pieces; null pointers turn each off. All must
@@ -82,6 +93,7 @@ struct ServiceGuards {
   const AuditLog* audit = nullptr;       // null: no audit lines
   StreamReaper* reaper = nullptr;        // null: streams never time out
   BatchObserver* batches = nullptr;      // null: batch sizes and queue times not recorded
+  AdmissionObserver* admission = nullptr;  // null: refusals and connections not recorded
 };
 
 class CryptoServiceImpl final : public v1::CryptoService::CallbackService {
@@ -159,19 +171,21 @@ class CryptoServiceImpl final : public v1::CryptoService::CallbackService {
   grpc::ServerBidiReactor<v1::KeyExchangeRequest, v1::KeyExchangeResponse>* KeyExchange(
       grpc::CallbackServerContext* ctx) override;
 
-  // Admit returns OK, or RESOURCE_EXHAUSTED above --max_inflight (or when `bytes` more
-  // would pass --max_inflight_bytes), or DEADLINE_EXCEEDED when the client's deadline
-  // has already passed. On OK, `bytes` are charged until Release(bytes).
-  absl::Status Admit(grpc::CallbackServerContext* ctx, uint64_t bytes = 0) const {
-    return admission_.Admit(ctx->deadline(), bytes);
+  // Admit admits the call of `ctx` into `charge` (its reactor's; `stream`: the stream
+  // limit applies) and charges it `bytes` (Admission::Admit): OK, or RESOURCE_EXHAUSTED
+  // above --max_inflight or when `bytes` do not fit one of the byte limits, or
+  // DEADLINE_EXCEEDED when the client's deadline has already passed. `charge` holds what
+  // the call is charged until it is closed (the reactor's OnDone), admitted or not.
+  absl::Status Admit(grpc::CallbackServerContext* ctx, bool stream, uint64_t bytes,
+                     CallCharge* charge) const {
+    return admission_.Admit(
+        ctx->deadline(), [ctx] { return ctx->peer(); }, stream, bytes, charge);
   }
-  // TryCharge, Charge, Release and the byte counts are Admission's (admission.h).
-  absl::Status TryCharge(uint64_t bytes) const { return admission_.TryCharge(bytes); }
-  void Charge(uint64_t bytes) const { admission_.Charge(bytes); }
-  void Release(uint64_t bytes) const { admission_.Release(bytes); }
+  // The byte counts are Admission's (admission.h).
   uint64_t inflight_bytes() const { return admission_.inflight_bytes(); }
   uint64_t peak_inflight_bytes() const { return admission_.peak_inflight_bytes(); }
   uint64_t TakePeakSince() const { return admission_.TakePeakSince(); }
+  int64_t inflight_connections() const { return admission_.connections(); }
 
   // Authorize checks the access policy for `op` on `key` (OK without a policy); a
   // denial is audited and returned as PERMISSION_DENIED naming client, operation, key.

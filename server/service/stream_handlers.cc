@@ -55,6 +55,7 @@ class EncryptStreamReactor final
                       std::deque<v1::EncryptStreamResponse>* out) override {
     absl::StatusOr<std::optional<StreamChunk>> chunk = enc_->Update(req.plaintext());
     if (!chunk.ok()) return chunk.status();
+    in_ += req.plaintext().size();
     if (chunk->has_value()) Emit(**chunk, false, out);
     return absl::OkStatus();
   }
@@ -67,13 +68,21 @@ class EncryptStreamReactor final
   }
 
   void Emit(StreamChunk& chunk, bool last, std::deque<v1::EncryptStreamResponse>* out) {
+    out_ += chunk.data.size();
     v1::EncryptStreamResponse& r = out->emplace_back();
     r.set_ciphertext(std::move(chunk.data));
     r.set_tag(std::move(chunk.tag));
     r.set_last(last);
   }
 
+  // PendingBytes: the plaintext the encryptor keeps (a pending segment, a partial block).
+  // Every mode's ciphertext is as long as its plaintext until Finish (tags travel apart),
+  // so it is the plaintext read less the ciphertext made.
+  uint64_t PendingBytes() const override { return in_ > out_ ? in_ - out_ : 0; }
+
   std::unique_ptr<StreamEncryptor> enc_;
+  uint64_t in_ = 0;   // plaintext bytes read
+  uint64_t out_ = 0;  // ciphertext bytes made
 };
 
 class DecryptStreamReactor final
@@ -99,7 +108,9 @@ class DecryptStreamReactor final
                       std::deque<v1::DecryptStreamResponse>* out) override {
     absl::StatusOr<std::optional<StreamChunk>> chunk = dec_->Update(req.ciphertext(), req.tag());
     if (!chunk.ok()) return chunk.status();
+    in_ += req.ciphertext().size();
     if (chunk->has_value()) {
+      out_ += (*chunk)->data.size();
       Respond(out).set_plaintext(std::move((*chunk)->data));
     }
     return absl::OkStatus();
@@ -124,6 +135,10 @@ class DecryptStreamReactor final
   }
 
   std::unique_ptr<StreamDecryptor> dec_;
+  // PendingBytes: the ciphertext the decryptor keeps (a pending segment, a held-back
+  // block): before Finish each mode's plaintext is as long as its ciphertext (tags travel
+  // apart), so it is the ciphertext read less the plaintext made.
+  uint64_t PendingBytes() const override { return in_ > out_ ? in_ - out_ : 0; }
   // PendingCopies: one per version while the stream still tries versions.
   uint64_t PendingCopies() const override {
     return key_.trial != nullptr && key_.trial->tried.empty() ? versions_ : 1;
@@ -132,6 +147,8 @@ class DecryptStreamReactor final
   KeyInput key_;
   size_t versions_ = 1;
   bool responded_ = false;
+  uint64_t in_ = 0;   // ciphertext bytes read
+  uint64_t out_ = 0;  // plaintext bytes made
 };
 
 // HybridEncryptStreamReactor: header ‖ enc first, then one sealed chunk per non-empty
@@ -224,6 +241,8 @@ class HybridDecryptStreamReactor final
   }
 
   std::unique_ptr<HybridStreamDecryptor> dec_;
+  // PendingBytes: the stream bytes the decryptor keeps until they complete a chunk.
+  uint64_t PendingBytes() const override { return dec_ != nullptr ? dec_->buffered_size() : 0; }
   // PendingCopies: one per version while the stream still tries versions.
   uint64_t PendingCopies() const override {
     return key_.trial != nullptr && key_.trial->tried.empty() ? versions_ : 1;
@@ -412,16 +431,15 @@ class HashStreamReactor final : public grpc::ServerReadReactor<v1::HashStreamReq
       return;
     }
     // The message is charged while it is hashed, so a stream message that does not fit
-    // --max_inflight_bytes is refused as a unary call would be.
-    const uint64_t bytes = req_.ByteSizeLong();
-    absl::Status charged = svc_->TryCharge(bytes);
+    // the byte limits is refused as a unary call would be.
+    absl::Status charged = slot_.charge().TryAdd(req_.ByteSizeLong());
     if (!charged.ok()) {
       Finish(ToGrpcStatus(charged));
       return;
     }
     hash_->Update(req_.data());
     total_ += req_.data().size();
-    svc_->Release(bytes);
+    slot_.charge().Set(0);
     // The next read starts from an empty message (a cleared one keeps its buffers).
     v1::HashStreamRequest().Swap(&req_);
     StartRead(&req_);

@@ -30,9 +30,10 @@
 
 namespace smcrypt::server {
 
-// StreamSlot is a stream's admission and its StreamReaper entry (--stream_idle_timeout).
-// Open once, from the reactor's start; Touch on every completed read and write; Close in
-// the reactor's OnDone.
+// StreamSlot is a stream's admission, its charge (CallCharge: --max_inflight_bytes,
+// --max_stream_inflight_bytes and its connection's share) and its StreamReaper entry
+// (--stream_idle_timeout). Open once, from the reactor's start; Touch on every completed
+// read and write; Close in the reactor's OnDone.
 class StreamSlot {
  public:
   StreamSlot(const CryptoServiceImpl* svc, grpc::CallbackServerContext* ctx)
@@ -41,7 +42,7 @@ class StreamSlot {
   // Open admits the stream (CryptoServiceImpl::Admit, no bytes: its messages are charged
   // as they come) and registers it with the reaper, if any.
   absl::Status Open(grpc::CallbackServerContext* ctx) {
-    absl::Status s = svc_->Admit(ctx);
+    absl::Status s = svc_->Admit(ctx, /*stream=*/true, 0, &charge_);
     if (!s.ok()) return s;
     if (svc_->reaper() != nullptr) {
       svc_->reaper()->Register(&idle_);
@@ -50,13 +51,18 @@ class StreamSlot {
     return absl::OkStatus();
   }
   void Touch() { idle_.Touch(); }
+  CallCharge& charge() { return charge_; }
+  // Close unregisters the stream and releases its charge.
   void Close() {
     if (registered_) svc_->reaper()->Unregister(&idle_);
+    registered_ = false;
+    charge_.Close();
   }
 
  private:
   const CryptoServiceImpl* svc_;
   StreamReaper::Entry idle_;
+  CallCharge charge_;
   bool registered_ = false;
 };
 
@@ -95,15 +101,8 @@ class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
       s = OnEnd(&out_);
     } else {
       // The message and the responses it makes are charged until those are written.
-      const uint64_t bytes = req_.ByteSizeLong();
-      s = svc_->TryCharge(3 * bytes);
-      if (s.ok()) {
-        charge_ += 3 * bytes;
-        in_bytes_ += bytes;
-        const size_t queued = out_.size();
-        s = OnMessage(req_, first_, &out_);
-        for (size_t i = queued; i < out_.size(); ++i) out_bytes_ += out_[i].ByteSizeLong();
-      }
+      s = slot_.charge().TryAdd(3 * req_.ByteSizeLong());
+      if (s.ok()) s = OnMessage(req_, first_, &out_);
       if (first_) WipeInlineKeys(req_);
       first_ = false;
       // The next read starts from an empty message (a cleared one keeps its buffers).
@@ -137,7 +136,6 @@ class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
     // An audited stream that ended without Done still writes its line.
     if (!audit_method_.empty()) AuditEnd(absl::StatusCode::kCancelled);
     slot_.Close();
-    svc_->Release(charge_);
     delete this;
   }
 
@@ -147,6 +145,9 @@ class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
   grpc::CallbackServerContext* ctx() const { return ctx_; }
   virtual absl::Status OnMessage(const Req& req, bool first, std::deque<Resp>* out) = 0;
   virtual absl::Status OnEnd(std::deque<Resp>* out) = 0;
+  // PendingBytes: the bytes of input the stream's cipher keeps that are not answered yet
+  // (a pending GCM segment, a partial block or HPKE chunk), now.
+  virtual uint64_t PendingBytes() const { return 0; }
   // PendingCopies: how many copies of its unanswered input the stream's cipher keeps (a
   // decrypting stream still trying key versions keeps one per version).
   virtual uint64_t PendingCopies() const { return 1; }
@@ -183,20 +184,12 @@ class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
 
   // Rebalance sets the stream's charge to what it holds now: the queued responses and
   // their serialized copies, and what the stream's cipher keeps of the input it has not
-  // answered yet (a pending GCM segment, a partial HPKE chunk), which becomes a response,
-  // once per copy (PendingCopies).
+  // answered yet (PendingBytes), which becomes a response, once per copy (PendingCopies).
   void Rebalance() {
     uint64_t held = 0;
     for (const Resp& r : out_) held += 2 * r.ByteSizeLong();
-    if (!finishing_ && in_bytes_ > out_bytes_) {
-      held += 2 * (in_bytes_ - out_bytes_) * PendingCopies();
-    }
-    if (held > charge_) {
-      svc_->Charge(held - charge_);
-    } else {
-      svc_->Release(charge_ - held);
-    }
-    charge_ = held;
+    if (!finishing_) held += 2 * PendingBytes() * PendingCopies();
+    slot_.charge().Set(held);
   }
 
   void Pump() {
@@ -217,11 +210,6 @@ class BidiStream : public grpc::ServerBidiReactor<Req, Resp> {
   StreamSlot slot_;
   Req req_;
   std::deque<Resp> out_;
-  // charge_: bytes charged to the stream (Rebalance); in_bytes_ and out_bytes_: the
-  // serialized sizes of the messages read and of the responses made so far.
-  uint64_t charge_ = 0;
-  uint64_t in_bytes_ = 0;
-  uint64_t out_bytes_ = 0;
   bool first_ = true;
   bool finishing_ = false;
   absl::string_view audit_method_;

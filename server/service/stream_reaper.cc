@@ -51,7 +51,7 @@ void StreamReaper::Loop() {
     if (cancelled > 0) {
       cancelled_total_.fetch_add(cancelled);
       LogWarning(absl::StrCat("cancelled ", cancelled, " stream(s) idle for more than ",
-                              absl::FormatDuration(idle_), " (--stream_idle_timeout)"));
+                              FormatLogDuration(idle_), " (--stream_idle_timeout)"));
     }
   }
 }

@@ -480,6 +480,17 @@ grpc::ServerUnaryReactor* CryptoServiceImpl::GetServerInfo(
         }
         response->set_keyring_size(static_cast<uint32_t>(engine_->keyring_size()));
         response->set_max_inflight_bytes(info_.max_inflight_bytes);
+        v1::ResourceSizing* sizing = response->mutable_sizing();
+        sizing->set_cgroup(info_.sizing.limits.cgroup);
+        sizing->set_cpu_limit(info_.sizing.limits.cpu_limit);
+        sizing->set_memory_limit_bytes(info_.sizing.limits.memory_limit_bytes);
+        sizing->set_cpus_available(info_.sizing.limits.cpus_available);
+        for (const SizedValue& v : info_.sizing.values) {
+          v1::SizedValue* out = sizing->add_values();
+          out->set_name(v.name);
+          out->set_value(v.value);
+          out->set_source(v.source);
+        }
         v1::BatchingInfo* batching = response->mutable_batching();
         batching->set_enabled(queues_ != nullptr);
         batching->set_max_batch_size(static_cast<uint32_t>(info_.batching.max_batch));

@@ -618,6 +618,8 @@ TEST_F(SmcryptCliTest, InfoMentionsKernels) {
     EXPECT_TRUE(found) << "no kernel line for " << alg << " in:\n" << r.out;
   }
   EXPECT_THAT(r.out, HasSubstr("Self-tests:"));
+  EXPECT_THAT(r.out, HasSubstr("Sizing: "));
+  EXPECT_THAT(r.out, HasSubstr("  worker_threads="));
   r = Run({"info", "--json"});
   ASSERT_EQ(r.code, 0) << Describe(r);
   EXPECT_THAT(r.out, HasSubstr("\"kernels\""));

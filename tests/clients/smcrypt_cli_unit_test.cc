@@ -52,6 +52,54 @@ TEST(TerminalSafeTest, DescribeErrorEscapesServerMessages) {
             "--key-id \\x1b[2J");
 }
 
+TEST(DescribeErrorTest, ConnectionHintOnlyForTransportFailures) {
+  // gRPC's own UNAVAILABLE (no server reached): no ErrorInfo, the hint is added.
+  EXPECT_THAT(DescribeError(RpcStatus(grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                                                   "failed to connect to all addresses"))),
+              HasSubstr("is smcryptd running at --target?"));
+  // The server's UNAVAILABLE with a reason: it was reached, no hint.
+  rpc::ErrorInfo info;
+  info.reason = "AUDIT_UNAVAILABLE";
+  info.domain = std::string(rpc::kErrorDomain);
+  const std::string message = "the audit log cannot be written";
+  absl::Status s = RpcStatus(grpc::Status(
+      grpc::StatusCode::UNAVAILABLE, message,
+      rpc::SerializeStatusDetails(static_cast<int>(grpc::StatusCode::UNAVAILABLE), message,
+                                  info)));
+  EXPECT_EQ(ErrorReason(s), "AUDIT_UNAVAILABLE");
+  EXPECT_EQ(DescribeError(s), "UNAVAILABLE: the audit log cannot be written");
+}
+
+TEST(InfoTextTest, BytesAlsoInHumanForm) {
+  EXPECT_EQ(HumanBytes(0), "0 bytes");
+  EXPECT_EQ(HumanBytes(1), "1 byte");
+  EXPECT_EQ(HumanBytes(1023), "1023 bytes");
+  EXPECT_EQ(HumanBytes(1024), "1 KiB");
+  EXPECT_EQ(HumanBytes(1536 * 1024), "1.5 MiB");
+  EXPECT_EQ(HumanBytes(uint64_t{1} << 30), "1 GiB");
+  EXPECT_EQ(HumanBytes(~uint64_t{0}), "16.0 EiB");
+
+  v1::GetServerInfoResponse info;
+  v1::ResourceSizing* z = info.mutable_sizing();
+  z->set_cgroup("cgroup v2");
+  z->set_cpu_limit(2);
+  z->set_memory_limit_bytes(uint64_t{1} << 30);
+  z->set_cpus_available(2);
+  v1::SizedValue* v = z->add_values();
+  v->set_name("worker_threads");
+  v->set_value(2);
+  v->set_source("cgroup cpu");
+  v = z->add_values();
+  v->set_name("max_inflight_bytes");
+  v->set_value(uint64_t{128} << 20);
+  v->set_source("cgroup memory");
+  const std::string text = InfoText(info);
+  EXPECT_THAT(text, HasSubstr("Sizing: cgroup v2, CPU limit 2, memory limit 1073741824 (1 GiB), "
+                              "2 CPUs available\n"));
+  EXPECT_THAT(text, HasSubstr("  worker_threads=2 (cgroup cpu)\n"));
+  EXPECT_THAT(text, HasSubstr("  max_inflight_bytes=134217728 = 128 MiB (cgroup memory)\n"));
+}
+
 TEST(CodecTest, OneShotKnownValues) {
   EXPECT_EQ(EncodeAll(Encoding::kHex, std::string("\x00\xff\x10", 3)), "00ff10\n");
   EXPECT_EQ(EncodeAll(Encoding::kBase64, "abc"), "YWJj\n");

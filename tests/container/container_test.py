@@ -5,8 +5,11 @@ Image: --image TAG uses an image already built; --build_dir DIR builds one first
 `deploy/local/image.sh --from-install DIR` (stage runtime-from-install: the Release build's
 `cmake --install` tree on the runtime stage users get).
 
-ImageTest: the image's user is numeric and non-root, and smcryptd, smcrypt and smcrypt-load
-each start in it (--version) with a read-only root and no capabilities.
+ImageTest: the image's user is numeric and non-root, smcryptd starts in it (--version) with
+a read-only root and no capabilities, it holds no other program of smcrypt's (no smcrypt CLI,
+no smcrypt-load) and no libcurl nor the Kerberos, LDAP, SSH and RTMP libraries libcurl loads,
+and it carries the org.opencontainers.image labels (version that of smcryptd --version,
+revision a commit of this repository, created a UTC time).
 
 ProdContainerTest runs the image with podman as the rendered prod overlay's Deployment
 runs it: its container args, user, group and fsGroup, read-only root (no tmpfs added),
@@ -21,6 +24,12 @@ streaming call in flight: the call ends OK and smcryptd exits 0 within --shutdow
 KubePlayTest plays the dev and prod overlays with `podman kube play` (the Deployment; the
 prod Secret volumes in the kubelet's layout, see the class) and checks the pod's smcryptd
 loads the keyring, is SERVING on the health port and runs as the pod spec says.
+
+ReplicasTest plays the dev overlay's Deployment three times (podman 4.3 plays one replica of
+a Deployment), reaches the three pods at their addresses on podman's pod network through one
+round_robin channel (target ipv4:IP1:PORT,IP2:PORT,IP3:PORT, what dns:/// of the headless
+Service gives in Kubernetes), puts a steady load on it and reads each replica's request count
+on its /metrics: every replica serves, and each count is within 15 % of their mean.
 
 Exit 77 (ctest SKIP_RETURN_CODE) only when podman is absent, when not run as root (rootful
 podman: the Secret files' ownership is the pod's), or when podman cannot run a container on
@@ -220,14 +229,54 @@ def check_process(tc, container, pod, c):
 
 
 class ImageTest(unittest.TestCase):
-    def test_every_binary_starts_as_the_image_user(self):
+    def run_in_image(self, entrypoint, *args, user=None):
+        # The image's user with no capabilities, or USER with podman's default ones.
+        as_user = ["--user", user] if user else ["--cap-drop", "ALL"]
+        return podman("run", "--rm", "--network", "none", "--read-only", *as_user,
+                      "--entrypoint", entrypoint, IMAGE, *args).stdout
+
+    def test_smcryptd_starts_as_the_image_user(self):
         info = json.loads(podman("image", "inspect", IMAGE).stdout)[0]["Config"]
         self.assertRegex(info["User"], r"^[1-9][0-9]*:[1-9][0-9]*$")
         self.assertEqual(info["Entrypoint"], ["/usr/local/bin/smcryptd"])
-        for b in ("smcryptd", "smcrypt", "smcrypt-load"):
-            out = podman("run", "--rm", "--network", "none", "--read-only", "--cap-drop", "ALL",
-                         "--entrypoint", f"/usr/local/bin/{b}", IMAGE, "--version")
-            self.assertRegex(out.stdout, rf"^{b} \d+\.\d+\.\d+\n", b)
+        out = self.run_in_image("/usr/local/bin/smcryptd", "--version")
+        self.assertRegex(out, r"^smcryptd \d+\.\d+\.\d+\n")
+
+    def test_image_holds_smcryptd_alone(self):
+        self.assertEqual(self.run_in_image("/bin/ls", "/usr/local/bin").split(), ["smcryptd"])
+        # As root (the image's user cannot read /root, nor root without capabilities apt's
+        # 0700 folders): every file of the image.
+        found = self.run_in_image("/usr/bin/find", "/", "-xdev", "-type", "f", "(",
+                                  "-name", "smcrypt",
+                                  "-o", "-name", "smcrypt-load", "-o", "-name", "libcurl*",
+                                  "-o", "-name", "libgssapi_krb5*", "-o", "-name", "libldap*",
+                                  "-o", "-name", "libssh2*", "-o", "-name", "librtmp*", ")",
+                                  user="0")
+        self.assertEqual(found.split(), [])
+        packages = set(self.run_in_image("/usr/bin/dpkg-query", "-W", "-f", "${Package}\\n")
+                       .split())
+        self.assertIn("libgrpc++1.51", packages)  # the query sees the installed packages
+        for p in ("libcurl4", "libcurl3-gnutls", "libgssapi-krb5-2", "libkrb5-3",
+                  "libldap-2.5-0", "libssh2-1", "librtmp1"):
+            self.assertNotIn(p, packages)
+
+    def test_image_labels(self):
+        labels = json.loads(podman("image", "inspect", IMAGE).stdout)[0]["Labels"] or {}
+        oci = {k.rsplit(".", 1)[1]: v for k, v in labels.items()
+               if k.startswith("org.opencontainers.image.")}
+        version = re.match(r"smcryptd (\S+)", self.run_in_image("/usr/local/bin/smcryptd",
+                                                                "--version")).group(1)
+        self.assertEqual(oci.get("title"), "smcryptd")
+        self.assertTrue(oci.get("description"))
+        self.assertEqual(oci.get("version"), version)
+        self.assertRegex(oci.get("created", ""), r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+        # A commit of this repository (image.sh labels the image with the one it built from).
+        if subprocess.run(["git", "-C", ARGS.src, "rev-parse", "HEAD"], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL).returncode == 0:
+            self.assertRegex(oci.get("revision", ""), r"^[0-9a-f]{40}$")
+            known = subprocess.run(["git", "-C", ARGS.src, "cat-file", "-e",
+                                    oci["revision"] + "^{commit}"], stderr=subprocess.DEVNULL)
+            self.assertEqual(known.returncode, 0, f"revision {oci['revision']} is no commit here")
 
 
 class ProdContainerTest(unittest.TestCase):
@@ -556,6 +605,105 @@ class KubePlayTest(unittest.TestCase):
         logs = podman("logs", ctr).stdout
         keys_dir = flag(c["args"], "keys_dir")
         self.assertIn(f"keyring: {len(secrets['smcrypt-keys'])} keys from {keys_dir}", logs)
+
+
+class ReplicasTest(unittest.TestCase):
+    """Three replicas of the rendered dev overlay behind one round_robin channel."""
+    REPLICAS = 3
+    LOAD_SECONDS = 3  # the steady load: 4 threads of back-to-back SM3 Hash calls for 3 s
+
+    def play_replica(self, i, objects):
+        import copy
+        import yaml
+        played = copy.deepcopy([o for o in objects if o["kind"] in PLAYABLE_KINDS])
+        d, pod, c = deployment(played)
+        d["metadata"]["name"] = f"smcryptd-r{i}"
+        d["spec"]["replicas"] = 1
+        c["image"] = IMAGE
+        c["imagePullPolicy"] = "Never"
+        # Reached at the pod's address: podman 4.3 would publish each containerPort on the
+        # host's port of the same number, which three replicas cannot share.
+        ports = {p["name"]: p["containerPort"] for p in c.pop("ports")}
+        work = os.path.join(ARGS.work, "replicas")
+        os.makedirs(work, exist_ok=True)
+        path = os.path.join(work, f"r{i}.yaml")
+        with open(path, "w") as f:
+            yaml.safe_dump_all(played, f)
+        podman("kube", "down", path, check=False)
+        self.addCleanup(podman, "kube", "down", path, check=False)
+        podman("kube", "play", path)
+        (ctr,) = [n for n in podman("ps", "-a", "--format", "{{.Names}}").stdout.split()
+                  if n.startswith(f"smcryptd-r{i}-pod") and n.endswith("-" + c["name"])]
+        info = json.loads(podman("inspect", ctr).stdout)[0]
+        pod_id = info["Pod"]
+        infra = json.loads(podman("pod", "inspect", pod_id).stdout)["InfraContainerID"]
+        nets = json.loads(podman("inspect", infra).stdout)[0]["NetworkSettings"]["Networks"]
+        (ip,) = {n["IPAddress"] for n in nets.values() if n.get("IPAddress")}
+        wait_serving(ctr, f"{ip}:{ports['health']}")
+        return ctr, ip, ports
+
+    def handled(self, ip, port):
+        with urllib.request.urlopen(f"http://{ip}:{port}/metrics", timeout=5) as r:
+            text = r.read().decode()
+        return sum(float(m.group(1)) for m in re.finditer(
+            r'^grpc_server_handled_total\{(?=[^}]*grpc_method="Hash")(?=[^}]*grpc_code="OK")'
+            r'[^}]*\} (\S+)$', text, re.M))
+
+    def test_three_replicas_share_a_steady_load(self):
+        objects = render("dev")
+        replicas = [self.play_replica(i, objects) for i in range(1, self.REPLICAS + 1)]
+        ips = [ip for _, ip, _ in replicas]
+        self.assertEqual(len(set(ips)), self.REPLICAS, ips)
+        grpc_port, metrics_port = replicas[0][2]["grpc"], replicas[0][2]["metrics"]
+        config = {"loadBalancingConfig": [{"round_robin": {}}],
+                  "methodConfig": [{"name": [{"service": "smcrypt.v1.CryptoService"},
+                                             {"service": "grpc.health.v1.Health"}],
+                                    "retryPolicy": {"maxAttempts": 5, "initialBackoff": "0.05s",
+                                                    "maxBackoff": "1s", "backoffMultiplier": 2,
+                                                    "retryableStatusCodes": ["UNAVAILABLE",
+                                                                             "CANCELLED"]}}]}
+        target = "ipv4:" + ",".join(f"{ip}:{grpc_port}" for ip in ips)
+        with grpc.insecure_channel(target, options=[("grpc.service_config", json.dumps(config)),
+                                                    ("grpc.enable_retries", 1)]) as ch:
+            stub = pb_grpc.CryptoServiceStub(ch)
+            request = pb.HashRequest(algorithm=pb.SM3, data=b"abc")
+            # Until each replica has answered once: every connection of the channel is up.
+            deadline = time.monotonic() + 30
+            while min(self.handled(ip, metrics_port) for ip in ips) == 0:
+                self.assertLess(time.monotonic(), deadline, "a replica never got a call")
+                stub.Hash(request, timeout=5)
+            before = [self.handled(ip, metrics_port) for ip in ips]
+            errors, made = [], []
+
+            def load(end):
+                n = 0
+                while time.monotonic() < end:
+                    n += 1
+                    try:
+                        if stub.Hash(request, timeout=10).digest.hex() != SM3_ABC:
+                            errors.append("wrong digest")
+                    except grpc.RpcError as e:
+                        errors.append(e.code().name)
+                made.append(n)
+
+            start = time.monotonic()
+            threads = [threading.Thread(target=load, args=(start + self.LOAD_SECONDS,))
+                       for _ in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            elapsed = time.monotonic() - start
+        self.assertEqual(errors, [])
+        counts = [self.handled(ip, metrics_port) - b for ip, b in zip(ips, before)]
+        mean = sum(counts) / len(counts)
+        print(f"\n{sum(made)} calls in {elapsed:.1f} s over {self.REPLICAS} replicas; "
+              "per replica (/metrics): " +
+              ", ".join(f"{ip} {int(n)}" for ip, n in zip(ips, counts)), flush=True)
+        self.assertEqual(sum(counts), sum(made))
+        for ip, n in zip(ips, counts):
+            self.assertGreater(n, 0, ip)
+            self.assertLessEqual(abs(n - mean), 0.15 * mean, f"{ip}: {counts}")
 
 
 def free_port():

@@ -2,11 +2,13 @@
 """deploy_test.py — the `deploy` tests: everything in deploy/ is valid and consistent.
 
 - Kubernetes: every kustomize overlay (dev, prod, prometheus-operator) renders with
-  `kubectl kustomize` of the kubectl on PATH and, when install-deps.sh has unpacked it,
-  of Debian 12's kubectl 1.20 (kustomize v2.0.3), into the same objects; dev and prod
-  hold no Prometheus Operator object (they apply without its CRDs); the
-  PrometheusRule's groups are those of deploy/monitoring/alerts.yaml; every object
-  validates against the Kubernetes OpenAPI schemas (kubernetes-models, offline); the
+  `kubectl kustomize` of the kubectl on PATH without a warning (current kustomize syntax
+  only); dev and prod hold no Prometheus Operator object (they apply without its CRDs); the
+  PrometheusRule's groups are those of deploy/monitoring/alerts.yaml; every object of each
+  overlay validates against the Kubernetes OpenAPI schemas (kubernetes-models, offline);
+  every object and the pod template carry the six recommended app.kubernetes.io labels,
+  the Deployment's (immutable) selector is the pinned pair of labels and no selector holds
+  the others; the disruption budget evicts one replica at a time (maxUnavailable 1); the
   properties smcryptd relies on hold (non-root, read-only root, no privilege escalation,
   dropped capabilities, seccomp, gRPC probes on the health port, grace period at least
   preStop + --drain_delay + --shutdown_grace + 5 s, prod's keyring/TLS/inline-key
@@ -14,14 +16,15 @@
 - Monitoring: every metric the Grafana dashboard and the alert rules use appears on a
   live smcryptd's /metrics or in deploy/monitoring/external-metrics.txt, and every label
   they group or filter by exists.
-- Container image: every binary the Dockerfile copies is built and installed by
-  `cmake --install`, both final stages (runtime, from the build stage, and
-  runtime-from-install, from an installed tree) copy the same files onto the same
-  runtime-base, and that stage's packages provide every shared library those binaries load.
+- Container image: the image holds smcryptd alone, built and installed by `cmake --install`;
+  both final stages (runtime, from the build stage, and runtime-from-install, from an
+  installed tree) copy the same file onto the same runtime-base, whose packages
+  (deploy/packages/runtime.txt) provide every shared library smcryptd loads; the build stage
+  and install-deps.sh install the one list deploy/packages/build.txt; the image carries the
+  org.opencontainers.image labels.
 
 Usage: deploy_test.py --src ROOT --build BUILD_DIR --smcryptd PATH --node_dir DIR
-                      [--kubectl_debian PATH]
-(run_deploy_test.sh sets DIR up with `npm ci` and passes Debian's kubectl when present).
+(run_deploy_test.sh sets DIR up with `npm ci`).
 """
 import argparse
 import json
@@ -37,6 +40,18 @@ import urllib.request
 
 ARGS = None
 
+# Kubernetes' six recommended labels; version is checked against the image tag of the base.
+RECOMMENDED_LABELS = {
+    "app.kubernetes.io/name": "smcryptd",
+    "app.kubernetes.io/instance": "smcryptd",
+    "app.kubernetes.io/version": None,
+    "app.kubernetes.io/component": "server",
+    "app.kubernetes.io/part-of": "smcrypt",
+    "app.kubernetes.io/managed-by": "kustomize",
+}
+# The Deployment's selector as first applied; it cannot change on a live Deployment.
+SELECTOR = {"app.kubernetes.io/name": "smcryptd", "app.kubernetes.io/part-of": "smcrypt"}
+
 # Packages every Debian 12 base image already has (Priority: required; debian:bookworm-slim
 # and debootstrap --variant=minbase alike).
 BASE_IMAGE_PACKAGES = {"libc6", "libgcc-s1", "zlib1g"}
@@ -45,7 +60,7 @@ TARGET_LABELS = {"job", "instance", "namespace", "pod", "container", "service", 
 PROMQL_WORDS = {
     "sum", "max", "min", "avg", "count", "by", "without", "rate", "irate", "increase",
     "histogram_quantile", "and", "or", "unless", "on", "ignoring", "group_left", "group_right",
-    "label_values", "bool", "offset",
+    "label_values", "bool", "offset", "time",
 }
 
 
@@ -67,15 +82,14 @@ OPERATOR_GROUP = "monitoring.coreos.com"
 
 
 def render(overlay, tmp, kubectl="kubectl", tag=""):
-    """Renders an overlay into a file; a stderr line that is not a deprecation warning
-    (newer kustomize warns about bases, patchesStrategicMerge, commonLabels) fails."""
+    """Renders an overlay into a file; anything on stderr (kustomize's deprecation
+    warnings for bases, patchesStrategicMerge, commonLabels included) fails."""
     out = subprocess.run(
         [kubectl, "kustomize", os.path.join(ARGS.src, "deploy/k8s/overlays", overlay)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if out.returncode != 0:
         raise AssertionError(f"{kubectl} kustomize {overlay} failed: {out.stderr}")
-    other = [l for l in out.stderr.splitlines()
-             if l.strip() and not re.match(r"#?\s*Warning: '\w+' is deprecated", l)]
+    other = [l for l in out.stderr.splitlines() if l.strip()]
     if other:
         raise AssertionError(f"{kubectl} kustomize {overlay} printed: {other}")
     path = os.path.join(tmp, f"{overlay}{tag}.yaml")
@@ -153,9 +167,12 @@ class KubernetesTest(unittest.TestCase):
         return pod, c
 
     def test_objects_validate_against_the_openapi_schemas(self):
-        rc, out = node("validate.mjs", *self.files.values())
-        self.assertEqual(rc, 0, out)
-        self.assertIn("20 objects validated, 0 failures", out)
+        for overlay, path in self.files.items():
+            rc, out = node("validate.mjs", path)
+            self.assertEqual(rc, 0, f"{overlay}: {out}")
+            self.assertIn(f"{len(self.objects[overlay])} objects validated, 0 failures", out,
+                          overlay)
+            self.assertGreaterEqual(len(self.objects[overlay]), 6, overlay)
 
     def test_validator_rejects_a_wrong_object(self):
         # The schema check can fail: a string where an integer belongs is reported.
@@ -201,18 +218,46 @@ class KubernetesTest(unittest.TestCase):
         for k, o in prod.items():
             self.assertEqual(po.get(k), o, f"prometheus-operator changes prod's {k}")
 
-    def test_renderings_of_both_kubectl_versions_agree(self):
-        if not ARGS.kubectl_debian:
-            self.skipTest("Debian's kubectl 1.20 not unpacked (deploy/local/install-deps.sh)")
-        version = subprocess.run([ARGS.kubectl_debian, "version", "--client", "--short"],
-                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        self.assertIn("v1.20.", version.stdout)
-        for overlay in OVERLAYS:
-            old = by_identity(yaml_docs(render(overlay, self.tmp, ARGS.kubectl_debian, "-1.20")))
-            new = by_identity(self.objects[overlay])
-            self.assertEqual(sorted(old, key=str), sorted(new, key=str), overlay)
-            for k in new:
-                self.assertEqual(old[k], new[k], f"{overlay}: {k} renders differently")
+    def test_recommended_labels_on_every_object_and_the_pod_template(self):
+        images = yaml_docs(os.path.join(ARGS.src, "deploy/k8s/base/kustomization.yaml"))[0]["images"]
+        (tag,) = [i["newTag"] for i in images if i["name"] == "smcrypt"]
+        want = dict(RECOMMENDED_LABELS, **{"app.kubernetes.io/version": str(tag)})
+        for overlay in self.objects:
+            for o in self.objects[overlay]:
+                labels = o["metadata"].get("labels", {})
+                for k, v in want.items():
+                    self.assertEqual(labels.get(k), v, f"{overlay} {o['kind']}/{o['metadata']['name']}: {k}")
+            template = self.one(overlay, "Deployment")["spec"]["template"]["metadata"]["labels"]
+            for k, v in want.items():
+                self.assertEqual(template.get(k), v, f"{overlay} pod template: {k}")
+
+    def test_selectors_are_unchanged(self):
+        """The Deployment's selector is immutable: it stays SELECTOR, and no selector holds
+        a label that changes with a release or an installation (version, instance, ...)."""
+        volatile = set(RECOMMENDED_LABELS) - set(SELECTOR)
+        for overlay in self.objects:
+            d = self.one(overlay, "Deployment")
+            self.assertEqual(d["spec"]["selector"], {"matchLabels": SELECTOR}, overlay)
+            template = d["spec"]["template"]["metadata"]["labels"]
+            selectors = {"Deployment": d["spec"]["selector"]["matchLabels"]}
+            for o in self.objects[overlay]:
+                kind, spec = o["kind"], o["spec"]
+                if kind == "Service":
+                    selectors[f"Service/{o['metadata']['name']}"] = spec["selector"]
+                elif kind == "PodDisruptionBudget":
+                    selectors[kind] = spec["selector"]["matchLabels"]
+                elif kind == "NetworkPolicy":
+                    selectors[kind] = spec["podSelector"]["matchLabels"]
+                elif kind == "ServiceMonitor":
+                    selectors[kind] = spec["selector"]["matchLabels"]
+            for i, t in enumerate(d["spec"]["template"]["spec"]["topologySpreadConstraints"]):
+                selectors[f"topologySpreadConstraints[{i}]"] = t["labelSelector"]["matchLabels"]
+            for where, sel in selectors.items():
+                self.assertEqual(set(sel) & volatile, set(), f"{overlay} {where}")
+                if where != "ServiceMonitor":  # it selects Services, whose labels hold SELECTOR
+                    self.assertEqual(sel, SELECTOR, f"{overlay} {where}")
+                    for k, v in sel.items():
+                        self.assertEqual(template.get(k), v, f"{overlay} {where} selects no pod")
 
     def test_prometheus_rule_carries_the_groups_of_alerts_yaml(self):
         (rule,) = [o for o in self.objects["prometheus-operator"] if o["kind"] == "PrometheusRule"]
@@ -310,9 +355,10 @@ class KubernetesTest(unittest.TestCase):
             self.assertEqual(hpa["spec"]["metrics"][0]["resource"]["name"], "cpu")
             self.assertLessEqual(hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"])
             pdb = self.one(overlay, "PodDisruptionBudget")
-            # A budget may never keep every replica: it would block every node drain.
-            replicas = self.one(overlay, "Deployment")["spec"]["replicas"]
-            self.assertLess(pdb["spec"]["minAvailable"], min(replicas, hpa["spec"]["minReplicas"]))
+            # One replica evicted at a time at any replica count; a budget in minAvailable
+            # would let a drain take all but that many at once (and block drains at 1).
+            self.assertEqual(pdb["spec"].get("maxUnavailable"), 1, overlay)
+            self.assertNotIn("minAvailable", pdb["spec"], overlay)
 
     def test_prod_uses_keyring_tls_and_refuses_inline_keys(self):
         pod, c = self.container("prod")
@@ -340,9 +386,11 @@ class KubernetesTest(unittest.TestCase):
         _, c = self.container("dev")
         self.assertIsNone(flag(c["args"], "keys_dir"))
 
-    def test_kustomizations_use_the_v2_0_3_syntax(self):
-        allowed = {"apiVersion", "kind", "namespace", "bases", "resources",
-                   "patchesStrategicMerge", "commonLabels", "images", "namePrefix"}
+    def test_kustomizations_use_current_syntax(self):
+        # Not bases, patchesStrategicMerge, commonLabels (deprecated; commonLabels would
+        # also write every label into the selectors).
+        allowed = {"apiVersion", "kind", "namespace", "resources", "patches", "labels",
+                   "images", "namePrefix"}
         root = os.path.join(ARGS.src, "deploy/k8s")
         found = 0
         for dirpath, _, files in os.walk(root):
@@ -353,8 +401,15 @@ class KubernetesTest(unittest.TestCase):
         self.assertEqual(found, 4)
 
 
-def start_smcryptd():
-    proc = subprocess.Popen([ARGS.smcryptd, "--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0"],
+def read_list(path):
+    """The packages of a deploy/packages list: one a line, `#` starts a comment."""
+    with open(path) as f:
+        return {l.split("#", 1)[0].strip() for l in f} - {""}
+
+
+def start_smcryptd(*extra_args):
+    proc = subprocess.Popen([ARGS.smcryptd, "--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
+                             *extra_args],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     log = ""
     deadline = time.time() + 60
@@ -372,15 +427,17 @@ def start_smcryptd():
 
 def promql_selectors(expr):
     """(metric name, {label names}) for every `name{...}` selector of a PromQL expression,
-    plus the labels of every `by (...)` clause under the key None."""
+    plus the labels of every `by (...)` and `on (...)` clause under the key None."""
     out = []
     for m in re.finditer(r"([a-zA-Z_:][a-zA-Z0-9_:]*)\s*\{([^}]*)\}", expr):
         labels = set(re.findall(r"([a-zA-Z_][a-zA-Z0-9_]*)\s*(?:=~|!~|!=|=)", m.group(2)))
         out.append((m.group(1), labels))
-    for m in re.finditer(r"\bby\s*\(([^)]*)\)", expr):
+    for m in re.finditer(r"\b(?:by|on)\s*\(([^)]*)\)", expr):
         out.append((None, {x.strip() for x in m.group(1).split(",") if x.strip()}))
     # Every metric is referenced with a selector; a bare name would escape this check.
-    stripped = re.sub(r"\{[^}]*\}|\"[^\"]*\"|\[[^\]]*\]|\bby\s*\([^)]*\)", " ", expr)
+    # (`ignoring (...)` names labels that need not exist.)
+    stripped = re.sub(r"\{[^}]*\}|\"[^\"]*\"|\[[^\]]*\]|\b(?:by|on|ignoring)\s*\([^)]*\)",
+                      " ", expr)
     for word in re.findall(r"[a-zA-Z_:][a-zA-Z0-9_:]*", stripped):
         if word in PROMQL_WORDS or word in TARGET_LABELS or word.startswith("$"):
             continue
@@ -393,13 +450,25 @@ def promql_selectors(expr):
 class MonitoringTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        proc, port = start_smcryptd()
+        # With mTLS, so that the certificate expiry series are there too.
+        tls = tempfile.mkdtemp(prefix="smcrypt_deploy_tls_")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                        "ec_paramgen_curve:P-256", "-nodes", "-days", "30",
+                        "-keyout", f"{tls}/server.key", "-out", f"{tls}/server.pem",
+                        "-subj", "/CN=localhost"], check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
-                text = r.read().decode()
+            proc, port = start_smcryptd(f"--tls_cert={tls}/server.pem",
+                                        f"--tls_key={tls}/server.key",
+                                        f"--tls_client_ca={tls}/server.pem")
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+                    text = r.read().decode()
+            finally:
+                proc.kill()
+                proc.wait()
         finally:
-            proc.kill()
-            proc.wait()
+            shutil.rmtree(tls)
         cls.metrics, cls.labels = set(), set()
         for line in text.splitlines():
             m = re.match(r"# TYPE (\S+) (\S+)", line)
@@ -439,7 +508,9 @@ class MonitoringTest(unittest.TestCase):
                      "smcrypt_build_info",
                      "smcrypt_bytes_processed_total", "smcrypt_kernel_info",
                      "smcrypt_selftest_ok", "process_cpu_seconds_total",
-                     "process_resident_memory_bytes"):
+                     "process_resident_memory_bytes", "process_virtual_memory_bytes",
+                     "process_start_time_seconds", "process_open_fds", "process_max_fds",
+                     "smcrypt_tls_certificate_expiry_timestamp_seconds"):
             self.assertIn(name, self.metrics)
 
     def test_every_metric_used_exists(self):
@@ -495,13 +566,26 @@ class DockerfileTest(unittest.TestCase):
                 continue
             cls.stages[stage]["lines"].append((word, rest))
 
-    def packages(self, stage):
-        pkgs = set()
+    def package_list(self, stage):
+        """The deploy/packages list STAGE COPYs in and passes to apt-get install: (its path
+        in the repository, its packages)."""
+        copies = {}
         for word, rest in self.stages[stage]["lines"]:
-            if word == "RUN":
-                for m in re.finditer(r"apt-get install ([^&]*)", rest):
-                    pkgs |= {p for p in m.group(1).split() if not p.startswith("-")}
-        return pkgs
+            if word == "COPY" and not rest.startswith("--from"):
+                src, dst = rest.split()
+                copies[dst] = src
+        installs = [rest for word, rest in self.stages[stage]["lines"]
+                    if word == "RUN" and "apt-get install" in rest]
+        self.assertEqual(len(installs), 1, stage)
+        m = re.search(r"apt-get install [^$]*\$\(sed 's/#\.\*//' (\S+)\)", installs[0])
+        self.assertIsNotNone(m, f"{stage}: apt-get install of a copied list: {installs[0]}")
+        self.assertIn(m.group(1), copies, f"{stage}: {m.group(1)} is not COPYed in")
+        src = copies[m.group(1)]
+        self.assertRegex(src, r"^deploy/packages/[a-z]+\.txt$")
+        return src, read_list(os.path.join(ARGS.src, src))
+
+    def packages(self, stage):
+        return self.package_list(stage)[1]
 
     def test_runtime_stage_is_minimal_and_non_root(self):
         self.assertEqual(list(self.stages), self.STAGES)
@@ -520,6 +604,17 @@ class DockerfileTest(unittest.TestCase):
         (cmd,) = [json.loads(r) for w, r in lines if w == "CMD"]
         self.assertEqual({a.rsplit(":", 1)[1] for a in cmd if re.match(r"--\w*listen=", a)},
                          set(expose.split()), "CMD listens on the EXPOSEd ports")
+        # The labels that do not depend on the build (image.sh adds revision, created, source).
+        (label,) = [r for w, r in lines if w == "LABEL"]
+        labels = dict(re.findall(r'(org\.opencontainers\.image\.\w+)="([^"]*)"', label))
+        self.assertEqual(set(labels), {f"org.opencontainers.image.{k}"
+                                       for k in ("title", "description", "version")})
+        self.assertEqual(labels["org.opencontainers.image.title"], "smcryptd")
+        (version_arg,) = [r for w, r in lines if w == "ARG" and r.startswith("VERSION=")]
+        with open(os.path.join(ARGS.src, "CMakeLists.txt")) as f:
+            project = re.search(r"project\(smcrypt VERSION (\S+)", f.read()).group(1)
+        self.assertEqual(version_arg, f"VERSION={project}")
+        self.assertEqual(labels["org.opencontainers.image.version"], "${VERSION}")
         # The two final stages add the binaries and nothing else.
         for stage in ("runtime-from-install", "runtime"):
             self.assertEqual(self.stages[stage]["base"], "runtime-base")
@@ -592,11 +687,33 @@ class DockerfileTest(unittest.TestCase):
             self.assertIn(pkg, runtime, f"{users} load {lib} from {pkg}, which the runtime "
                                         "stage does not install")
 
-    def test_build_stage_packages_are_those_of_install_deps(self):
-        with open(os.path.join(ARGS.src, "deploy/local/install-deps.sh")) as f:
-            deps = set(re.findall(r"[a-z0-9][a-z0-9+.-]+", f.read()))
-        self.assertLessEqual(self.packages("build"), deps)
-        self.assertTrue(self.packages("build"))
+    def test_image_holds_smcryptd_alone(self):
+        for stage in ("runtime", "runtime-from-install"):
+            self.assertEqual(set(self.copied_binaries(stage).values()),
+                             {"/usr/local/bin/smcryptd"}, stage)
+        runtime = self.packages("runtime-base")
+        for pkg in ("libcurl4", "libgssapi-krb5-2", "libldap-2.5-0", "libssh2-1", "librtmp1"):
+            self.assertNotIn(pkg, runtime)
+
+    def test_stages_and_install_deps_read_the_shared_lists(self):
+        """The build stage installs deploy/packages/build.txt and runtime-base
+        deploy/packages/runtime.txt, and install-deps.sh installs both lists: what builds on
+        the host builds in the image."""
+        self.assertEqual(self.package_list("build")[0], "deploy/packages/build.txt")
+        self.assertEqual(self.package_list("runtime-base")[0], "deploy/packages/runtime.txt")
+        for stage in ("build", "runtime-base"):
+            self.assertGreaterEqual(len(self.packages(stage)), 5, stage)
+        out = subprocess.run(
+            ["bash", "-c", 'source <(sed -n "/^packages=(/,/^done$/p" "$1"); '
+             'printf "%s\\n" "${packages[@]}"', "_",
+             os.path.join(ARGS.src, "deploy/local/install-deps.sh")],
+            cwd=os.path.join(ARGS.src, "deploy/local"),
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.assertEqual(out.returncode, 0, out.stdout)
+        deps = set(out.stdout.split())
+        for stage in ("build", "runtime-base"):
+            missing = self.packages(stage) - deps
+            self.assertEqual(missing, set(), f"install-deps.sh does not install {stage}'s list")
 
     def test_dockerignore_keeps_build_trees_out(self):
         with open(os.path.join(ARGS.src, ".dockerignore")) as f:
@@ -612,7 +729,6 @@ def main():
     p.add_argument("--build", required=True)
     p.add_argument("--smcryptd", required=True)
     p.add_argument("--node_dir", required=True)
-    p.add_argument("--kubectl_debian", default="")
     ARGS, rest = p.parse_known_args()
     unittest.main(argv=[sys.argv[0], "-v", *rest])
 

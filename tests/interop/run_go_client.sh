@@ -4,7 +4,9 @@
 # against a real smcryptd (smcryptd_launch.sh); the example checks SHA-256, ECDSA P-256 and
 # AES-256-GCM with Go's standard library and exits non-zero on any mismatch; then
 # tests/interop/go/envelope (Rewrap, RewrapBatch, GenerateDataKey; AES-GCM by crypto/cipher;
-# ListKeys, fingerprints by crypto/sha256) against the same server.
+# ListKeys, fingerprints by crypto/sha256) against the same server; then the example with a
+# static list of three more replicas (-target A,B,C -calls 60): its round_robin channel must
+# reach each of them (check_spread reads every replica's /metrics).
 #
 # Offline, in GOPATH mode (GO111MODULE=off): the example's go.mod pins module versions that
 # Debian does not package, so it is ignored here. Imports resolve in
@@ -68,3 +70,7 @@ echo "== $example"
 "$work/bin/smcrypt-go-example" -target "$SMCRYPT_TARGET" -ecdsa_key_id p256
 echo "== tests/interop/go/envelope"
 "$work/bin/smcrypt-go-envelope" -target "$SMCRYPT_TARGET" -keys_dir "$SMCRYPT_KEYS_DIR"
+echo "== $example across three replicas (static resolver, round_robin)"
+start_replicas "$smcryptd" "$work" 3
+GRPC_GO_RETRY=on "$work/bin/smcrypt-go-example" -target "$SMCRYPT_REPLICAS" -calls 60
+check_spread 60

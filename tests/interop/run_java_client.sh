@@ -104,3 +104,7 @@ bash "$example/run.sh" "$SMCRYPT_TARGET" </dev/null
 echo "== $example (mTLS, $SMCRYPT_MTLS_TARGET)"
 bash "$example/run.sh" "$SMCRYPT_MTLS_TARGET" --ca "$tls/ca.pem" \
   --cert "$tls/client.pem" --key "$tls/client.key" </dev/null
+echo "== $example across three replicas (static resolver, round_robin)"
+start_replicas "$smcryptd" "$work" 3
+bash "$example/run.sh" "$SMCRYPT_REPLICAS" --calls 60 </dev/null
+check_spread 60

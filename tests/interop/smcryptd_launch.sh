@@ -23,10 +23,14 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../../deploy/local/lib.sh"
 
 smcryptd_pid=""
+replica_pids=()
 
+# stop_smcryptd: stops the smcryptd of start_smcryptd and the replicas of start_replicas.
 stop_smcryptd() {
   if [[ -n "$smcryptd_pid" ]]; then stop_pids "$smcryptd_pid"; fi
+  if ((${#replica_pids[@]})); then stop_pids "${replica_pids[@]}"; fi
   smcryptd_pid=""
+  replica_pids=()
 }
 
 start_smcryptd() {
@@ -59,4 +63,46 @@ start_smcryptd() {
   export SMCRYPT_TARGET="127.0.0.1:$port"
   export SMCRYPT_KEYS_DIR="$keys"
   echo "smcryptd (pid $smcryptd_pid) serving on $SMCRYPT_TARGET, keyring $keys"
+}
+
+# start_replicas SMCRYPTD WORK_DIR N: starts N more smcryptd processes (no keyring; port 0,
+# logs WORK_DIR/replica-I.log) beside the one of start_smcryptd and exports
+# SMCRYPT_REPLICAS (their gRPC addresses, comma-separated: a target for a static resolver)
+# and SMCRYPT_REPLICA_METRICS (their /metrics addresses, space-separated). stop_smcryptd
+# (the EXIT trap of start_smcryptd) stops them too.
+start_replicas() {
+  local smcryptd=$1 work=$2 n=$3 i log port metrics targets=() metric_targets=()
+  for ((i = 1; i <= n; i++)); do
+    log="$work/replica-$i.log"
+    : >"$log"
+    "$smcryptd" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 >>"$log" 2>&1 &
+    replica_pids+=($!)
+    port=$(wait_port "$log" "listening on" "$!" 300) || exit 1
+    metrics=$(wait_port "$log" "metrics on" "$!" 300) || exit 1
+    targets+=("127.0.0.1:$port") metric_targets+=("127.0.0.1:$metrics")
+  done
+  SMCRYPT_REPLICAS=$(IFS=,; echo "${targets[*]}")
+  SMCRYPT_REPLICA_METRICS="${metric_targets[*]}"
+  export SMCRYPT_REPLICAS SMCRYPT_REPLICA_METRICS
+  echo "smcryptd replicas: $SMCRYPT_REPLICAS"
+}
+
+# check_spread CALLS: each replica of start_replicas answered at least one of the CALLS SM3
+# Hash calls just made, and together all of them (grpc_server_handled_total of Hash, code
+# OK, from each /metrics); prints each replica's count. Fails (exit 1) otherwise.
+check_spread() {
+  local calls=$1 m count total=0 counts=() fail=0
+  for m in $SMCRYPT_REPLICA_METRICS; do
+    count=$(curl -sf "http://$m/metrics" | awk '
+      /^grpc_server_handled_total\{/ && /grpc_method="Hash"/ && /grpc_code="OK"/ { n += $NF }
+      END { print n + 0 }')
+    counts+=("$m=$count")
+    total=$((total + count))
+    ((count > 0)) || fail=1
+  done
+  echo "Hash calls per replica (/metrics): ${counts[*]}"
+  if ((fail || total != calls)); then
+    echo "FAIL: $calls calls should reach every replica and add up: ${counts[*]}" >&2
+    exit 1
+  fi
 }

@@ -298,7 +298,13 @@ TEST_F(AuditWriterTest, DevFullRefusesUnderClosedAndDropsUnderOpen) {
     EXPECT_EQ(st.lines_dropped, 0u);
     EXPECT_TRUE(WaitFor([&] { return closed->stats().write_errors >= 2; }))
         << "retried every " << AuditLog::kRetryInterval;
-  }  // at shutdown the line that cannot be written is dropped
+    // At shutdown the line that cannot be written is dropped, and one error line says so.
+    ::testing::internal::CaptureStderr();
+    closed.reset();
+    const std::string log = ::testing::internal::GetCapturedStderr();
+    EXPECT_THAT(log, HasSubstr("audit log: 1 line dropped at shutdown (write failed: No space "
+                               "left on device)"));
+  }
   std::unique_ptr<AuditLog> open = Open("/dev/full", AuditFailure::kOpen);
   for (int i = 0; i < 100; ++i) {
     ASSERT_THAT(open->Admit(), IsOk());

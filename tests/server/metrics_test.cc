@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "server/daemon/process_metrics.h"
 #include "prometheus/text_serializer.h"
 #include "smcrypt/cpu.h"
 #include "smcrypt/pem.h"
@@ -49,6 +50,28 @@ TEST(MetricsTest, ReloadCountersShowBothResultsAtZeroAndCountByResult) {
   m->OnTlsCertificateReload(true);
   EXPECT_EQ(
       MetricValue(Scrape(*m), Reloads("smcrypt_tls_certificate_reloads_total", "success")), 1);
+}
+
+TEST(MetricsTest, OverloadRefusalsCountByLimitAndConnectionsFollowTheLedger) {
+  std::unique_ptr<Metrics> m = Metrics::New();
+  const char* limits[] = {"max_inflight", "max_inflight_bytes", "max_stream_inflight_bytes",
+                          "max_connection_inflight_bytes"};
+  auto refusals = [](absl::string_view limit) {
+    return absl::StrCat("smcrypt_overload_refusals_total{limit=\"", limit, "\"}");
+  };
+  for (const char* limit : limits) EXPECT_EQ(MetricValue(Scrape(*m), refusals(limit)), 0) << limit;
+  EXPECT_EQ(MetricValue(Scrape(*m), "smcrypt_inflight_connections"), 0);
+  m->OnOverload(OverloadLimit::kConnectionBytes);
+  m->OnOverload(OverloadLimit::kConnectionBytes);
+  m->OnOverload(OverloadLimit::kStreamBytes);
+  m->OnConnections(1);
+  m->OnConnections(1);
+  m->OnConnections(-1);
+  const std::string text = Scrape(*m);
+  EXPECT_EQ(MetricValue(text, refusals("max_connection_inflight_bytes")), 2);
+  EXPECT_EQ(MetricValue(text, refusals("max_stream_inflight_bytes")), 1);
+  EXPECT_EQ(MetricValue(text, refusals("max_inflight_bytes")), 0);
+  EXPECT_EQ(MetricValue(text, "smcrypt_inflight_connections"), 1);
 }
 
 TEST(MetricsTest, FailuresCountPerAlgorithm) {
@@ -170,5 +193,80 @@ TEST(MetricsTest, KeyVersionInfoFollowsTheKeyringLoaded) {
   fs::remove_all(dir);
 }
 
+TEST(MetricsTest, TlsExpirySetsOneChildPerCertificateGiven) {
+  std::unique_ptr<Metrics> m = Metrics::New();
+  const std::string server = "smcrypt_tls_certificate_expiry_timestamp_seconds{certificate=\"server\"}";
+  const std::string ca = "smcrypt_tls_certificate_expiry_timestamp_seconds{certificate=\"client_ca\"}";
+  EXPECT_EQ(MetricValue(Scrape(*m), server), -1);  // no TLS: no child
+  TlsCertificateExpiry e;
+  e.server = absl::FromUnixSeconds(1900000000);
+  m->OnTlsCertificatesInstalled(e);
+  EXPECT_EQ(MetricValue(Scrape(*m), server), 1900000000);
+  EXPECT_EQ(MetricValue(Scrape(*m), ca), -1);
+  e.server = absl::FromUnixSeconds(1900086400);
+  e.client_ca = absl::FromUnixSeconds(2000000000);
+  m->OnTlsCertificatesInstalled(e);
+  EXPECT_EQ(MetricValue(Scrape(*m), server), 1900086400);
+  EXPECT_EQ(MetricValue(Scrape(*m), ca), 2000000000);
+}
+
+// A procfs of files written here: every figure is read from its field.
+TEST(ProcessMetricsTest, ReadsEachFigureFromItsProcField) {
+  const std::filesystem::path proc =
+      std::filesystem::path(::testing::TempDir()) / absl::StrCat("fake_proc_", getpid());
+  std::filesystem::remove_all(proc);
+  std::filesystem::create_directories(proc / "self" / "fd");
+  for (const char* fd : {"0", "1", "2", "7"}) std::ofstream(proc / "self" / "fd" / fd) << "";
+  // The command name holds ") " to check that fields are counted from the last ')'.
+  // Fields 14/15 utime/stime 300/200 ticks, 22 starttime 1000 ticks, 23 vsize, 24 rss pages.
+  std::ofstream(proc / "self" / "stat")
+      << "42 (smc) (x) S 1 42 42 0 -1 4194560 100 0 0 0 300 200 0 0 20 0 9 0 1000 "
+         "123456789 50 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n";
+  std::ofstream(proc / "stat") << "cpu  1 2 3 4\nbtime 1700000000\nprocesses 5\n";
+  absl::StatusOr<ProcessStats> s = ReadProcessStats(proc.string());
+  ASSERT_TRUE(s.ok()) << s.status();
+  const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
+  EXPECT_DOUBLE_EQ(s->cpu_seconds, 500 / ticks);
+  EXPECT_DOUBLE_EQ(s->start_time_seconds, 1700000000 + 1000 / ticks);
+  EXPECT_EQ(s->virtual_bytes, 123456789);
+  EXPECT_EQ(s->resident_bytes, 50.0 * static_cast<double>(sysconf(_SC_PAGESIZE)));
+  EXPECT_EQ(s->open_fds, 4);
+  EXPECT_GT(s->max_fds, 0);
+  std::ofstream(proc / "stat") << "cpu  1 2 3 4\n";
+  EXPECT_FALSE(ReadProcessStats(proc.string()).ok());  // no btime
+  std::filesystem::remove_all(proc);
+}
+
+TEST(ProcessMetricsTest, TheRealProcIsReadable) {
+  absl::StatusOr<ProcessStats> s = ReadProcessStats();
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_GE(s->open_fds, 3);
+  EXPECT_GE(s->max_fds, s->open_fds);
+  EXPECT_GT(s->virtual_bytes, s->resident_bytes);
+  EXPECT_GT(s->start_time_seconds, 1.6e9);
+}
+
 }  // namespace
+// smcrypt_limit has one series per name, labelled with its source; a second SetLimit of
+// a name replaces it. The container gauges start at 0 (no limit).
+TEST(MetricsTest, LimitsHaveOneSeriesPerNameWithItsSource) {
+  std::unique_ptr<Metrics> m = Metrics::New();
+  EXPECT_EQ(MetricValue(Scrape(*m), "smcrypt_container_cpu_limit"), 0);
+  EXPECT_EQ(MetricValue(Scrape(*m), "smcrypt_container_memory_limit_bytes"), 0);
+  m->SetLimit("max_inflight", 65536, "default");
+  m->SetLimit("worker_threads", 2, "cgroup cpu");
+  m->SetContainerLimits(2.5, 1u << 30);
+  std::string text = Scrape(*m);
+  EXPECT_EQ(MetricValue(text, "smcrypt_limit{name=\"max_inflight\",source=\"default\"}"), 65536);
+  EXPECT_EQ(MetricValue(text, "smcrypt_limit{name=\"worker_threads\",source=\"cgroup cpu\"}"), 2);
+  EXPECT_EQ(MetricValue(text, "smcrypt_container_cpu_limit"), 2.5);
+  EXPECT_EQ(MetricValue(text, "smcrypt_container_memory_limit_bytes"), 1u << 30);
+  m->SetLimit("max_inflight", 100, "flag");
+  text = Scrape(*m);
+  EXPECT_EQ(MetricValue(text, "smcrypt_limit{name=\"max_inflight\",source=\"flag\"}"), 100);
+  EXPECT_EQ(text.find("smcrypt_limit{name=\"max_inflight\",source=\"default\"}"),
+            std::string::npos)
+      << text;
+}
+
 }  // namespace smcrypt::server

@@ -40,7 +40,9 @@
 #include "grpcpp/support/proto_buffer_writer.h"
 #include "gtest/gtest.h"
 #include "smcrypt/v1/crypto.grpc.pb.h"
+#include "tests/server/overload_burst.h"
 #include "tests/server/smcryptd_process.h"
+#include "tests/server/stalled_reader.h"
 
 // Under AddressSanitizer (the ASan build runs the integration label) freed memory sits
 // in ASan's quarantine (256 MiB by default), so resident memory says nothing about the
@@ -53,7 +55,14 @@ namespace v1 = ::smcrypt::v1;
 using grpc::StatusCode;
 using ::smcrypt::testing::HttpGet;
 using ::smcrypt::testing::MetricValue;
+using ::smcrypt::testing::Burst;
+using ::smcrypt::testing::BurstResult;
+using ::smcrypt::testing::Ctx;
+using ::smcrypt::testing::LargeEncrypt;
+using ::smcrypt::testing::NewConnection;
+using ::smcrypt::testing::Serves;
 using ::smcrypt::testing::Smcryptd;
+using ::smcrypt::testing::StalledReader;
 
 int EnvInt(const char* name, int fallback) {
   const char* v = std::getenv(name);
@@ -69,39 +78,6 @@ int64_t ProcStatus(pid_t pid, const std::string& name) {
     if (line.rfind(name + ":", 0) == 0) return std::atoll(line.c_str() + name.size() + 1);
   }
   return -1;
-}
-
-std::unique_ptr<grpc::ClientContext> Ctx(int seconds = 30) {
-  auto ctx = std::make_unique<grpc::ClientContext>();
-  ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(seconds));
-  return ctx;
-}
-
-// Channel opens its own connection (channels with different arguments share nothing).
-std::shared_ptr<grpc::Channel> NewConnection(const std::string& target, int index) {
-  grpc::ChannelArguments args;
-  args.SetMaxSendMessageSize(64 << 20);
-  args.SetMaxReceiveMessageSize(64 << 20);
-  args.SetInt("smcrypt.test.connection", index);
-  return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
-}
-
-v1::EncryptRequest LargeEncrypt(size_t payload) {
-  v1::EncryptRequest req;
-  req.set_algorithm(v1::SM4_GCM);
-  req.mutable_key()->set_inline_key(std::string(16, 'k'));
-  req.set_plaintext(std::string(payload, 'p'));
-  return req;
-}
-
-bool Serves(Smcryptd& server) {
-  v1::HashRequest req;
-  req.set_algorithm(v1::SM3);
-  req.set_data("abc");
-  v1::HashResponse resp;
-  auto ctx = Ctx(10);
-  grpc::Status s = server.Stub()->Hash(ctx.get(), req, &resp);
-  return s.ok() && resp.digest().size() == 32;
 }
 
 // ---- 20,000 concurrent large requests --------------------------------------------------
@@ -123,72 +99,6 @@ struct Limits {
 int64_t BoundMiB(const Limits& l, int connections) {
   const int64_t per_stream = (64 + 16) << 10;
   return (l.inflight_bytes + l.quota + connections * l.streams * per_stream) / (1 << 20) + 32;
-}
-
-struct BurstResult {
-  int ok = 0;
-  int refused = 0;  // RESOURCE_EXHAUSTED
-  int other = 0;
-  std::string first_other;
-  double seconds = 0;
-  double slowest = 0;
-};
-
-// Burst sends `calls` concurrent Encrypt calls of `payload` bytes over `connections`
-// connections and waits for every answer (at most 120 s).
-BurstResult Burst(Smcryptd& server, int calls, int payload, int connections) {
-  // One serialized request, shared by every call (a grpc::ByteBuffer copy references
-  // the same slices), so the client holds one copy while 20,000 are in flight.
-  grpc::ByteBuffer request;
-  bool own = false;
-  EXPECT_TRUE((grpc::GenericSerialize<grpc::ProtoBufferWriter, v1::EncryptRequest>(
-                   LargeEncrypt(payload), &request, &own))
-                  .ok());
-  std::vector<std::unique_ptr<grpc::GenericStub>> stubs;
-  static std::atomic<int> next_connection{1000};
-  for (int i = 0; i < connections; ++i) {
-    stubs.push_back(
-        std::make_unique<grpc::GenericStub>(NewConnection(server.target(), next_connection++)));
-  }
-  struct Call {
-    grpc::ClientContext ctx;
-    grpc::ByteBuffer response;
-  };
-  std::vector<std::unique_ptr<Call>> pending(calls);
-  absl::Mutex mu;
-  BurstResult r;
-  int done = 0;
-  const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < calls; ++i) {
-    pending[i] = std::make_unique<Call>();
-    Call* call = pending[i].get();
-    call->ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(90));
-    stubs[i % connections]->UnaryCall(
-        &call->ctx, "/smcrypt.v1.CryptoService/Encrypt", grpc::StubOptions(), &request,
-        &call->response, [&, call](grpc::Status s) {
-          const double seconds =
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-          call->response.Clear();
-          absl::MutexLock lock(&mu);
-          r.slowest = std::max(r.slowest, seconds);
-          if (s.ok()) {
-            ++r.ok;
-          } else if (s.error_code() == StatusCode::RESOURCE_EXHAUSTED) {
-            ++r.refused;
-          } else {
-            if (r.other++ == 0) {
-              r.first_other = absl::StrCat(s.error_code(), ": ", s.error_message());
-            }
-          }
-          ++done;
-        });
-  }
-  absl::MutexLock lock(&mu);
-  auto all_done = [&] { return done == calls; };
-  EXPECT_TRUE(mu.AwaitWithTimeout(absl::Condition(&all_done), absl::Seconds(120)))
-      << done << " of " << calls << " calls finished";
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return r;
 }
 
 std::vector<std::string> LimitFlags(const Limits& l, int max_message, int calls) {
@@ -295,112 +205,6 @@ TEST(OverloadTest, WithoutLimitsTheSameBurstExceedsTheFormula) {
 }
 
 // ---- Responses stay charged until they are sent ------------------------------------------
-
-// StalledReader is an HTTP/2 client that never lets the server send: its SETTINGS set
-// every stream's window to 0 (RFC 9113 §6.9.2), so a response's DATA cannot leave the
-// server. It answers SETTINGS and PING so the connection stays up.
-class StalledReader {
- public:
-  explicit StalledReader(int port) {
-    fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-    if (!connected_) return;
-    std::string out = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-    out += Frame(0x4, 0, 0, std::string("\x00\x04\x00\x00\x00\x00", 6));  // INITIAL_WINDOW_SIZE 0
-    Send(out);
-    reader_ = std::thread([this] { Read(); });
-  }
-  ~StalledReader() { Close(); }
-
-  bool connected() const { return connected_; }
-
-  // Call starts a unary call of `method` with the serialized `request` on a new stream.
-  void Call(const std::string& method, const std::string& request) {
-    const uint32_t id = next_stream_;
-    next_stream_ += 2;
-    std::string block;
-    for (const auto& [name, value] :
-         std::vector<std::pair<std::string, std::string>>{{":method", "POST"},
-                                                          {":scheme", "http"},
-                                                          {":path", method},
-                                                          {":authority", "127.0.0.1"},
-                                                          {"content-type", "application/grpc"},
-                                                          {"te", "trailers"}}) {
-      // Literal header field without indexing, new name (RFC 7541 §6.2.2), short strings.
-      block += '\0';
-      block += static_cast<char>(name.size());
-      block += name;
-      block += static_cast<char>(value.size());
-      block += value;
-    }
-    std::string message(5, '\0');  // gRPC framing: not compressed, 4-byte length
-    const uint32_t n = static_cast<uint32_t>(request.size());
-    for (int i = 0; i < 4; ++i) message[1 + i] = static_cast<char>(n >> (24 - 8 * i));
-    message += request;
-    Send(Frame(0x1, 0x4, id, block) + Frame(0x0, 0x1, id, message));  // END_HEADERS; END_STREAM
-  }
-
-  void Close() {
-    if (fd_ >= 0) shutdown(fd_, SHUT_RDWR);
-    if (reader_.joinable()) reader_.join();
-    if (fd_ >= 0) close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  static std::string Frame(uint8_t type, uint8_t flags, uint32_t stream, const std::string& p) {
-    std::string f(9, '\0');
-    const uint32_t n = static_cast<uint32_t>(p.size());
-    f[0] = static_cast<char>(n >> 16);
-    f[1] = static_cast<char>(n >> 8);
-    f[2] = static_cast<char>(n);
-    f[3] = static_cast<char>(type);
-    f[4] = static_cast<char>(flags);
-    for (int i = 0; i < 4; ++i) f[5 + i] = static_cast<char>(stream >> (24 - 8 * i));
-    return f + p;
-  }
-  void Send(const std::string& bytes) {
-    absl::MutexLock lock(&send_mu_);
-    size_t sent = 0;
-    while (sent < bytes.size()) {
-      const ssize_t w = send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
-      if (w <= 0) return;
-      sent += static_cast<size_t>(w);
-    }
-  }
-  bool ReadFull(char* out, size_t n) {
-    size_t got = 0;
-    while (got < n) {
-      const ssize_t r = recv(fd_, out + got, n - got, 0);
-      if (r <= 0) return false;
-      got += static_cast<size_t>(r);
-    }
-    return true;
-  }
-  void Read() {
-    char header[9];
-    while (ReadFull(header, 9)) {
-      const size_t n = (static_cast<uint8_t>(header[0]) << 16) |
-                       (static_cast<uint8_t>(header[1]) << 8) | static_cast<uint8_t>(header[2]);
-      std::string payload(n, '\0');
-      if (n > 0 && !ReadFull(payload.data(), n)) return;
-      const uint8_t type = static_cast<uint8_t>(header[3]);
-      const uint8_t flags = static_cast<uint8_t>(header[4]);
-      if (type == 0x4 && (flags & 0x1) == 0) Send(Frame(0x4, 0x1, 0, ""));  // SETTINGS ACK
-      if (type == 0x6 && (flags & 0x1) == 0) Send(Frame(0x6, 0x1, 0, payload));  // PING ACK
-    }
-  }
-
-  int fd_ = -1;
-  bool connected_ = false;
-  uint32_t next_stream_ = 1;
-  absl::Mutex send_mu_;
-  std::thread reader_;
-};
 
 // A response that cannot be sent (the client's window is 0) stays charged against
 // --max_inflight_bytes until the call ends, so it keeps the next large call out; once the

@@ -1,9 +1,11 @@
 // smcryptd_process.h — runs the real smcryptd binary for integration tests.
 //
 // Smcryptd starts SMCRYPTD_PATH (a compile definition of the including test) with
-// --listen=127.0.0.1:0, --metrics_listen=127.0.0.1:0 and --drain_delay=0 (no balancer
-// waits on a test's SIGTERM; a later flag of Start's `args` overrides each), learns the
-// chosen ports from its log (which it keeps for inspection), and kills the process when
+// --listen=127.0.0.1:0, --metrics_listen=127.0.0.1:0, --drain_delay=0 (no balancer
+// waits on a test's SIGTERM) and --cgroup_root= (sized alike in any test runner's cgroup:
+// the CPUs available, the built-in memory defaults); a later flag of Start's `args`
+// overrides each. It learns the chosen ports from its log (which it keeps for
+// inspection), and kills the process when
 // destroyed. HttpGet reads /metrics with a plain socket; MetricValue
 // (tests/testing/metric_value.h) reads a sample out of it.
 #ifndef SMCRYPT_TESTS_SERVER_SMCRYPTD_PROCESS_H_
@@ -69,7 +71,8 @@ class Smcryptd {
     int fds[2];
     if (pipe(fds) != 0) return false;
     std::vector<std::string> argv = {SMCRYPTD_PATH, "--listen=127.0.0.1:0",
-                                     "--metrics_listen=127.0.0.1:0", "--drain_delay=0"};
+                                     "--metrics_listen=127.0.0.1:0", "--drain_delay=0",
+                                     "--cgroup_root="};
     argv.insert(argv.end(), args.begin(), args.end());
     pid_ = fork();
     if (pid_ == 0) {

@@ -442,5 +442,17 @@ TEST(DrainTest, BadDrainDelayFailsStartUp) {
   }
 }
 
+// An infinite or huge grace would overflow the shutdown deadline into the past.
+TEST(DrainTest, BadShutdownGraceFailsStartUp) {
+  for (const char* bad : {"--shutdown_grace=-1s", "--shutdown_grace=inf",
+                          "--shutdown_grace=61m", "--shutdown_grace=100000000h"}) {
+    Smcryptd server;
+    EXPECT_FALSE(server.Start({bad})) << bad;
+    EXPECT_EQ(server.WaitExit(), 1) << bad << ": " << server.log();
+    EXPECT_TRUE(absl::StrContains(server.log(), "--shutdown_grace must be 0 (cancel at once) to 1h"))
+        << server.log();
+  }
+}
+
 }  // namespace
 }  // namespace smcrypt

@@ -12,6 +12,10 @@
 // grpc.NewClient nor credentials/insecure). README.md ("Go") has both build paths.
 //
 //	go run . -target localhost:50051 [-ecdsa_key_id p256]
+//	go run . -target dns:///smcryptd-headless.smcrypt.svc:50051 -calls 100   # every replica
+//	go run . -target 127.0.0.1:50051,127.0.0.1:50052 -calls 100             # a static list
+//
+// The channel uses round_robin and retries UNAVAILABLE (replicas.go, serviceConfig).
 package main
 
 import (
@@ -33,7 +37,6 @@ import (
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -118,19 +121,25 @@ func checkECDSA(ctx context.Context, c pb.CryptoServiceClient, label string, key
 }
 
 func main() {
-	target := flag.String("target", "localhost:50051", "smcryptd address (HOST:PORT)")
+	target := flag.String("target", "localhost:50051",
+		"smcryptd address: HOST:PORT, a resolver target (dns:///NAME:PORT) or HOST:PORT,HOST:PORT,...")
+	calls := flag.Int("calls", 0, "only make this many SM3 Hash calls, spread over the replicas")
 	ecdsaKeyID := flag.String("ecdsa_key_id", "",
 		"also sign with this keyring ECDSA P-256 PRIVATE KEY and check it against GetPublicKey")
 	flag.Parse()
 
 	// grpc.WithInsecure: plaintext, like smcryptd without --tls_cert. (Deprecated in newer
 	// gRPC-Go in favour of credentials/insecure, which 1.33 lacks.)
-	conn, err := grpc.Dial(*target, grpc.WithInsecure())
+	conn, err := dial(*target)
 	if err != nil {
 		log.Fatalf("connect %s: %v", *target, err)
 	}
 	defer conn.Close()
 	c := pb.NewCryptoServiceClient(conn)
+	if *calls > 0 {
+		hashCalls(c, *calls)
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	msg := []byte("transfer 100 CNY to account 42")

@@ -3,6 +3,9 @@
 // @grpc/proto-loader reads proto/smcrypt/v1/crypto.proto at run time (no generated code).
 //   cd clients/examples/node && npm ci
 //   node example.mjs [HOST:PORT]            # default $SMCRYPT_TARGET or localhost:50051
+// HOST:PORT may be any gRPC target: dns:///smcryptd-headless.smcrypt.svc:50051 (every replica
+// behind the headless Service) or ipv4:127.0.0.1:50051,127.0.0.1:50052 (a static list). The
+// channel uses round_robin and retries UNAVAILABLE (serviceConfig).
 // bytes fields are Node Buffers; enums are given and returned by name ("SM3", "SM4_GCM").
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,7 +20,29 @@ const definition = protoLoader.loadSync("smcrypt/v1/crypto.proto", {
   includeDirs: [protoDir], keepCase: true, enums: String, longs: String, defaults: true, oneofs: true,
 });
 const { CryptoService } = grpc.loadPackageDefinition(definition).smcrypt.v1;
-const client = new CryptoService(target, grpc.credentials.createInsecure());
+// round_robin over every address the target resolves to (one connection per replica, calls
+// in turn over the ready ones), and up to 4 retries of a CryptoService or health call that fails
+// with UNAVAILABLE (a replica stopping or unreachable) or CANCELLED (what gRPC C++ servers answer
+// to calls they had received but not started when they stop), after 0.05 s, 0.1 s, 0.2 s and
+// 0.4 s at most (random jitter, capped at 1 s): the policy of smcrypt's own clients
+// (kServiceConfigJson in clients/smcrypt/session.h).
+const serviceConfig = {
+  loadBalancingConfig: [{ round_robin: {} }],
+  methodConfig: [{
+    name: [{ service: "smcrypt.v1.CryptoService" }, { service: "grpc.health.v1.Health" }],
+    retryPolicy: {
+      maxAttempts: 5,
+      initialBackoff: "0.05s",
+      maxBackoff: "1s",
+      backoffMultiplier: 2,
+      retryableStatusCodes: ["UNAVAILABLE", "CANCELLED"],
+    },
+  }],
+};
+const client = new CryptoService(target, grpc.credentials.createInsecure(), {
+  "grpc.service_config": JSON.stringify(serviceConfig),
+  "grpc.enable_retries": 1,
+});
 
 // call("Hash", {...}) → a Promise of the response (rejects with a grpc error: .code, .details).
 const call = (method, request) =>

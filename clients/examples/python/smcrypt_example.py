@@ -13,7 +13,12 @@ then, with smcryptd listening on localhost:50051 (or pass HOST:PORT):
 
     PYTHONPATH=clients/examples/python/gen /usr/bin/python3 \
         clients/examples/python/smcrypt_example.py [HOST:PORT]
+
+HOST:PORT may be any gRPC target: dns:///smcryptd-headless.smcrypt.svc:50051 (every replica
+behind the headless Service) or ipv4:127.0.0.1:50051,127.0.0.1:50052 (a static list). The
+channel uses round_robin and retries UNAVAILABLE (SERVICE_CONFIG).
 """
+import json
 import os
 import sys
 
@@ -23,9 +28,31 @@ from smcrypt.v1 import crypto_pb2 as pb
 from smcrypt.v1 import crypto_pb2_grpc as pb_grpc
 
 
+# round_robin over every address the target resolves to (one connection per replica, calls
+# in turn over the ready ones), and up to 4 retries of a CryptoService or health call that fails
+# with UNAVAILABLE (a replica stopping or unreachable) or CANCELLED (what gRPC C++ servers answer
+# to calls they had received but not started when they stop), after 0.05 s, 0.1 s, 0.2 s and
+# 0.4 s at most (random jitter, capped at 1 s): the policy of smcrypt's own clients
+# (kServiceConfigJson in clients/smcrypt/session.h).
+SERVICE_CONFIG = {
+    "loadBalancingConfig": [{"round_robin": {}}],
+    "methodConfig": [{
+        "name": [{"service": "smcrypt.v1.CryptoService"}, {"service": "grpc.health.v1.Health"}],
+        "retryPolicy": {
+            "maxAttempts": 5,
+            "initialBackoff": "0.05s",
+            "maxBackoff": "1s",
+            "backoffMultiplier": 2,
+            "retryableStatusCodes": ["UNAVAILABLE", "CANCELLED"],
+        },
+    }],
+}
+
+
 def main():
     target = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("SMCRYPT_TARGET", "localhost:50051")
-    with grpc.insecure_channel(target) as channel:
+    options = [("grpc.service_config", json.dumps(SERVICE_CONFIG)), ("grpc.enable_retries", 1)]
+    with grpc.insecure_channel(target, options=options) as channel:
         stub = pb_grpc.CryptoServiceStub(channel)
 
         # SM3 (GB/T 32905): bytes in, 32-byte digest out.

@@ -244,6 +244,8 @@ class HpkeStreamDecryptor final {
   absl::Status Finish();
   // opened_ciphertext_size is the total of ct_i ‖ tag_i bytes of the chunks opened so far.
   uint64_t opened_ciphertext_size() const { return opened_; }
+  // buffered_size: the bytes given to Update that have not completed a chunk yet.
+  size_t buffered_size() const { return buffer_.size(); }
 
  private:
   HpkeStreamDecryptor(HpkeSuite suite, SecretData sk, std::string info, std::string aad);

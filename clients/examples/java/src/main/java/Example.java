@@ -6,8 +6,12 @@
 //   clients/examples/java/run.sh localhost:50051 --ca ca.pem     # TLS (smcryptd --tls_cert/--tls_key)
 //   clients/examples/java/run.sh localhost:50051 --ca ca.pem --cert client.pem --key client.key
 //                                                                # mTLS (smcryptd --tls_client_ca)
+//   clients/examples/java/run.sh dns:///smcryptd-headless.smcrypt.svc:50051 --calls 100
+//                                # every replica behind the headless Service
+//   clients/examples/java/run.sh 127.0.0.1:50051,127.0.0.1:50052 --calls 100   # a static list
 // The key file is a PKCS#8 PEM ("BEGIN PRIVATE KEY", what OpenSSL 3 writes). The target
-// defaults to $SMCRYPT_TARGET, then localhost:50051.
+// defaults to $SMCRYPT_TARGET, then localhost:50051. The channel uses round_robin and retries
+// UNAVAILABLE (SERVICE_CONFIG); --calls N makes only N SM3 Hash calls, spread over the replicas.
 //
 // The generated classes are in package smcrypt.v1 (crypto.proto's java_package), one per
 // message; bytes fields are com.google.protobuf.ByteString. Errors carry a google.rpc.ErrorInfo
@@ -17,7 +21,11 @@ import com.google.protobuf.Any;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.rpc.ErrorInfo;
+import io.grpc.EquivalentAddressGroup;
 import io.grpc.ManagedChannel;
+import io.grpc.NameResolver;
+import io.grpc.NameResolverProvider;
+import io.grpc.NameResolverRegistry;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.GrpcSslContexts;
 import io.grpc.netty.NettyChannelBuilder;
@@ -25,8 +33,13 @@ import io.grpc.protobuf.StatusProto;
 import io.netty.handler.ssl.OpenSsl;
 import io.netty.handler.ssl.SslContextBuilder;
 import java.io.File;
+import java.net.InetSocketAddress;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import smcrypt.v1.Algorithm;
 import smcrypt.v1.CryptoServiceGrpc;
@@ -42,19 +55,50 @@ import smcrypt.v1.SignRequest;
 import smcrypt.v1.VerifyRequest;
 
 public final class Example {
+  // round_robin over every address the target resolves to (one connection per replica, calls
+  // in turn over the ready ones), and up to 4 retries of a CryptoService or health call that fails
+  // with UNAVAILABLE (a replica stopping or unreachable) or CANCELLED (what gRPC C++ servers answer
+  // to calls they had received but not started when they stop), after 0.05 s, 0.1 s, 0.2 s and
+  // 0.4 s at most (random jitter, capped at 1 s): the policy of smcrypt's own clients
+  // (kServiceConfigJson in clients/smcrypt/session.h).
+  static final String SERVICE_CONFIG = """
+      {
+        "loadBalancingConfig": [{"round_robin": {}}],
+        "methodConfig": [{
+          "name": [{"service": "smcrypt.v1.CryptoService"}, {"service": "grpc.health.v1.Health"}],
+          "retryPolicy": {
+            "maxAttempts": 5,
+            "initialBackoff": "0.05s",
+            "maxBackoff": "1s",
+            "backoffMultiplier": 2,
+            "retryableStatusCodes": ["UNAVAILABLE", "CANCELLED"]
+          }
+        }]
+      }""";
+
   public static void main(String[] args) throws Exception {
     String target = System.getenv().getOrDefault("SMCRYPT_TARGET", "localhost:50051");
     String ca = null, cert = null, key = null;
+    int calls = 0;
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--ca" -> ca = args[++i];
         case "--cert" -> cert = args[++i];
         case "--key" -> key = args[++i];
+        case "--calls" -> calls = Integer.parseInt(args[++i]);
         default -> target = args[i];
       }
     }
 
-    NettyChannelBuilder builder = NettyChannelBuilder.forTarget(target);
+    // HOST:PORT,HOST:PORT,...: exactly those replicas, through StaticResolverProvider.
+    if (target.contains(",")) {
+      NameResolverRegistry.getDefaultRegistry().register(new StaticResolverProvider());
+      target = StaticResolverProvider.SCHEME + ":///" + target;
+    }
+    @SuppressWarnings("unchecked")
+    Map<String, ?> serviceConfig = new com.google.gson.Gson().fromJson(SERVICE_CONFIG, Map.class);
+    NettyChannelBuilder builder = NettyChannelBuilder.forTarget(target)
+        .defaultServiceConfig(serviceConfig).enableRetry();
     if (ca == null) {
       builder.usePlaintext();
     } else {
@@ -76,11 +120,55 @@ public final class Example {
     ManagedChannel channel = builder.build();
     int rc;
     try {
-      rc = run(CryptoServiceGrpc.newBlockingStub(channel));
+      rc = calls > 0 ? hashCalls(CryptoServiceGrpc.newBlockingStub(channel), calls)
+                     : run(CryptoServiceGrpc.newBlockingStub(channel));
     } finally {
       channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
     }
     System.exit(rc);
+  }
+
+  // n SM3 Hash calls, one after another, each with a 10 s deadline; round_robin spreads them
+  // over the replicas (each replica's /metrics counts its share). 0, or 1 on a wrong digest.
+  static int hashCalls(CryptoServiceGrpc.CryptoServiceBlockingStub service, int n) {
+    String want = "66c7f0f462eeedd9d1f2d46bdc10e4e24167c4875cf2f7a2297da02b8f4ba8e0";
+    for (int i = 0; i < n; i++) {
+      ByteString d = service.withDeadlineAfter(10, TimeUnit.SECONDS).hash(HashRequest.newBuilder()
+          .setAlgorithm(Algorithm.SM3).setData(ByteString.copyFromUtf8("abc")).build()).getDigest();
+      if (!HexFormat.of().formatHex(d.toByteArray()).equals(want)) {
+        System.err.println("FAIL: Hash call " + (i + 1) + ": SM3(abc) is wrong");
+        return 1;
+      }
+    }
+    System.out.println(n + " SM3 Hash calls answered");
+    return 0;
+  }
+
+  // Scheme smcrypt-static: the target's path is a comma-separated list of HOST:PORT, resolved
+  // once to exactly those addresses (in Kubernetes, dns:/// of the headless Service does this).
+  static final class StaticResolverProvider extends NameResolverProvider {
+    static final String SCHEME = "smcrypt-static";
+
+    @Override protected boolean isAvailable() { return true; }
+    @Override protected int priority() { return 5; }
+    @Override public String getDefaultScheme() { return SCHEME; }
+
+    @Override public NameResolver newNameResolver(URI uri, NameResolver.Args args) {
+      if (!SCHEME.equals(uri.getScheme())) return null;
+      List<EquivalentAddressGroup> groups = new ArrayList<>();
+      for (String hostPort : uri.getPath().substring(1).split(",")) {
+        int colon = hostPort.lastIndexOf(':');
+        groups.add(new EquivalentAddressGroup(new InetSocketAddress(
+            hostPort.substring(0, colon), Integer.parseInt(hostPort.substring(colon + 1)))));
+      }
+      return new NameResolver() {
+        @Override public String getServiceAuthority() { return "smcryptd"; }
+        @Override public void start(Listener2 listener) {
+          listener.onResult(ResolutionResult.newBuilder().setAddresses(groups).build());
+        }
+        @Override public void shutdown() {}
+      };
+    }
   }
 
   static int run(CryptoServiceGrpc.CryptoServiceBlockingStub service) {
